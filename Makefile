@@ -1,0 +1,49 @@
+# sandloop: `make help` lists the targets.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | cksum | cut -d' ' -f1)
+TARGET ?=
+ARGS ?=
+
+.DEFAULT_GOAL := help
+.PHONY: help install run run-all check images test test-unit test-docker bench lock clean
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml constraints.txt
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "sandloop needs Python 3.11 or newer; set PYTHON=/path/to/python3.11")'
+	@echo "==> installing into $(VENV) (first run only)"
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install -q --upgrade pip
+	@$(PY) -m pip install -q -c constraints.txt -e '.[dev]'
+	@rm -f $(VENV)/.installed-* && touch $@
+
+install: $(STAMP) ## Create the virtual environment and install sandloop into it
+
+run: $(STAMP) ## Run the agent on data/$(TARGET): make run TARGET=icici [ARGS="--max-attempts 5"]
+	@if [ -z "$(TARGET)" ]; then echo "usage: make run TARGET=<name>   (targets: $$(ls data | tr '\n' ' '))"; exit 2; fi
+	@$(PY) -m controller run --target "$(TARGET)" $(ARGS)
+
+check: $(STAMP) ## Check an existing parser: make check TARGET=icici PARSER=custom_parsers/icici_parser.py
+	@$(PY) -m controller check --target "$(TARGET)" --parser "$(PARSER)" $(ARGS)
+
+images: $(STAMP) ## Build every sandbox image that is missing (bootstraps the base if needed)
+	@$(PY) -m controller images
+
+test: $(STAMP) ## Run the whole test suite (unit, then integration against the Docker engine)
+	@$(PY) -m pytest
+
+test-unit: $(STAMP) ## Run only the tests that need no Docker
+	@$(PY) -m pytest tests/unit
+
+bench: $(STAMP) ## Time the ICICI parser through the sandbox and as a plain local process
+	@$(PY) -m controller bench
+
+lock: $(STAMP) ## Rewrite constraints.txt from the current environment
+	@$(PY) -m pip freeze --exclude-editable | grep -v '^sandloop' > constraints.txt.new && mv constraints.txt.new constraints.txt
+
+clean: ## Remove the virtual environment, caches and run artefacts (keeps images)
+	rm -rf $(VENV) .cache runs .pytest_cache
