@@ -1,0 +1,119 @@
+"""Runs inside the python-parser sandbox: import a parser, call parse(pdf), report as JSON.
+
+Usage: entrypoint.py PARSER_PY STATEMENT_PDF RESULT_JSON
+
+The result is JSON only (never pickle), in the ``sandloop.frame/1`` shape the controller's
+decoder accepts: columns, dtype names, index and rows, with NaN kept as NaN and None as null
+so that ``DataFrame.equals`` means the same on both sides. Failures are JSON too, with the
+exception type, message and traceback. Exit status: 0 ok, 1 the parser raised, 2 the parser
+broke the contract (no ``parse``, or it did not return a DataFrame), 3 result unwritable.
+This file depends on nothing but the standard library and pandas.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import traceback
+from typing import Any
+
+SCHEMA = "sandloop.frame/1"
+
+
+class ContractError(Exception):
+    """The parser module does not honour ``parse(pdf_path) -> pandas.DataFrame``."""
+
+
+def load_parse(parser_path: str) -> Any:
+    """Import the parser from its file and return its ``parse`` function."""
+    spec = importlib.util.spec_from_file_location("generated_parser", parser_path)
+    if spec is None or spec.loader is None:
+        raise ContractError(f"cannot load {parser_path} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["generated_parser"] = module
+    spec.loader.exec_module(module)
+    parse = getattr(module, "parse", None)
+    if not callable(parse):
+        raise ContractError("the parser module defines no callable parse(pdf_path)")
+    return parse
+
+
+def encode_value(value: Any) -> Any:
+    """Turn one cell into plain JSON, keeping NaN apart from None."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if hasattr(value, "item") and not hasattr(value, "isoformat"):
+        value = value.item()  # numpy scalar -> Python scalar
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value  # json writes NaN and Infinity as literals, which json.loads reads back
+    if hasattr(value, "isoformat"):
+        import pandas as pd
+
+        return None if pd.isna(value) else {"$datetime": value.isoformat()}
+    return {"$repr": repr(value)[:200]}
+
+
+def encode_index(index: Any) -> dict[str, Any]:
+    """Describe the index compactly when it is a plain range, else list its values."""
+    import pandas as pd
+
+    if isinstance(index, pd.RangeIndex):
+        return {"kind": "range", "start": index.start, "stop": index.stop, "step": index.step}
+    return {"kind": "values", "dtype": str(index.dtype), "values": [encode_value(v) for v in index]}
+
+
+def encode_frame(frame: Any) -> dict[str, Any]:
+    """Encode a DataFrame as the ``sandloop.frame/1`` document."""
+    import pandas as pd
+
+    if not isinstance(frame, pd.DataFrame):
+        raise ContractError(f"parse() returned {type(frame).__name__}, not a pandas DataFrame")
+    columns = [encode_value(c) for c in frame.columns]
+    rows = [[encode_value(v) for v in row] for row in frame.itertuples(index=False, name=None)]
+    return {
+        "schema": SCHEMA,
+        "status": "ok",
+        "columns": columns,
+        "dtypes": [str(t) for t in frame.dtypes],
+        "index": encode_index(frame.index),
+        "data": rows,
+    }
+
+
+def failure(kind: str, exc: BaseException) -> dict[str, Any]:
+    """Describe an exception the parser raised or a broken contract."""
+    return {
+        "schema": SCHEMA,
+        "status": "error",
+        "kind": kind,
+        "error_type": type(exc).__name__,
+        "message": str(exc)[:2000],
+        "traceback": "".join(traceback.format_exception(exc))[-8000:],
+    }
+
+
+def main(argv: list[str]) -> int:
+    """Run the parser on the statement and write the result document."""
+    parser_path, pdf_path, result_path = argv
+    try:
+        document, status = encode_frame(load_parse(parser_path)(pdf_path)), 0
+    except ContractError as exc:
+        document, status = failure("type_error", exc), 2
+    except BaseException as exc:  # noqa: BLE001 - whatever the parser raises is reported
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        document, status = failure("execution_error", exc), 1
+    try:
+        with open(result_path, "w", encoding="utf-8") as out:
+            json.dump(document, out, allow_nan=True)
+    except (OSError, TypeError, ValueError) as exc:
+        print(f"sandloop entrypoint: cannot write {result_path}: {exc}", file=sys.stderr)
+        return 3
+    if status:
+        print(document.get("traceback", ""), file=sys.stderr)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
