@@ -1,0 +1,86 @@
+"""Shared fixtures.
+
+Tests under ``tests/integration`` are marked ``docker`` and use the real engine. Without an
+engine they are skipped on a developer's machine, but when ``CI=true`` (or
+``SBX_REQUIRE_DOCKER=1``) a missing engine fails them: CI never counts a skip as a pass.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from controller.settings import PROJECT_ROOT, Settings
+
+ICICI = PROJECT_ROOT / "data" / "icici"
+
+
+def _docker_required() -> bool:
+    return os.environ.get("CI", "").lower() == "true" or os.environ.get("SBX_REQUIRE_DOCKER") == "1"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test under tests/integration as needing Docker."""
+    for item in items:
+        if "integration" in item.path.parts:
+            item.add_marker(pytest.mark.docker)
+
+
+@pytest.fixture(scope="session")
+def docker_client():  # noqa: ANN201 - docker.DockerClient
+    """A connected client of the real engine (skip, or fail in CI, when there is none)."""
+    from controller.errors import EngineUnavailable
+    from controller.sandbox.engine import connect
+
+    try:
+        client = connect()
+    except EngineUnavailable as exc:
+        if _docker_required():
+            pytest.fail(f"CI needs a Docker engine: {exc.one_line()}")
+        pytest.skip(f"no Docker engine: {exc.one_line()}")
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="session")
+def base_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    """Settings with run folders in a temp dir and the project's real images and cache."""
+    root = tmp_path_factory.mktemp("sandloop")
+    return Settings(
+        _env_file=None,  # type: ignore[call-arg]
+        data_dir=PROJECT_ROOT / "data",
+        runs_dir=root / "runs",
+        parsers_dir=root / "custom_parsers",
+        cache_dir=PROJECT_ROOT / ".cache",
+    )
+
+
+@pytest.fixture(scope="session")
+def parser_image(docker_client, base_settings: Settings) -> str:  # noqa: ANN001
+    """The python-parser image, built (with its base) if the engine lacks it."""
+    from controller.images.builder import ensure_image, image_spec
+
+    spec = image_spec("python-parser", base_settings)
+    return ensure_image(docker_client, spec, base_settings, lambda message: print(message))
+
+
+@pytest.fixture
+def no_leftovers(docker_client) -> Iterator[None]:  # noqa: ANN001
+    """Fail the test if it leaves any platform container or volume behind."""
+    yield
+    containers = docker_client.containers.list(all=True, filters={"label": "org.sandloop.managed=1"})
+    volumes = docker_client.volumes.list(filters={"label": "org.sandloop.managed=1"})
+    assert not containers, f"containers left behind: {[c.name for c in containers]}"
+    assert not volumes, f"volumes left behind: {[v.name for v in volumes]}"
+
+
+@pytest.fixture
+def icici_copy(tmp_path: Path) -> Path:
+    """A writable data folder holding a copy of the icici target."""
+    data = tmp_path / "data"
+    shutil.copytree(ICICI, data / "icici")
+    return data
