@@ -1,0 +1,52 @@
+"""Test doubles.
+
+``ScriptedSandbox`` stands in for the Docker backend in *unit* tests of the agent's loop
+(routing, attempts, artefacts) so they run without an engine. It never runs any code: it
+replays canned results. The real backend is exercised by tests/integration.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import pandas as pd
+
+from controller.sandbox.spec import CapturedStream, SandboxResult, SandboxSpec
+
+
+def frame_document(frame: pd.DataFrame) -> bytes:
+    """A sandloop.frame/1 document as the python-parser entrypoint would write it."""
+    return json.dumps({
+        "schema": "sandloop.frame/1", "status": "ok",
+        "columns": list(frame.columns), "dtypes": [str(t) for t in frame.dtypes],
+        "index": {"kind": "range", "start": 0, "stop": len(frame), "step": 1},
+        "data": [list(row) for row in frame.astype(object).itertuples(index=False, name=None)],
+    }, allow_nan=True).encode()
+
+
+def error_document(error_type: str, message: str) -> bytes:
+    """A failure document as the entrypoint writes when parse() raises."""
+    return json.dumps({"schema": "sandloop.frame/1", "status": "error", "kind": "execution_error",
+                       "error_type": error_type, "message": message, "traceback": "Traceback ..."}).encode()
+
+
+class ScriptedSandbox:
+    """Returns one scripted result.json per run, in order; records the specs it was given."""
+
+    def __init__(self, documents: Sequence[bytes | None], *, timed_out: Sequence[bool] = ()) -> None:
+        self.documents = list(documents)
+        self.timed_out = list(timed_out)
+        self.specs: list[SandboxSpec] = []
+
+    def run(self, spec: SandboxSpec) -> SandboxResult:
+        index = len(self.specs)
+        self.specs.append(spec)
+        document = self.documents[index]
+        timed_out = self.timed_out[index] if index < len(self.timed_out) else False
+        return SandboxResult(
+            exit_code=None if timed_out else 0,
+            stdout=CapturedStream(b"", 0), stderr=CapturedStream(b"", 0),
+            timed_out=timed_out, oom_killed=False, wall_seconds=0.5,
+            files={"result.json": document} if document is not None else {},
+        )
