@@ -9,6 +9,7 @@ ARGS ?=
 
 .DEFAULT_GOAL := help
 .PHONY: help install run run-all check images test test-unit test-docker bench lock clean
+.PHONY: stack stack-down
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -41,6 +42,23 @@ test-unit: $(STAMP) ## Run only the tests that need no Docker
 
 bench: $(STAMP) ## Time the ICICI parser through the sandbox and as a plain local process
 	@$(PY) -m controller bench
+
+# The observability stack (deploy/): exporter, Prometheus, Pushgateway, Grafana.
+# STACK_IMAGES=debian builds Prometheus and the Pushgateway from Debian's packages and leaves
+# Grafana out (for machines that cannot pull images); see docs/observability.md.
+COMPOSE ?= $(shell if docker compose version >/dev/null 2>&1; then echo "docker compose"; else echo docker-compose; fi)
+STACK_IMAGES ?= official
+STACK_FILES := -f deploy/docker-compose.yml $(if $(filter debian,$(STACK_IMAGES)),-f deploy/docker-compose.debian.yml)
+
+stack: $(STAMP) ## Start exporter, Prometheus, Pushgateway, Grafana (STACK_IMAGES=debian: no registry)
+	@mkdir -p runs
+	@$(PY) -m controller.observability.exporter_image deploy/images/exporter/wheels
+	@$(COMPOSE) -p sandloop $(STACK_FILES) up -d --build
+	@echo "==> exporter http://127.0.0.1:9466/metrics  prometheus http://127.0.0.1:9090  pushgateway http://127.0.0.1:9091$(if $(filter debian,$(STACK_IMAGES)),,  grafana http://127.0.0.1:3000)"
+	@echo "    runs push their result with SBX_OBSERVABILITY__PUSHGATEWAY_URL=http://127.0.0.1:9091"
+
+stack-down: ## Stop and remove the stack's containers (Prometheus and Grafana data volumes are kept)
+	@$(COMPOSE) -p sandloop -f deploy/docker-compose.yml down --remove-orphans
 
 lock: $(STAMP) ## Rewrite constraints.txt from the current environment
 	@$(PY) -m pip freeze --exclude-editable | grep -v '^sandloop' > constraints.txt.new && mv constraints.txt.new constraints.txt

@@ -1,4 +1,4 @@
-"""The command line: ``python -m controller {run,check,images,bench}``.
+"""The command line: ``python -m controller {run,check,images,serve,bench}``.
 
 Exit status: 0 the parser passed (or ran and cannot be verified), 1 the loop gave up or the
 checked parser failed, 2 a usage or input error (or no Docker engine), 3 the environment
@@ -9,6 +9,7 @@ stderr, never a traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -16,6 +17,7 @@ from pydantic import ValidationError
 
 from controller import commands
 from controller.errors import ConfigError, PlatformError
+from controller.observability.logs import configure_logging, secret_values, settings_secrets
 from controller.settings import Settings, load_settings
 
 
@@ -33,12 +35,25 @@ def build_parser() -> argparse.ArgumentParser:
                      help="folder name under data/ holding the statement PDF and result.csv")
     run.add_argument("--max-attempts", type=int, metavar="N",
                      help="attempts before giving up (default: SBX_MAX_ATTEMPTS or 3)")
+    run.add_argument("--coder", choices=("offline", "gemini", "openai", "ollama"),
+                     help="who writes the parser: offline rules or an LLM (default: SBX_CODER or offline)")
+    run.add_argument("--model", metavar="NAME",
+                     help="the LLM coder's model (default: SBX_LLM__MODEL or the provider's default)")
 
     check = sub.add_parser("check", help="run an existing parser through the same sandbox and comparison")
     check.add_argument("--target", required=True, metavar="NAME", help="target whose PDF and result.csv to use")
-    check.add_argument("--parser", required=True, metavar="FILE", help="Python file defining parse(pdf_path)")
+    check.add_argument("--parser", required=True, nargs="+", metavar="PATH",
+                       help="parser files (each defining parse(pdf_path)) or folders of them")
+    check.add_argument("--jobs", type=int, metavar="N",
+                       help="parsers checked at once (default: SBX_PARALLEL_CHECKS or 2)")
 
     sub.add_parser("images", help="build every sandbox image that is missing")
+
+    serve = sub.add_parser("serve", help="serve Prometheus metrics of the run history (/metrics, /healthz)")
+    serve.add_argument("--host", metavar="ADDR",
+                       help="address to listen on (default: SBX_OBSERVABILITY__SERVE_HOST or 127.0.0.1)")
+    serve.add_argument("--port", type=int, metavar="PORT",
+                       help="port to listen on (default: SBX_OBSERVABILITY__SERVE_PORT or 9466)")
 
     bench = sub.add_parser("bench", help="time the ICICI parser in the sandbox and as a local process")
     bench.add_argument("--target", default="icici", metavar="NAME", help="target to benchmark (default icici)")
@@ -50,6 +65,10 @@ def _settings(args: argparse.Namespace) -> Settings:
     overrides = {}
     if getattr(args, "max_attempts", None) is not None:
         overrides["max_attempts"] = args.max_attempts
+    if getattr(args, "coder", None) is not None:
+        overrides["coder"] = args.coder
+    if getattr(args, "model", None):
+        overrides["llm"] = {"model": args.model}
     try:
         return load_settings(**overrides)
     except ValidationError as exc:
@@ -64,8 +83,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         settings = _settings(args)
+        configure_logging(settings.log_format, settings.observability.log_level,
+                          secrets=[*secret_values(os.environ), *settings_secrets(settings)])
         handler = {"run": commands.run, "check": commands.check,
-                   "images": commands.images, "bench": commands.bench}[args.command]
+                   "images": commands.images, "bench": commands.bench,
+                   "serve": commands.serve}[args.command]
         return handler(args, settings)
     except PlatformError as exc:
         print(f"error: {exc.one_line()}", file=sys.stderr)

@@ -11,8 +11,10 @@ import docker
 from controller.images.builder import ensure_image, image_spec
 from controller.sandbox.docker import DockerSandbox
 from controller.sandbox.engine import connect
+from controller.sandbox.instrumented import InstrumentedSandbox
 from controller.sandbox.labels import this_owner
 from controller.sandbox.reaper import reap_leftovers
+from controller.sandbox.spec import SandboxSpec
 from controller.settings import Settings
 
 Say = Callable[[str], None]
@@ -20,12 +22,13 @@ Say = Callable[[str], None]
 
 @dataclass
 class Services:
-    """A Docker client, the sandbox backend on it, and the images it has made sure of."""
+    """A Docker client, the (instrumented) sandbox backend on it, and the images it has made sure of."""
 
     settings: Settings
     client: docker.DockerClient
-    sandbox: DockerSandbox
+    sandbox: InstrumentedSandbox
     say: Say
+    backend: DockerSandbox
     _images: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -39,8 +42,14 @@ class Services:
         removed = reap_leftovers(client)
         if removed:
             say(f"removed {removed} container(s)/volume(s) left behind by earlier runs")
-        sandbox = DockerSandbox(client, user=settings.sandbox_user, owner=this_owner())
-        return cls(settings, client, sandbox, say)
+        # Every execution is logged and measured, whatever command runs it.
+        pool = settings.pool
+        backend = DockerSandbox(
+            client, user=settings.sandbox_user, owner=this_owner(),
+            pool_size=pool.size if pool.enabled else 0, pool_max_idle_seconds=pool.max_idle_seconds,
+        )
+        sandbox = InstrumentedSandbox(backend)
+        return cls(settings, client, sandbox, say, backend)
 
     def image(self, name: str) -> str:
         """The tag of sandbox image ``name``, building it first if the engine lacks it."""
@@ -49,6 +58,13 @@ class Services:
             self._images[name] = ensure_image(self.client, spec, self.settings, self.say)
         return self._images[name]
 
+    def prewarm(self, spec: SandboxSpec) -> None:
+        """Warm containers for executions like ``spec`` while other work goes on."""
+        self.backend.prewarm(spec)
+
     def close(self) -> None:
-        """Release the engine connection."""
-        self.client.close()
+        """Remove warm containers and release the engine connection."""
+        try:
+            self.backend.close()
+        finally:
+            self.client.close()

@@ -14,17 +14,17 @@ import pandas as pd
 from agents.bank_parser.coders.base import FailureKind
 from agents.bank_parser.compare import Comparison, compare_frames
 from agents.bank_parser.frame_codec import ParserFailure, ResultFormatError, decode_result
-from controller.sandbox.spec import INPUT_DIR, OUTPUT_DIR, Sandbox, SandboxResult, SandboxSpec
+from controller.sandbox.spec import GO_FILE, INPUT_DIR, OUTPUT_DIR, Sandbox, SandboxResult, SandboxSpec
 from controller.settings import SandboxLimits
 
 IMAGE_NAME = "python-parser"
 PARSER_FILE = "parser.py"
 PDF_FILE = "statement.pdf"
 RESULT_FILE = "result.json"
-COMMAND = (
-    "python3", "-I", "/opt/sandloop/entrypoint.py",
-    f"{INPUT_DIR}/{PARSER_FILE}", f"{INPUT_DIR}/{PDF_FILE}", f"{OUTPUT_DIR}/{RESULT_FILE}",
-)
+_ARGS = (f"{INPUT_DIR}/{PARSER_FILE}", f"{INPUT_DIR}/{PDF_FILE}", f"{OUTPUT_DIR}/{RESULT_FILE}")
+COMMAND = ("python3", "-I", "/opt/sandloop/entrypoint.py", *_ARGS)
+#: The same, started early in a warm container: imports first, then waits for GO_FILE.
+WARM_COMMAND = ("python3", "-I", "/opt/sandloop/entrypoint.py", "--wait-for", GO_FILE, *_ARGS)
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,7 @@ def parser_spec(
         collect=(RESULT_FILE,),
         limits=limits,
         labels=labels,
+        warm_command=WARM_COMMAND,
     )
 
 

@@ -2,7 +2,9 @@
 refine → save → … → finalize, with pure routing functions.
 
 Attempts are counted in state (``attempt``), never by LangGraph's recursion limit; the
-recursion limit passed at invoke time is only a backstop.
+recursion limit passed at invoke time is only a backstop. An attempt whose coder gave no
+usable code (``no_code``, ``llm_error``) never reaches the sandbox: generate/refine route
+straight to refine (or finalize at the limit).
 """
 
 from __future__ import annotations
@@ -30,9 +32,15 @@ def route_after_compare(state: ParserState, max_attempts: int) -> Literal["refin
     return "refine" if state["attempt"] < max_attempts else "finalize"
 
 
-def route_after_refine(state: ParserState) -> Literal["save", "finalize"]:
-    """Run the new candidate, unless the coder had none."""
-    return "finalize" if state.get("exhausted") else "save"
+def route_after_coder(state: ParserState, max_attempts: int) -> Literal["save", "refine", "finalize"]:
+    """After generate or refine: run the new candidate; if the coder gave no usable code
+    (no code in the reply, the model failed), ask again while attempts remain; stop when
+    the coder has nothing to try."""
+    if state.get("exhausted"):
+        return "finalize"
+    if state.get("coder_failed"):
+        return "refine" if state["attempt"] < max_attempts else "finalize"
+    return "save"
 
 
 def build_graph(max_attempts: int):  # noqa: ANN201 - LangGraph's compiled type is generic
@@ -42,13 +50,15 @@ def build_graph(max_attempts: int):  # noqa: ANN201 - LangGraph's compiled type 
         builder.add_node(name, getattr(nodes, name))
     builder.add_edge(START, "analyze")
     builder.add_edge("analyze", "generate")
-    builder.add_edge("generate", "save")
+    builder.add_conditional_edges("generate", lambda s: route_after_coder(s, max_attempts),
+                                  ["save", "refine", "finalize"])
     builder.add_edge("save", "execute")
     builder.add_conditional_edges("execute", lambda s: route_after_execute(s, max_attempts),
                                   ["compare", "refine", "finalize"])
     builder.add_conditional_edges("compare", lambda s: route_after_compare(s, max_attempts),
                                   ["refine", "finalize"])
-    builder.add_conditional_edges("refine", route_after_refine, ["save", "finalize"])
+    builder.add_conditional_edges("refine", lambda s: route_after_coder(s, max_attempts),
+                                  ["save", "refine", "finalize"])
     builder.add_edge("finalize", END)
     return builder.compile(name="bank_parser")
 

@@ -1,6 +1,7 @@
 """The nodes of the parser agent (seed 000): analyze, generate, save, execute, compare,
 refine, finalize. Each is a small function of (state, runtime) that returns an update and
-a one-word outcome; :func:`node` adds timing and the progress event.
+a one-word outcome; :func:`node` adds timing, the progress event and the node.started /
+node.finished log events (with node and attempt bound as log context).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from agents.bank_parser.analysis import analyze as analyze_target
-from agents.bank_parser.coders.base import CoderExhausted, FailureKind, Feedback
+from agents.bank_parser.coders.base import CoderExhausted, CoderFailed, FailureKind, Feedback, GeneratedCode
 from agents.bank_parser.evaluate import (
     RESULT_FILE,
     Execution,
@@ -25,6 +26,7 @@ from agents.bank_parser.evaluate import (
 )
 from agents.bank_parser.state import NodeEvent, ParserContext, ParserState
 from controller.artifacts import ANALYSIS_FILE, write_atomic
+from controller.observability.spans import NodeSpan
 
 AGENT = "bank_parser"
 Update = dict[str, Any]
@@ -37,10 +39,12 @@ def node(name: str) -> Callable[[NodeFn], Callable[[ParserState, Runtime[ParserC
     def wrap(fn: NodeFn) -> Callable[[ParserState, Runtime[ParserContext]], Update]:
         @functools.wraps(fn)
         def timed(state: ParserState, runtime: Runtime[ParserContext]) -> Update:
-            started = time.monotonic()
-            update, outcome, detail = fn(state, runtime)
-            attempt = update.get("attempt", state.get("attempt", 0))
-            event = NodeEvent(name, attempt, outcome, time.monotonic() - started, detail)
+            with NodeSpan(name, state.get("attempt", 0)) as span:
+                started = time.monotonic()
+                update, outcome, detail = fn(state, runtime)
+                attempt = update.get("attempt", state.get("attempt", 0))
+                event = NodeEvent(name, attempt, outcome, time.monotonic() - started, detail)
+                span.end(outcome, attempt, detail)
             return {**update, "events": [event]}
 
         return timed
@@ -59,15 +63,23 @@ def analyze(state: ParserState, runtime: Runtime[ParserContext]) -> tuple[Update
 
 @node("generate")
 def generate(state: ParserState, runtime: Runtime[ParserContext]) -> tuple[Update, str, str]:
-    """Ask the coder for a first parser."""
-    code = runtime.context.coder.generate(state["analysis"])
-    return {"code": code, "attempt": 1}, "ok", f"strategy {code.strategy}"
+    """Ask the coder for a first parser; no usable code is a failed attempt 1, not a crash."""
+    try:
+        code = runtime.context.coder.generate(state["analysis"])
+    except CoderExhausted as exc:
+        return {"exhausted": True}, "exhausted", str(exc) or "the coder has nothing to try"
+    except CoderFailed as exc:
+        return _coder_failed(runtime.context, 1, exc)
+    return {"code": code, "attempt": 1, "coder_failed": False}, "ok", f"strategy {code.strategy}"
 
 
 @node("save")
 def save(state: ParserState, runtime: Runtime[ParserContext]) -> tuple[Update, str, str]:
     """Keep the attempt's code with the run's artefacts."""
-    path = runtime.context.artifacts.write_attempt(state["attempt"], "parser.py", state["code"].code)
+    artifacts, attempt = runtime.context.artifacts, state["attempt"]
+    path = artifacts.write_attempt(attempt, "parser.py", state["code"].code)
+    for name, data in state["code"].artifacts.items():
+        artifacts.write_attempt(attempt, name, data)
     return {}, "ok", str(path)
 
 
@@ -108,7 +120,9 @@ def refine(state: ParserState, runtime: Runtime[ParserContext]) -> tuple[Update,
         code = runtime.context.coder.refine(state["analysis"], state["feedback"])
     except CoderExhausted as exc:
         return {"exhausted": True}, "exhausted", str(exc) or "the coder has nothing new to try"
-    return {"code": code, "attempt": state["attempt"] + 1}, "ok", f"strategy {code.strategy}"
+    except CoderFailed as exc:
+        return _coder_failed(runtime.context, state["attempt"] + 1, exc)
+    return {"code": code, "attempt": state["attempt"] + 1, "coder_failed": False}, "ok", f"strategy {code.strategy}"
 
 
 @node("finalize")
@@ -128,6 +142,16 @@ def finalize(state: ParserState, runtime: Runtime[ParserContext]) -> tuple[Updat
         write_atomic(path, state["code"].code)
         published = str(path)
     return {"status": status, "published": published}, status, published or "parser not published"
+
+
+def _coder_failed(ctx: ParserContext, attempt: int, exc: CoderFailed) -> tuple[Update, str, str]:
+    """Attempt ``attempt`` ends before the sandbox: keep what the coder left, make it feedback."""
+    for name, data in exc.artifacts.items():
+        ctx.artifacts.write_attempt(attempt, name, data)
+    feedback = Feedback(attempt, exc.kind, exc.summary, exc.detail, exc.code, exc.strategy)
+    update: Update = {"attempt": attempt, "coder_failed": True, "feedback": [feedback],
+                      "code": GeneratedCode(exc.code, exc.strategy), "execution": None, "comparison": None}
+    return update, exc.kind.value, exc.summary
 
 
 def _feedback(state: ParserState, kind: FailureKind, summary: str, detail: str) -> Feedback:

@@ -10,8 +10,10 @@ from typing import Any
 from agents.bank_parser.coders.base import Coder
 from agents.bank_parser.evaluate import IMAGE_NAME
 from agents.bank_parser.graph import build_graph, recursion_backstop
+from agents.bank_parser.lessons import run_record
 from agents.bank_parser.nodes import AGENT
 from agents.bank_parser.state import NodeEvent, ParserContext, ParserState
+from agents.lessons import ExecutionHistory, lessons_markdown
 from controller.artifacts import SUMMARY_FILE, RunArtifacts
 from controller.report import RunSummary
 from controller.sandbox.spec import Sandbox
@@ -19,6 +21,7 @@ from controller.settings import Settings
 from controller.targets import Target
 
 OnEvent = Callable[[NodeEvent], None]
+LESSONS_MD = "lessons.md"
 
 
 def run_parser_agent(
@@ -30,8 +33,13 @@ def run_parser_agent(
     image: str,
     coder: Coder,
     on_event: OnEvent,
+    history: ExecutionHistory | None = None,
 ) -> RunSummary:
-    """Run the loop to its end and write ``summary.json``; return the summary."""
+    """Run the loop to its end and write ``summary.json``; return the summary.
+
+    With a ``history``, the run writes ``lessons.md`` (what earlier runs on the target
+    taught; an LLM coder was given the same lessons) and records its own failures there.
+    """
     started = time.monotonic()
     artifacts = RunArtifacts(settings.runs_dir / run_id)
     context = ParserContext(
@@ -39,7 +47,12 @@ def run_parser_agent(
         limits=settings.sandbox, max_attempts=settings.max_attempts, artifacts=artifacts,
         parsers_dir=str(settings.parsers_dir),
     )
+    if history is not None:
+        lessons = history.lessons(AGENT, target.name)
+        artifacts.write(LESSONS_MD, lessons_markdown(AGENT, target.name, lessons))
     final = _stream(context, settings.max_attempts, on_event)
+    if history is not None:
+        history.record(run_record(run_id, target.name, coder.name, final))
     summary = _summary(context, final, coder.name, time.monotonic() - started)
     artifacts.write_json(SUMMARY_FILE, summary.to_json())
     return summary

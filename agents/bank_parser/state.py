@@ -50,6 +50,8 @@ class ParserState(TypedDict, total=False):
     """Every failed attempt so far, oldest first (what refine learns from)."""
     exhausted: bool
     """The coder had nothing new to try."""
+    coder_failed: bool
+    """The coder gave no usable code for the current attempt (no code, LLM error)."""
     status: FinalStatus
     """Set by finalize."""
     published: str

@@ -34,7 +34,9 @@ from docker.types import LogConfig, Mount, Ulimit
 
 from controller.errors import SandboxError
 from controller.sandbox.labels import managed_labels
+from controller.sandbox.pool import WarmContainer, WarmPool
 from controller.sandbox.spec import (
+    GO_FILE,
     INPUT_DIR,
     OUTPUT_DIR,
     SCRATCH_DIR,
@@ -44,6 +46,7 @@ from controller.sandbox.spec import (
 )
 
 WORK_DIR = "/work"
+GO_NAME = GO_FILE.rsplit("/", 1)[-1]
 _MiB = 1 << 20
 
 
@@ -72,39 +75,101 @@ class _StreamCapture:
 class DockerSandbox:
     """Runs each :class:`SandboxSpec` in a new container on a Docker engine."""
 
-    def __init__(self, client: docker.DockerClient, *, user: str, owner: str) -> None:
+    def __init__(
+        self,
+        client: docker.DockerClient,
+        *,
+        user: str,
+        owner: str,
+        pool_size: int = 0,
+        pool_max_idle_seconds: float = 120.0,
+    ) -> None:
         """Create a backend.
 
         Args:
             client: A connected Docker client.
             user: ``uid:gid`` the sandboxed program runs as (never 0).
             owner: Identifies this controller process in labels, for reaping leftovers.
+            pool_size: Warm containers kept per kind of execution; 0 turns the pool off.
+            pool_max_idle_seconds: A warm container idle this long is removed.
         """
         self._client = client
         self._user = user
         self._owner = owner
+        self.pool: WarmPool | None = None
+        if pool_size > 0:
+            self.pool = WarmPool(self._launch_warm, _discard, size=pool_size,
+                                 max_idle_seconds=pool_max_idle_seconds)
 
     def run(self, spec: SandboxSpec) -> SandboxResult:
-        """Execute ``spec`` in a throwaway container and return what happened."""
-        name = f"sandloop-{uuid.uuid4().hex[:12]}"
-        labels = managed_labels(self._owner, spec.labels)
+        """Execute ``spec`` in a throwaway container (warm if one waits) and return what happened."""
+        warm = self._take_warm(spec)
         volume = container = None
         try:
+            if warm is not None:
+                volume, container = warm.volume, warm.container
+                return self._execute(container, spec, handover=True)
+            name = f"sandloop-{uuid.uuid4().hex[:12]}"
+            labels = managed_labels(self._owner, spec.labels)
             volume = self._client.volumes.create(name=name, labels=labels)
-            container = self._create(spec, name, labels)
+            container = self._create(spec, spec.command, name, labels)
             container.put_archive(WORK_DIR, _input_archive(spec.inputs, self._user))
-            return self._execute(container, spec)
+            return self._execute(container, spec, handover=False)
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
             raise SandboxError(f"the Docker engine failed running {spec.image}: {exc}") from exc
         finally:
             _remove(container, volume)
 
-    def _create(self, spec: SandboxSpec, name: str, labels: Mapping[str, str]) -> Container:
+    def _take_warm(self, spec: SandboxSpec) -> WarmContainer | None:
+        """A warm container still waiting for work, or None to run cold."""
+        warm = self.pool.acquire(spec) if self.pool is not None else None
+        if warm is None:
+            return None
+        try:
+            warm.container.reload()
+            if warm.container.status == "running":
+                return warm
+        except docker.errors.APIError:
+            pass
+        _discard(warm)  # it died while waiting (killed, engine restart): never reuse it
+        return None
+
+    def prewarm(self, spec: SandboxSpec) -> None:
+        """Start warming containers for executions like ``spec`` before the first one."""
+        if self.pool is not None:
+            self.pool.want(spec)
+
+    def close(self) -> None:
+        """Remove the warm containers; the backend runs cold afterwards."""
+        if self.pool is not None:
+            self.pool.close()
+            self.pool = None
+
+    def _launch_warm(self, spec: SandboxSpec) -> WarmContainer:
+        """Create and start a container running ``spec.warm_command``, waiting for its go file."""
+        started = time.monotonic()
+        name = f"sandloop-warm-{uuid.uuid4().hex[:12]}"
+        labels = managed_labels(self._owner, {"pool": "warm"})
+        volume = self._client.volumes.create(name=name, labels=labels)
+        container = None
+        try:
+            container = self._create(spec, spec.warm_command or spec.command, name, labels)
+            container.put_archive(WORK_DIR, _input_archive({}, self._user))
+            container.start()
+        except BaseException:
+            _remove(container, volume)
+            raise
+        now = time.monotonic()
+        return WarmContainer(container, volume, ready_at=now, warmup_seconds=now - started)
+
+    def _create(
+        self, spec: SandboxSpec, command: tuple[str, ...], name: str, labels: Mapping[str, str]
+    ) -> Container:
         limits = spec.limits
         uid, _, gid = self._user.partition(":")
         return self._client.containers.create(
             spec.image,
-            list(spec.command),
+            list(command),
             name=name,
             labels=dict(labels),
             user=self._user,
@@ -135,15 +200,21 @@ class DockerSandbox:
             tty=False,
         )
 
-    def _execute(self, container: Container, spec: SandboxSpec) -> SandboxResult:
+    def _execute(self, container: Container, spec: SandboxSpec, *, handover: bool) -> SandboxResult:
+        """Run to the end (cold: start; warm: copy inputs in, then the go file) and collect."""
         capture = _StreamCapture(spec.limits.output_bytes)
+        if handover:
+            container.put_archive(WORK_DIR, _files_archive(spec.inputs))
         stream = self._client.api.attach(
             container.id, stdout=True, stderr=True, stream=True, logs=False, demux=True
         )
         reader = threading.Thread(target=_drain, args=(stream, capture), daemon=True)
         reader.start()
         started = time.monotonic()
-        container.start()
+        if handover:
+            container.put_archive(WORK_DIR, _files_archive({GO_NAME: b""}))
+        else:
+            container.start()
         exit_code, timed_out = _wait(container, spec.limits.timeout_seconds)
         wall = time.monotonic() - started
         reader.join(timeout=5)
@@ -160,6 +231,7 @@ class DockerSandbox:
             files=files,
             container_id=container.id[:12],
             truncated_files=truncated,
+            warm=handover,
         )
 
 
@@ -194,11 +266,23 @@ def _input_archive(inputs: Mapping[str, bytes], user: str) -> bytes:
     with tarfile.open(fileobj=buffer, mode="w") as tar:
         tar.addfile(_dir_entry("in", 0, 0, 0o755))
         tar.addfile(_dir_entry("out", int(uid), int(gid), 0o755))
-        for name, data in inputs.items():
-            info = tarfile.TarInfo(f"in/{name}")
-            info.size, info.mode, info.mtime = len(data), 0o444, int(time.time())
-            tar.addfile(info, io.BytesIO(data))
+        _add_files(tar, inputs)
     return buffer.getvalue()
+
+
+def _files_archive(inputs: Mapping[str, bytes]) -> bytes:
+    """A tar of ``in/<name>`` only (the folders exist already)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        _add_files(tar, inputs)
+    return buffer.getvalue()
+
+
+def _add_files(tar: tarfile.TarFile, inputs: Mapping[str, bytes]) -> None:
+    for name, data in inputs.items():
+        info = tarfile.TarInfo(f"in/{name}")
+        info.size, info.mode, info.mtime = len(data), 0o444, int(time.time())
+        tar.addfile(info, io.BytesIO(data))
 
 
 def _dir_entry(name: str, uid: int, gid: int, mode: int) -> tarfile.TarInfo:
@@ -237,6 +321,10 @@ def _regular_file(archive: bytes, name: str) -> bytes | None:
                 extracted = tar.extractfile(member)
                 return extracted.read() if extracted else None
     return None
+
+
+def _discard(warm: WarmContainer) -> None:
+    _remove(warm.container, warm.volume)
 
 
 def _remove(container: Container | None, volume: object | None) -> None:

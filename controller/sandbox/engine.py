@@ -21,7 +21,7 @@ def connect(timeout: int = 60) -> docker.DockerClient:
         EngineUnavailable: no engine answers.
     """
     try:
-        client = docker.from_env(timeout=timeout)
+        client = docker.from_env(timeout=timeout, max_pool_size=32)
         client.ping()
         return client
     except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:

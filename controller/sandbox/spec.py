@@ -21,6 +21,8 @@ INPUT_DIR = "/work/in"
 OUTPUT_DIR = "/work/out"
 #: The only writable scratch space besides OUTPUT_DIR (a size-limited tmpfs).
 SCRATCH_DIR = "/tmp"
+#: A warm container starts its work once this file appears (written after the inputs).
+GO_FILE = f"{INPUT_DIR}/.go"
 
 Outcome = Literal["ok", "nonzero_exit", "timeout", "oom", "engine_error"]
 
@@ -48,6 +50,9 @@ class SandboxSpec:
         limits: Time, memory, CPU, process and output bounds.
         labels: Bookkeeping labels (run id, agent, attempt); values must be short strings.
         env: Extra environment for the program; names that look like secrets are refused.
+        warm_command: Optional argv that prepares (e.g. imports libraries), waits for
+            :data:`GO_FILE`, then does what ``command`` does. A backend with a warm pool may
+            start it before the inputs exist; without one, ``command`` runs cold.
     """
 
     image: str
@@ -57,6 +62,7 @@ class SandboxSpec:
     limits: SandboxLimits = field(default_factory=SandboxLimits)
     labels: Mapping[str, str] = field(default_factory=dict)
     env: Mapping[str, str] = field(default_factory=dict)
+    warm_command: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if not self.command:
@@ -99,6 +105,7 @@ class SandboxResult:
     files: Mapping[str, bytes]
     container_id: str = ""
     truncated_files: tuple[str, ...] = ()
+    warm: bool = False
 
     @property
     def outcome(self) -> Outcome:

@@ -1,6 +1,10 @@
 """Runs inside the python-parser sandbox: import a parser, call parse(pdf), report as JSON.
 
-Usage: entrypoint.py PARSER_PY STATEMENT_PDF RESULT_JSON
+Usage: entrypoint.py [--wait-for GO_FILE] PARSER_PY STATEMENT_PDF RESULT_JSON
+
+With ``--wait-for`` (the warm pool's mode) it imports pandas and pdfplumber first, then
+waits until GO_FILE exists (the controller writes it after the inputs), and only then
+loads the parser: the container is started before the code to run exists.
 
 The result is JSON only (never pickle), in the ``sandloop.frame/1`` shape the controller's
 decoder accepts: columns, dtype names, index and rows, with NaN kept as NaN and None as null
@@ -15,6 +19,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+import time
 import traceback
 from typing import Any
 
@@ -93,8 +98,22 @@ def failure(kind: str, exc: BaseException) -> dict[str, Any]:
     }
 
 
+def warm_up_and_wait(go_file: str) -> None:
+    """Import the heavy libraries, then block until the controller hands over the work."""
+    import os
+
+    import pandas  # noqa: F401 - imported for its side effect: a warm interpreter
+    import pdfplumber  # noqa: F401
+
+    while not os.path.exists(go_file):
+        time.sleep(0.002)
+
+
 def main(argv: list[str]) -> int:
     """Run the parser on the statement and write the result document."""
+    if argv[:1] == ["--wait-for"]:
+        warm_up_and_wait(argv[1])
+        argv = argv[2:]
     parser_path, pdf_path, result_path = argv
     try:
         document, status = encode_frame(load_parse(parser_path)(pdf_path)), 0

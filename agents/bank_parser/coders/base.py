@@ -7,8 +7,8 @@ feedback of every earlier attempt, and returns Python source that defines
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
 
@@ -46,10 +46,38 @@ class GeneratedCode:
     code: str
     strategy: str
     notes: str = ""
+    artifacts: Mapping[str, str] = field(default_factory=dict)
+    """Files to keep with the attempt (e.g. an LLM coder's prompt.md, reply.md, llm.json)."""
 
 
 class CoderExhausted(Exception):
     """The coder has no new idea left; the loop ends as failed instead of repeating itself."""
+
+
+class CoderFailed(Exception):
+    """This attempt produced no runnable code (no code in the reply, the model failed).
+
+    Unlike :class:`CoderExhausted` the loop goes on: the attempt counts as failed with
+    ``kind`` (``no_code`` or ``llm_error``), becomes feedback, and the next attempt refines.
+    """
+
+    def __init__(
+        self,
+        kind: FailureKind,
+        summary: str,
+        *,
+        detail: str = "",
+        code: str = "",
+        strategy: str = "",
+        artifacts: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(f"{kind.value}: {summary}")
+        self.kind = kind
+        self.summary = summary
+        self.detail = detail
+        self.code = code
+        self.strategy = strategy
+        self.artifacts: Mapping[str, str] = artifacts or {}
 
 
 class Coder(Protocol):
@@ -58,7 +86,12 @@ class Coder(Protocol):
     name: str
 
     def generate(self, analysis: Analysis) -> GeneratedCode:
-        """Return a first parser for ``analysis``."""
+        """Return a first parser for ``analysis``.
+
+        Raises:
+            CoderExhausted: when there is nothing to try at all.
+            CoderFailed: when this attempt yielded no usable code (the loop goes on).
+        """
         ...
 
     def refine(self, analysis: Analysis, history: Sequence[Feedback]) -> GeneratedCode:
@@ -66,5 +99,6 @@ class Coder(Protocol):
 
         Raises:
             CoderExhausted: when there is nothing new to try.
+            CoderFailed: when this attempt yielded no usable code (the loop goes on).
         """
         ...

@@ -64,7 +64,25 @@ class TestIciciLoop:
         parser = tmp_path / "custom_parsers" / "icici_parser.py"
         proc = run_cli(tmp_path, icici_copy, "check", "--target", "icici", "--parser", str(parser))
         assert proc.returncode == 0, proc.stdout + proc.stderr
-        assert proc.stdout.startswith("PASS")
+        lines = proc.stdout.strip().splitlines()
+        assert any(line.startswith(f"PASS {parser}") for line in lines)
+        assert lines[-1] == "1 passed, 0 failed"
+
+    def test_check_many_parsers_ends_with_a_table_and_the_count(self, tmp_path, icici_copy):
+        """A folder of parsers, good and bad, gives a table and 'N passed, M failed' last; exit 1."""
+        assert run_cli(tmp_path, icici_copy, "run", "--target", "icici").returncode == 0
+        good = (tmp_path / "custom_parsers" / "icici_parser.py").read_text()
+        folder = tmp_path / "submissions"
+        folder.mkdir()
+        (folder / "a_good.py").write_text(good)
+        (folder / "b_raises.py").write_text("def parse(p):\n    raise KeyError('Date')\n")
+        (folder / "c_not_a_frame.py").write_text("def parse(p):\n    return [1, 2]\n")
+        proc = run_cli(tmp_path, icici_copy, "check", "--target", "icici", "--parser", str(folder))
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        lines = proc.stdout.strip().splitlines()
+        assert lines[-1] == "1 passed, 2 failed"
+        table = "\n".join(lines)
+        assert "execution_error: KeyError" in table and "type_error" in table
 
     def test_an_impossible_target_gives_up_with_exit_1(self, tmp_path, icici_copy):
         """A result.csv no parser of this PDF can produce ends as failed, with a diff, unpublished."""

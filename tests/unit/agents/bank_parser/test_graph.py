@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from agents.bank_parser.coders.base import CoderExhausted, FailureKind, Feedback, GeneratedCode
-from agents.bank_parser.graph import route_after_compare, route_after_execute, route_after_refine
+from agents.bank_parser.graph import route_after_coder, route_after_compare, route_after_execute
 from agents.bank_parser.run import run_parser_agent
 from controller.settings import Settings
 from controller.targets import resolve_target
@@ -135,5 +135,5 @@ class TestRouters:
         assert route_after_compare({"comparison": Cmp(False), "attempt": 1}, 3) == "refine"
         assert route_after_compare({"comparison": Cmp(False), "attempt": 3}, 3) == "finalize"
         assert route_after_compare({"comparison": None, "attempt": 1}, 3) == "finalize"
-        assert route_after_refine({"exhausted": True}) == "finalize"
-        assert route_after_refine({}) == "save"
+        assert route_after_coder({"exhausted": True, "attempt": 1}, 3) == "finalize"
+        assert route_after_coder({"attempt": 2}, 3) == "save"

@@ -1,0 +1,82 @@
+"""The chat model of each provider, built from an :class:`LLMConfig`.
+
+All three are LangChain chat models (``langchain-google-genai``, ``langchain-openai``,
+``langchain-ollama``), so the client above them sees one interface: ``invoke(messages)``
+returning an ``AIMessage`` with ``usage_metadata``. Their own retries are switched off:
+:class:`~agents.llm.client.ChatClient` retries, so that every request is counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+
+import httpx
+from langchain_core.language_models import BaseChatModel
+from pydantic import SecretStr
+
+from agents.llm.config import LLMConfig
+
+#: Sent as the key to OpenAI-compatible servers that need none (the SDK insists on one).
+NO_KEY = "sk-no-key-configured"
+
+
+class BearerAuth(httpx.Auth):
+    """``Authorization: Bearer <key>`` for httpx, with a repr that does not show the key."""
+
+    def __init__(self, key: SecretStr) -> None:
+        self._key = key
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        """Add the header to each request."""
+        request.headers["Authorization"] = f"Bearer {self._key.get_secret_value()}"
+        yield request
+
+    def __repr__(self) -> str:
+        return "BearerAuth(***)"
+
+
+def build_chat_model(config: LLMConfig) -> BaseChatModel:
+    """The LangChain chat model for ``config.provider``, talking to ``config.base_url``."""
+    builders = {"gemini": _gemini, "openai": _openai, "ollama": _ollama}
+    return builders[config.provider](config)
+
+
+def _gemini(config: LLMConfig) -> BaseChatModel:
+    from langchain_google_genai import ChatGoogleGenerativeAI
+
+    return ChatGoogleGenerativeAI(
+        model=config.model,
+        api_key=config.api_key,
+        base_url=config.base_url,
+        vertexai=False,  # the Developer API with a key; never guessed from the environment
+        temperature=config.temperature,
+        timeout=config.timeout_seconds,
+        max_retries=1,  # google-genai counts attempts: 1 = the request itself, no SDK retry
+    )
+
+
+def _openai(config: LLMConfig) -> BaseChatModel:
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(
+        model=config.model,
+        base_url=config.base_url,
+        api_key=config.api_key or SecretStr(NO_KEY),
+        temperature=config.temperature,
+        timeout=config.timeout_seconds,
+        max_retries=0,
+    )
+
+
+def _ollama(config: LLMConfig) -> BaseChatModel:
+    from langchain_ollama import ChatOllama
+
+    client_kwargs: dict[str, object] = {"timeout": config.timeout_seconds}
+    if config.api_key is not None:
+        client_kwargs["auth"] = BearerAuth(config.api_key)
+    return ChatOllama(
+        model=config.model,
+        base_url=config.base_url,
+        temperature=config.temperature,
+        client_kwargs=client_kwargs,
+    )

@@ -1,0 +1,145 @@
+"""The analyze step: what the statement PDF looks like and what the expected CSV wants.
+
+Runs on the host, on trusted libraries only (pdfplumber, pandas); the generated code is not
+involved. The result is plain data that a coder (offline or LLM) turns into a parser.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import pdfplumber
+from pdfminer.pdfparser import PDFSyntaxError
+
+from controller.errors import TargetError
+
+#: Pages analysed in depth (seed 000: "limited to first 3 pages for performance").
+ANALYSED_PAGES = 3
+SAMPLE_ROWS = 8
+
+
+@dataclass(frozen=True)
+class Word:
+    """A word of the PDF's text layer with its box, in PDF points from the top-left."""
+
+    text: str
+    x0: float
+    x1: float
+    top: float
+    bottom: float
+
+
+@dataclass(frozen=True)
+class PageAnalysis:
+    """Text, ruled tables and positioned words of one page."""
+
+    number: int
+    width: float
+    height: float
+    text: str
+    tables: list[list[list[str | None]]]
+    words: list[Word]
+
+
+@dataclass(frozen=True)
+class ExpectedSchema:
+    """The DataFrame the parser must return, as ``pd.read_csv(result.csv)`` reads it.
+
+    Only the schema and a few sample rows: coders never see the whole expected answer, so a
+    parser cannot pass by embedding it.
+    """
+
+    columns: list[str]
+    dtypes: dict[str, str]
+    row_count: int
+    sample_rows: list[dict[str, object]]
+    head_lines: list[str]
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Everything a coder may use: the PDF's structure and, if known, the expected schema."""
+
+    pdf_name: str
+    page_count: int
+    pages: list[PageAnalysis]
+    expected: ExpectedSchema | None
+
+    def summary(self) -> str:
+        """A few human-readable lines for the progress display and the run's artefacts."""
+        tables = sum(len(p.tables) for p in self.pages)
+        words = sum(len(p.words) for p in self.pages)
+        lines = [
+            f"pdf: {self.pdf_name}, {self.page_count} page(s); first {len(self.pages)} analysed: "
+            f"{tables} ruled table(s), {words} words",
+        ]
+        if self.expected is None:
+            lines.append("expected: none (no result.csv): the run can only be 'unverified'")
+        else:
+            cols = ", ".join(f"{c}:{self.expected.dtypes[c]}" for c in self.expected.columns)
+            lines.append(f"expected: {self.expected.row_count} rows; columns {cols}")
+        return "\n".join(lines)
+
+
+def analyze_pdf(pdf_path: Path, max_pages: int = ANALYSED_PAGES) -> tuple[int, list[PageAnalysis]]:
+    """Read the first pages of ``pdf_path``; raise TargetError if it is not a readable PDF."""
+    try:
+        with pdfplumber.open(pdf_path) as pdf:
+            pages = [_page(page) for page in pdf.pages[:max_pages]]
+            return len(pdf.pages), pages
+    except (PDFSyntaxError, ValueError, KeyError, TypeError, OSError) as exc:
+        raise TargetError(
+            f"{pdf_path} is not a readable PDF ({type(exc).__name__})",
+            hint="replace it with the statement PDF exported from the bank",
+        ) from exc
+    except Exception as exc:  # pdfminer raises many private types for broken files
+        if type(exc).__module__.startswith(("pdfminer", "pdfplumber", "pypdfium2")):
+            raise TargetError(
+                f"{pdf_path} is not a readable PDF ({type(exc).__name__})",
+                hint="replace it with the statement PDF exported from the bank",
+            ) from exc
+        raise
+
+
+def _page(page: pdfplumber.page.Page) -> PageAnalysis:
+    words = [
+        Word(w["text"], float(w["x0"]), float(w["x1"]), float(w["top"]), float(w["bottom"]))
+        for w in page.extract_words(keep_blank_chars=False, use_text_flow=False)
+    ]
+    return PageAnalysis(
+        number=page.page_number,
+        width=float(page.width),
+        height=float(page.height),
+        text=page.extract_text() or "",
+        tables=page.extract_tables() or [],
+        words=words,
+    )
+
+
+def analyze_expected(csv_path: Path) -> ExpectedSchema:
+    """Read ``result.csv`` exactly as the comparison will; raise TargetError if unreadable."""
+    try:
+        frame = pd.read_csv(csv_path)
+        head = csv_path.read_text(encoding="utf-8", errors="replace").splitlines()[: SAMPLE_ROWS + 1]
+    except (OSError, ValueError, pd.errors.ParserError) as exc:
+        raise TargetError(
+            f"{csv_path} cannot be read as CSV ({type(exc).__name__}: {exc})",
+            hint="fix or remove result.csv",
+        ) from exc
+    samples = frame.head(SAMPLE_ROWS).astype(object).where(frame.head(SAMPLE_ROWS).notna(), None)
+    return ExpectedSchema(
+        columns=[str(c) for c in frame.columns],
+        dtypes={str(c): str(t) for c, t in frame.dtypes.items()},
+        row_count=len(frame),
+        sample_rows=samples.to_dict(orient="records"),
+        head_lines=head,
+    )
+
+
+def analyze(pdf_path: Path, csv_path: Path | None) -> Analysis:
+    """Analyse a target's statement and, when present, its expected CSV."""
+    page_count, pages = analyze_pdf(pdf_path)
+    expected = analyze_expected(csv_path) if csv_path is not None and csv_path.exists() else None
+    return Analysis(pdf_path.name, page_count, pages, expected)

@@ -1,0 +1,78 @@
+"""Coders: what writes parser code. ``make_coder`` picks one from the settings.
+
+``offline`` (the default, no model) or an LLM coder: ``gemini``, ``openai`` (any
+OpenAI-compatible endpoint) or ``ollama``. ``check_coder`` verifies an LLM coder's key,
+endpoint and model before a run starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import ValidationError
+
+from agents.bank_parser.coders.base import (
+    Coder,
+    CoderExhausted,
+    CoderFailed,
+    Feedback,
+    FailureKind,
+    GeneratedCode,
+)
+from agents.lessons import Lesson
+from controller.errors import ConfigError
+from controller.settings import LLM_CODERS, Settings
+
+__all__ = ["Coder", "CoderExhausted", "CoderFailed", "FailureKind", "Feedback", "GeneratedCode",
+           "check_coder", "make_coder"]
+
+
+def make_coder(settings: Settings, *, lessons: Sequence[Lesson] = ()) -> Coder:
+    """The coder named by ``settings.coder``; an LLM coder gets ``lessons`` for its prompts.
+
+    Raises:
+        ConfigError: an unknown coder, a missing API key, or model settings its client refuses.
+    """
+    if settings.coder == "offline":
+        from agents.bank_parser.coders.offline import OfflineCoder
+
+        return OfflineCoder()
+    if settings.coder in LLM_CODERS:
+        return _llm_coder(settings, lessons)
+    raise ConfigError(f"unknown coder {settings.coder!r}", hint=f"use one of offline, {', '.join(LLM_CODERS)}")
+
+
+def _llm_coder(settings: Settings, lessons: Sequence[Lesson]) -> Coder:
+    from agents.bank_parser.coders.llm import LLMCoder
+    from agents.llm.client import ChatClient
+    from agents.llm.config import LLMConfig
+    from agents.llm.providers import build_chat_model
+
+    config = LLMConfig.from_settings(settings)
+    config.require_key()
+    try:
+        model = build_chat_model(config)
+    except (ValidationError, ValueError) as exc:
+        raise ConfigError(f"the {config.provider} client refused the llm settings: {_first_line(exc)}",
+                          hint="see SBX_LLM__* in docs/llm.md") from None
+    return LLMCoder(ChatClient(config, model), lessons=lessons)
+
+
+def check_coder(coder: Coder) -> str:
+    """Check an LLM coder's endpoint before the loop starts; '' for coders that need none.
+
+    Raises:
+        ConfigError: the key is missing or rejected, or the model is not served.
+        LLMUnavailable: the endpoint does not answer.
+    """
+    from agents.bank_parser.coders.llm import LLMCoder
+    from agents.llm.preflight import preflight
+
+    if not isinstance(coder, LLMCoder):
+        return ""
+    lessons = f"; {len(coder.lessons)} lesson(s) from earlier runs" if coder.lessons else ""
+    return f"coder {preflight(coder.client.config)}{lessons}"
+
+
+def _first_line(exc: Exception) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]

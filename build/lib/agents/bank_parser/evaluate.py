@@ -1,0 +1,85 @@
+"""Run one parser in the python-parser sandbox and judge it: the core of execute and compare.
+
+Shared by the agent's graph and by ``controller check``, so that a generated parser and a
+hand-written one are held to exactly the same test.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from agents.bank_parser.coders.base import FailureKind
+from agents.bank_parser.compare import Comparison, compare_frames
+from agents.bank_parser.frame_codec import ParserFailure, ResultFormatError, decode_result
+from controller.sandbox.spec import GO_FILE, INPUT_DIR, OUTPUT_DIR, Sandbox, SandboxResult, SandboxSpec
+from controller.settings import SandboxLimits
+
+IMAGE_NAME = "python-parser"
+PARSER_FILE = "parser.py"
+PDF_FILE = "statement.pdf"
+RESULT_FILE = "result.json"
+_ARGS = (f"{INPUT_DIR}/{PARSER_FILE}", f"{INPUT_DIR}/{PDF_FILE}", f"{OUTPUT_DIR}/{RESULT_FILE}")
+COMMAND = ("python3", "-I", "/opt/sandloop/entrypoint.py", *_ARGS)
+#: The same, started early in a warm container: imports first, then waits for GO_FILE.
+WARM_COMMAND = ("python3", "-I", "/opt/sandloop/entrypoint.py", "--wait-for", GO_FILE, *_ARGS)
+
+
+@dataclass(frozen=True)
+class Execution:
+    """A parser's run in the sandbox: the raw result, and the frame or why there is none."""
+
+    sandbox: SandboxResult
+    frame: pd.DataFrame | None
+    failure: FailureKind | None
+    message: str
+    detail: str
+
+
+def parser_spec(
+    image: str, code: str, pdf: bytes, limits: SandboxLimits, labels: dict[str, str]
+) -> SandboxSpec:
+    """The sandbox spec for running ``code`` on ``pdf``: only these two files go in."""
+    return SandboxSpec(
+        image=image,
+        command=COMMAND,
+        inputs={PARSER_FILE: code.encode("utf-8"), PDF_FILE: pdf},
+        collect=(RESULT_FILE,),
+        limits=limits,
+        labels=labels,
+        warm_command=WARM_COMMAND,
+    )
+
+
+def execute_parser(sandbox: Sandbox, spec: SandboxSpec) -> Execution:
+    """Run the spec and classify the outcome (frame, parser error, contract error, limits)."""
+    result = sandbox.run(spec)
+    if result.timed_out:
+        return _failed(result, FailureKind.TIMEOUT, f"killed at the {spec.limits.timeout_seconds:g} s timeout")
+    if result.oom_killed:
+        return _failed(result, FailureKind.OOM, f"killed at the {spec.limits.memory_mb} MiB memory limit")
+    raw = result.files.get(RESULT_FILE)
+    if raw is None:
+        why = "result.json was too large" if RESULT_FILE in result.truncated_files else "no result.json"
+        return _failed(result, FailureKind.EXECUTION_ERROR, f"{why} (exit {result.exit_code})", result.stderr.text[-4000:])
+    try:
+        decoded = decode_result(raw)
+    except ResultFormatError as exc:
+        return _failed(result, FailureKind.TYPE_ERROR, str(exc))
+    if isinstance(decoded, ParserFailure):
+        kind = FailureKind(decoded.kind)
+        return _failed(result, kind, f"{decoded.error_type}: {decoded.message}", decoded.traceback)
+    return Execution(result, decoded, None, f"returned {len(decoded)} rows x {decoded.shape[1]} columns", "")
+
+
+def _failed(result: SandboxResult, kind: FailureKind, message: str, detail: str = "") -> Execution:
+    return Execution(result, None, kind, message, detail or result.stderr.text[-4000:])
+
+
+def judge(execution: Execution, expected_csv: Path | None) -> Comparison | None:
+    """Compare the execution's frame with the expected CSV; None when there is nothing to compare."""
+    if execution.frame is None or expected_csv is None:
+        return None
+    return compare_frames(execution.frame, pd.read_csv(expected_csv))

@@ -1,0 +1,183 @@
+"""The nodes of the parser agent (seed 000): analyze, generate, save, execute, compare,
+refine, finalize. Each is a small function of (state, runtime) that returns an update and
+a one-word outcome; :func:`node` adds timing, the progress event and the node.started /
+node.finished log events (with node and attempt bound as log context).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from agents.bank_parser.analysis import analyze as analyze_target
+from agents.bank_parser.coders.base import CoderExhausted, CoderFailed, FailureKind, Feedback, GeneratedCode
+from agents.bank_parser.evaluate import (
+    RESULT_FILE,
+    Execution,
+    execute_parser,
+    judge,
+    parser_spec,
+)
+from agents.bank_parser.state import NodeEvent, ParserContext, ParserState
+from controller.artifacts import ANALYSIS_FILE, write_atomic
+from controller.observability.spans import NodeSpan
+
+AGENT = "bank_parser"
+Update = dict[str, Any]
+NodeFn = Callable[[ParserState, Runtime[ParserContext]], tuple[Update, str, str]]
+
+
+def node(name: str) -> Callable[[NodeFn], Callable[[ParserState, Runtime[ParserContext]], Update]]:
+    """Wrap a node so that its update carries a timed :class:`NodeEvent`."""
+
+    def wrap(fn: NodeFn) -> Callable[[ParserState, Runtime[ParserContext]], Update]:
+        @functools.wraps(fn)
+        def timed(state: ParserState, runtime: Runtime[ParserContext]) -> Update:
+            with NodeSpan(name, state.get("attempt", 0)) as span:
+                started = time.monotonic()
+                update, outcome, detail = fn(state, runtime)
+                attempt = update.get("attempt", state.get("attempt", 0))
+                event = NodeEvent(name, attempt, outcome, time.monotonic() - started, detail)
+                span.end(outcome, attempt, detail)
+            return {**update, "events": [event]}
+
+        return timed
+
+    return wrap
+
+
+@node("analyze")
+def analyze(state: ParserState, runtime: Runtime[ParserContext]) -> tuple[Update, str, str]:
+    """Read the PDF's structure and the expected CSV's schema."""
+    target = runtime.context.target
+    analysis = analyze_target(target.pdf, target.expected_csv)
+    runtime.context.artifacts.write(ANALYSIS_FILE, f"# Analysis of {target.name}\n\n{analysis.summary()}\n")
+    return {"analysis": analysis}, "ok", analysis.summary().splitlines()[0]
+
+
+@node("generate")
+def generate(state: ParserState, runtime: Runtime[ParserContext]) -> tuple[Update, str, str]:
+    """Ask the coder for a first parser; no usable code is a failed attempt 1, not a crash."""
+    try:
+        code = runtime.context.coder.generate(state["analysis"])
+    except CoderExhausted as exc:
+        return {"exhausted": True}, "exhausted", str(exc) or "the coder has nothing to try"
+    except CoderFailed as exc:
+        return _coder_failed(runtime.context, 1, exc)
+    return {"code": code, "attempt": 1, "coder_failed": False}, "ok", f"strategy {code.strategy}"
+
+
+@node("save")
+def save(state: ParserState, runtime: Runtime[ParserContext]) -> tuple[Update, str, str]:
+    """Keep the attempt's code with the run's artefacts."""
+    artifacts, attempt = runtime.context.artifacts, state["attempt"]
+    path = artifacts.write_attempt(attempt, "parser.py", state["code"].code)
+    for name, data in state["code"].artifacts.items():
+        artifacts.write_attempt(attempt, name, data)
+    return {}, "ok", str(path)
+
+
+@node("execute")
+def execute(state: ParserState, runtime: Runtime[ParserContext]) -> tuple[Update, str, str]:
+    """Run the parser in a fresh sandbox with only the PDF and the parser inside."""
+    ctx, attempt = runtime.context, state["attempt"]
+    labels = {"run_id": ctx.run_id, "agent": AGENT, "target": ctx.target.name, "attempt": str(attempt)}
+    spec = parser_spec(ctx.image, state["code"].code, ctx.target.pdf.read_bytes(), ctx.limits, labels)
+    execution = execute_parser(ctx.sandbox, spec)
+    _keep_execution(ctx, attempt, execution)
+    update: Update = {"execution": execution, "comparison": None,
+                      "sandbox_seconds": execution.sandbox.wall_seconds}
+    if execution.failure is not None:
+        update["feedback"] = [_feedback(state, execution.failure, execution.message, execution.detail)]
+        return update, execution.failure.value, execution.message
+    return update, "ok", execution.message
+
+
+@node("compare")
+def compare(state: ParserState, runtime: Runtime[ParserContext]) -> tuple[Update, str, str]:
+    """Compare the parser's DataFrame with the expected CSV (on the host)."""
+    ctx, attempt = runtime.context, state["attempt"]
+    comparison = judge(state["execution"], ctx.target.expected_csv)
+    if comparison is None:
+        return {"comparison": None}, "unverified", "no result.csv to compare with"
+    ctx.artifacts.write_attempt(attempt, "diff.txt", comparison.report() + "\n")
+    if comparison.passed:
+        return {"comparison": comparison}, "passed", comparison.summary()
+    feedback = _feedback(state, FailureKind.MISMATCH, comparison.summary(), comparison.report())
+    return {"comparison": comparison, "feedback": [feedback]}, "mismatch", comparison.summary()
+
+
+@node("refine")
+def refine(state: ParserState, runtime: Runtime[ParserContext]) -> tuple[Update, str, str]:
+    """Ask the coder for a different parser, given every failure so far."""
+    try:
+        code = runtime.context.coder.refine(state["analysis"], state["feedback"])
+    except CoderExhausted as exc:
+        return {"exhausted": True}, "exhausted", str(exc) or "the coder has nothing new to try"
+    except CoderFailed as exc:
+        return _coder_failed(runtime.context, state["attempt"] + 1, exc)
+    return {"code": code, "attempt": state["attempt"] + 1, "coder_failed": False}, "ok", f"strategy {code.strategy}"
+
+
+@node("finalize")
+def finalize(state: ParserState, runtime: Runtime[ParserContext]) -> tuple[Update, str, str]:
+    """Decide the run's status and publish the parser if it passed (or cannot be verified)."""
+    ctx = runtime.context
+    comparison = state.get("comparison")
+    if comparison is not None and comparison.passed:
+        status = "passed"
+    elif comparison is None and state.get("execution") and state["execution"].failure is None:
+        status = "unverified"
+    else:
+        status = "failed"
+    published = ""
+    if status != "failed":
+        path = Path(ctx.parsers_dir) / f"{ctx.target.name}_parser.py"
+        write_atomic(path, state["code"].code)
+        published = str(path)
+    return {"status": status, "published": published}, status, published or "parser not published"
+
+
+def _coder_failed(ctx: ParserContext, attempt: int, exc: CoderFailed) -> tuple[Update, str, str]:
+    """Attempt ``attempt`` ends before the sandbox: keep what the coder left, make it feedback."""
+    for name, data in exc.artifacts.items():
+        ctx.artifacts.write_attempt(attempt, name, data)
+    feedback = Feedback(attempt, exc.kind, exc.summary, exc.detail, exc.code, exc.strategy)
+    update: Update = {"attempt": attempt, "coder_failed": True, "feedback": [feedback],
+                      "code": GeneratedCode(exc.code, exc.strategy), "execution": None, "comparison": None}
+    return update, exc.kind.value, exc.summary
+
+
+def _feedback(state: ParserState, kind: FailureKind, summary: str, detail: str) -> Feedback:
+    code = state["code"]
+    return Feedback(state["attempt"], kind, summary, detail, code.code, code.strategy)
+
+
+def _keep_execution(ctx: ParserContext, attempt: int, execution: Execution) -> None:
+    result = execution.sandbox
+    record = {
+        "outcome": result.outcome,
+        "failure": execution.failure.value if execution.failure else None,
+        "message": execution.message,
+        "exit_code": result.exit_code,
+        "timed_out": result.timed_out,
+        "oom_killed": result.oom_killed,
+        "wall_seconds": round(result.wall_seconds, 3),
+        "container_id": result.container_id,
+        "stdout_bytes": result.stdout.total_bytes,
+        "stdout_truncated": result.stdout.truncated,
+        "stderr_bytes": result.stderr.total_bytes,
+        "stderr_truncated": result.stderr.truncated,
+        "limits": ctx.limits.model_dump(),
+    }
+    ctx.artifacts.write_attempt(attempt, "sandbox.json", json.dumps(record, indent=2) + "\n")
+    ctx.artifacts.write_attempt(attempt, "stdout.txt", result.stdout.data)
+    ctx.artifacts.write_attempt(attempt, "stderr.txt", result.stderr.data)
+    if RESULT_FILE in result.files:
+        ctx.artifacts.write_attempt(attempt, RESULT_FILE, result.files[RESULT_FILE])

@@ -1,0 +1,92 @@
+"""Run the parser agent on one target: build the context, stream the graph, summarise."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from agents.bank_parser.coders.base import Coder
+from agents.bank_parser.evaluate import IMAGE_NAME
+from agents.bank_parser.graph import build_graph, recursion_backstop
+from agents.bank_parser.lessons import run_record
+from agents.bank_parser.nodes import AGENT
+from agents.bank_parser.state import NodeEvent, ParserContext, ParserState
+from agents.lessons import ExecutionHistory, lessons_markdown
+from controller.artifacts import SUMMARY_FILE, RunArtifacts
+from controller.report import RunSummary
+from controller.sandbox.spec import Sandbox
+from controller.settings import Settings
+from controller.targets import Target
+
+OnEvent = Callable[[NodeEvent], None]
+LESSONS_MD = "lessons.md"
+
+
+def run_parser_agent(
+    *,
+    run_id: str,
+    target: Target,
+    settings: Settings,
+    sandbox: Sandbox,
+    image: str,
+    coder: Coder,
+    on_event: OnEvent,
+    history: ExecutionHistory | None = None,
+) -> RunSummary:
+    """Run the loop to its end and write ``summary.json``; return the summary.
+
+    With a ``history``, the run writes ``lessons.md`` (what earlier runs on the target
+    taught; an LLM coder was given the same lessons) and records its own failures there.
+    """
+    started = time.monotonic()
+    artifacts = RunArtifacts(settings.runs_dir / run_id)
+    context = ParserContext(
+        run_id=run_id, target=target, sandbox=sandbox, image=image, coder=coder,
+        limits=settings.sandbox, max_attempts=settings.max_attempts, artifacts=artifacts,
+        parsers_dir=str(settings.parsers_dir),
+    )
+    if history is not None:
+        lessons = history.lessons(AGENT, target.name)
+        artifacts.write(LESSONS_MD, lessons_markdown(AGENT, target.name, lessons))
+    final = _stream(context, settings.max_attempts, on_event)
+    if history is not None:
+        history.record(run_record(run_id, target.name, coder.name, final))
+    summary = _summary(context, final, coder.name, time.monotonic() - started)
+    artifacts.write_json(SUMMARY_FILE, summary.to_json())
+    return summary
+
+
+def _stream(context: ParserContext, max_attempts: int, on_event: OnEvent) -> ParserState:
+    graph = build_graph(max_attempts)
+    final: dict[str, Any] = {}
+    config = {"recursion_limit": recursion_backstop(max_attempts)}
+    for mode, chunk in graph.stream({}, config, context=context, stream_mode=["updates", "values"]):
+        if mode == "updates":
+            for update in chunk.values():
+                for event in (update or {}).get("events", []):
+                    on_event(event)
+        else:
+            final = chunk
+    return final  # type: ignore[return-value]
+
+
+def _summary(context: ParserContext, state: ParserState, coder: str, wall: float) -> RunSummary:
+    feedback = state.get("feedback", [])
+    return RunSummary(
+        run_id=context.run_id,
+        agent=AGENT,
+        target=context.target.name,
+        status=state.get("status", "failed"),
+        attempts=state.get("attempt", 0),
+        max_attempts=context.max_attempts,
+        parser_path=state.get("published", ""),
+        run_dir=str(Path(context.artifacts.run_dir)),
+        wall_seconds=wall,
+        sandbox_seconds=state.get("sandbox_seconds", 0.0),
+        coder=coder,
+        failures=[f.kind.value for f in feedback],
+        last_problem=f"attempt {feedback[-1].attempt}: {feedback[-1].kind.value}: {feedback[-1].summary}"
+        if feedback else "",
+    )

@@ -1,0 +1,77 @@
+"""State and run context of the bank-statement parser agent (LangGraph).
+
+State is what changes as the loop runs; the context is what a run is given and does not
+change (target, sandbox, coder, limits, where artefacts go). Nodes get both.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+from typing import Annotated, Literal, TypedDict
+
+from agents.bank_parser.analysis import Analysis
+from agents.bank_parser.coders.base import Coder, Feedback, GeneratedCode
+from agents.bank_parser.compare import Comparison
+from agents.bank_parser.evaluate import Execution
+from controller.artifacts import RunArtifacts
+from controller.sandbox.spec import Sandbox
+from controller.settings import SandboxLimits
+from controller.targets import Target
+
+FinalStatus = Literal["passed", "failed", "unverified"]
+
+
+@dataclass(frozen=True)
+class NodeEvent:
+    """One node's run, as the progress display and the logs report it."""
+
+    node: str
+    attempt: int
+    outcome: str
+    seconds: float
+    detail: str = ""
+
+
+class ParserState(TypedDict, total=False):
+    """The loop's state."""
+
+    analysis: Analysis
+    """What the PDF looks like and what the CSV wants (set by analyze)."""
+    code: GeneratedCode
+    """The current attempt's parser source and strategy."""
+    attempt: int
+    """1-based number of the current attempt."""
+    execution: Execution
+    """The current attempt's sandbox run."""
+    comparison: Comparison | None
+    """The current attempt's comparison, if it got that far and there is a result.csv."""
+    feedback: Annotated[list[Feedback], operator.add]
+    """Every failed attempt so far, oldest first (what refine learns from)."""
+    exhausted: bool
+    """The coder had nothing new to try."""
+    coder_failed: bool
+    """The coder gave no usable code for the current attempt (no code, LLM error)."""
+    status: FinalStatus
+    """Set by finalize."""
+    published: str
+    """Where finalize published the parser ('' if it did not)."""
+    events: Annotated[list[NodeEvent], operator.add]
+    """One entry per node run (progress and logs)."""
+    sandbox_seconds: Annotated[float, operator.add]
+    """Wall time spent inside sandboxes."""
+
+
+@dataclass(frozen=True)
+class ParserContext:
+    """What a run is given: fixed for its whole duration."""
+
+    run_id: str
+    target: Target
+    sandbox: Sandbox
+    image: str
+    coder: Coder
+    limits: SandboxLimits
+    max_attempts: int
+    artifacts: RunArtifacts
+    parsers_dir: str

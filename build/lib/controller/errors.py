@@ -1,0 +1,66 @@
+"""The platform's exceptions: one tree, so a caller can catch as wide or narrow as it needs.
+
+    PlatformError                 base; ``exit_code`` is what the CLI returns for it
+    ├── UsageError                the user asked for something that cannot be done (exit 2)
+    │   ├── TargetError           unknown target, bad target name, missing or corrupt input
+    │   └── ConfigError           settings or a target file that do not validate
+    └── EnvironmentFault          the machine, not the agent, is at fault (exit 3)
+        ├── EngineUnavailable     no Docker engine answers (exit 2: the user can start one)
+        ├── ImageBuildError       a sandbox image could not be built
+        └── SandboxError          the engine failed while running a sandbox
+
+"The agent was wrong" is never an exception: a failed attempt is a result, and a loop
+that gives up exits 1. Environment faults stay apart from agent failures so that success
+rates are not polluted by a broken machine.
+"""
+
+from __future__ import annotations
+
+
+class PlatformError(Exception):
+    """Base of every error the platform raises on purpose."""
+
+    exit_code = 3
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def one_line(self) -> str:
+        """Return the message and the hint as the single line shown to a user."""
+        return f"{self.message} ({self.hint})" if self.hint else self.message
+
+
+class UsageError(PlatformError):
+    """The request cannot be carried out as given; the user must change it."""
+
+    exit_code = 2
+
+
+class TargetError(UsageError):
+    """A target is unknown, badly named, or its input files are missing or unreadable."""
+
+
+class ConfigError(UsageError):
+    """Settings or a target description do not validate."""
+
+
+class EnvironmentFault(PlatformError):
+    """The environment failed (engine, image, build), not the generated code."""
+
+    exit_code = 3
+
+
+class EngineUnavailable(EnvironmentFault):
+    """No Docker engine answers; the user has to start or point to one."""
+
+    exit_code = 2
+
+
+class ImageBuildError(EnvironmentFault):
+    """A sandbox image (or its base) could not be built."""
+
+
+class SandboxError(EnvironmentFault):
+    """The container engine failed while preparing, running or collecting a sandbox."""

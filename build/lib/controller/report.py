@@ -1,0 +1,60 @@
+"""The outcome of one run, as written to ``summary.json`` and shown at the end."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from controller.artifacts import SUMMARY_SCHEMA_VERSION
+
+#: CLI exit status per final status.
+EXIT_CODES = {"passed": 0, "unverified": 0, "failed": 1}
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What a run ended with; ``to_json`` is the ``summary.json`` document."""
+
+    run_id: str
+    agent: str
+    target: str
+    status: str
+    attempts: int
+    max_attempts: int
+    parser_path: str
+    run_dir: str
+    wall_seconds: float
+    sandbox_seconds: float
+    coder: str
+    failures: list[str] = field(default_factory=list)
+    last_problem: str = ""
+
+    @property
+    def exit_code(self) -> int:
+        """0 passed or unverified, 1 failed."""
+        return EXIT_CODES.get(self.status, 1)
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``summary.json`` document."""
+        return {"schema_version": SUMMARY_SCHEMA_VERSION, **asdict(self)}
+
+    def lines(self) -> list[str]:
+        """The closing block a person reads."""
+        verdict = {
+            "passed": "PASSED: the parser's DataFrame equals result.csv",
+            "unverified": "UNVERIFIED: the parser ran, but there is no result.csv to check it against",
+            "failed": "FAILED: no parser produced the expected DataFrame",
+        }.get(self.status, self.status)
+        lines = [
+            "",
+            verdict,
+            f"  target        {self.target} ({self.agent}, coder {self.coder})",
+            f"  attempts      {self.attempts} of {self.max_attempts}",
+            f"  parser        {self.parser_path or '(not published; see the attempts in the run folder)'}",
+            f"  artefacts     {self.run_dir}",
+            f"  wall time     {self.wall_seconds:.1f} s",
+            f"  in sandboxes  {self.sandbox_seconds:.1f} s",
+        ]
+        if self.status == "failed" and self.last_problem:
+            lines.append(f"  last problem  {self.last_problem}")
+        return lines
