@@ -57,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="time the ICICI parser in the sandbox and as a local process")
     bench.add_argument("--target", default="icici", metavar="NAME", help="target to benchmark (default icici)")
-    bench.add_argument("--repeat", type=int, default=5, metavar="N", help="repetitions of each way (default 5)")
+    bench.add_argument("--repeat", type=int, default=10, metavar="N", help="repetitions of each way (default and minimum 10)")
     return parser
 
 

@@ -68,14 +68,37 @@ def parser_image(docker_client, base_settings: Settings) -> str:  # noqa: ANN001
     return ensure_image(docker_client, spec, base_settings, lambda message: print(message))
 
 
+#: Owner label of sandboxes the tests create in-process.
+TEST_OWNER = "pytest:1"
+
+
+def _ours_or_orphaned(labels: dict[str, str]) -> bool:
+    """Made by this test process, or by a process (e.g. a CLI the test ran) that has exited.
+
+    Live work of other processes on the same engine (a developer's second test session) is
+    not this test's leftover.
+    """
+    import socket
+    import time
+
+    from controller.sandbox.reaper import is_leftover
+
+    if labels.get("org.sandloop.owner") == TEST_OWNER:
+        return True
+    return is_leftover(labels, now=time.time(), max_age=float("inf"), host=socket.gethostname())
+
+
 @pytest.fixture
 def no_leftovers(docker_client) -> Iterator[None]:  # noqa: ANN001
     """Fail the test if it leaves any platform container or volume behind."""
     yield
-    containers = docker_client.containers.list(all=True, filters={"label": "org.sandloop.managed=1"})
-    volumes = docker_client.volumes.list(filters={"label": "org.sandloop.managed=1"})
-    assert not containers, f"containers left behind: {[c.name for c in containers]}"
-    assert not volumes, f"volumes left behind: {[v.name for v in volumes]}"
+    managed = {"label": "org.sandloop.managed=1"}
+    containers = [c.name for c in docker_client.containers.list(all=True, filters=managed)
+                  if _ours_or_orphaned(c.labels)]
+    volumes = [v.name for v in docker_client.volumes.list(filters=managed)
+               if _ours_or_orphaned(v.attrs.get("Labels") or {})]
+    assert not containers, f"containers left behind: {containers}"
+    assert not volumes, f"volumes left behind: {volumes}"
 
 
 @pytest.fixture

@@ -203,8 +203,6 @@ class DockerSandbox:
     def _execute(self, container: Container, spec: SandboxSpec, *, handover: bool) -> SandboxResult:
         """Run to the end (cold: start; warm: copy inputs in, then the go file) and collect."""
         capture = _StreamCapture(spec.limits.output_bytes)
-        if handover:
-            container.put_archive(WORK_DIR, _files_archive(spec.inputs))
         stream = self._client.api.attach(
             container.id, stdout=True, stderr=True, stream=True, logs=False, demux=True
         )
@@ -212,7 +210,9 @@ class DockerSandbox:
         reader.start()
         started = time.monotonic()
         if handover:
-            container.put_archive(WORK_DIR, _files_archive({GO_NAME: b""}))
+            # One archive, go file last: the engine extracts in order, so the waiting
+            # program sees the go file only once every input is complete.
+            container.put_archive(WORK_DIR, _files_archive({**spec.inputs, GO_NAME: b""}))
         else:
             container.start()
         exit_code, timed_out = _wait(container, spec.limits.timeout_seconds)

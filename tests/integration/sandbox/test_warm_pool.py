@@ -130,4 +130,5 @@ class TestWarmPool:
         sandbox.prewarm(spec(parser_image, "pass"))
         wait_for_idle(sandbox, 2)
         sandbox.close()
-        assert not docker_client.containers.list(all=True, filters={"label": "org.sandloop.pool=warm"})
+        mine = {"label": ["org.sandloop.pool=warm", "org.sandloop.owner=pytest:1"]}
+        assert not docker_client.containers.list(all=True, filters=mine)
