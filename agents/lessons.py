@@ -25,7 +25,7 @@ from pathlib import Path
 
 import structlog
 
-log = structlog.get_logger("sandloop.lessons")
+LOGGER = "sandloop.lessons"
 
 LESSONS_FILE = "lessons.sqlite"
 SCHEMA_VERSION = 1
@@ -100,7 +100,7 @@ class ExecutionHistory:
             with self._connect() as db:
                 self._insert(db, run)
         except sqlite3.Error as exc:
-            log.warning("lessons.record_failed", path=str(self.path), error=str(exc))
+            structlog.get_logger(LOGGER).warning("lessons.record_failed", path=str(self.path), error=str(exc))
 
     def lessons(self, agent: str, target: str, limit: int = DEFAULT_LIMIT) -> list[Lesson]:
         """Distinct lessons of earlier runs of ``agent`` on ``target``, most recent first."""
@@ -110,7 +110,7 @@ class ExecutionHistory:
             with self._connect() as db:
                 rows = db.execute(_LESSONS_QUERY, (agent, target, limit)).fetchall()
         except sqlite3.Error as exc:
-            log.warning("lessons.read_failed", path=str(self.path), error=str(exc))
+            structlog.get_logger(LOGGER).warning("lessons.read_failed", path=str(self.path), error=str(exc))
             return []
         return [Lesson(text, kind, seen, last, fixed_by or "") for text, kind, seen, last, fixed_by in rows]
 

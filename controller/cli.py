@@ -30,9 +30,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    run = sub.add_parser("run", help="generate, sandbox-test and refine a parser for a target")
-    run.add_argument("--target", required=True, metavar="NAME",
-                     help="folder name under data/ holding the statement PDF and result.csv")
+    run = sub.add_parser("run", help="generate, sandbox-test and refine a parser for a target (or all)")
+    which = run.add_mutually_exclusive_group(required=True)
+    which.add_argument("--target", metavar="NAME",
+                       help="folder name under data/ holding the statement PDF and result.csv")
+    which.add_argument("--all", action="store_true",
+                       help="every target in data/, SBX_PARALLEL_RUNS (default 2) at a time; ends "
+                            "with a table and 'N passed, M failed'")
     run.add_argument("--max-attempts", type=int, metavar="N",
                      help="attempts before giving up (default: SBX_MAX_ATTEMPTS or 3)")
     run.add_argument("--coder", choices=("offline", "gemini", "openai", "ollama"),

@@ -21,11 +21,23 @@ from controller.observability.recorder import observe_run
 from controller.progress import Progress
 from controller.services import Services
 from controller.settings import Settings
+from controller.target_config import load_target_config
 from controller.targets import resolve_target
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    """Run the parser agent on one target; exit 0 passed, 1 gave up."""
+    """Run the target's agent (its target.toml says which; bank_parser without one); exit 0 passed, 1 gave up."""
+    if getattr(args, "all", False):  # run --all: every target, each in its own child run
+        from controller.batch import run_all
+
+        return run_all(args, settings)
+    config = load_target_config(settings.data_dir, args.target)
+    if config is not None and config.agent == "idris":
+        from agents.idris.command import run_idris
+
+        return run_idris(args, settings, config)
+    if config is not None and config.limits.max_attempts is not None and args.max_attempts is None:
+        settings = settings.model_copy(update={"max_attempts": config.limits.max_attempts})
     target = resolve_target(args.target, settings.data_dir)
     history = ExecutionHistory(settings.runs_dir / LESSONS_FILE)
     coder = make_coder(settings, lessons=history.lessons(AGENT, target.name))
@@ -81,15 +93,26 @@ def check(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def images(args: argparse.Namespace, settings: Settings) -> int:
-    """Build every sandbox image that is missing."""
+    """Build every sandbox image that is missing; one that cannot be built does not stop the others."""
+    from agents.idris.image import ensure_idris_image
+    from agents.idris.typecheck import IMAGE_NAME as IDRIS_IMAGE
+    from controller.errors import ImageBuildError
+
     progress = Progress()
     services = Services.start(settings, progress.say)
+    failed: list[ImageBuildError] = []
     try:
         for name in available_images(settings):
-            progress.say(f"{name}: {services.image(name)}")
+            try:
+                tag = (ensure_idris_image(services.client, settings, progress.say) if name == IDRIS_IMAGE
+                       else services.image(name))
+                progress.say(f"{name}: {tag}")
+            except ImageBuildError as exc:
+                progress.say(f"{name}: not built: {exc.one_line()}")
+                failed.append(exc)
     finally:
         services.close()
-    return 0
+    return max((exc.exit_code for exc in failed), default=0)
 
 
 def serve(args: argparse.Namespace, settings: Settings) -> int:
@@ -115,10 +138,16 @@ def known_labels(settings: Settings):  # noqa: ANN201 - KnownLabels, imported la
     from controller.observability.metrics import KnownLabels
     from controller.targets import known_targets
 
+    from agents.idris.graph import build_graph as build_idris_graph
+    from agents.idris.nodes import AGENT as IDRIS_AGENT
+    from agents.idris.run import IDRIS_REASONS
+
     nodes = tuple(name for name in build_graph(1).nodes if not name.startswith("__"))
+    idris_nodes = tuple(name for name in build_idris_graph(1).nodes if not name.startswith("__"))
     images = tuple(f"{settings.image_prefix}/{name}" for name in available_images(settings))
-    return KnownLabels(agents=(AGENT,), targets=tuple(known_targets(settings.data_dir)), reasons=tuple(kind.value for kind in FailureKind),
-                       nodes={AGENT: nodes}, images=images)
+    reasons = tuple(dict.fromkeys([kind.value for kind in FailureKind] + list(IDRIS_REASONS)))
+    return KnownLabels(agents=(AGENT, IDRIS_AGENT), targets=tuple(known_targets(settings.data_dir)), reasons=reasons,
+                       nodes={AGENT: nodes, IDRIS_AGENT: idris_nodes}, images=images)
 
 
 def bench(args: argparse.Namespace, settings: Settings) -> int:

@@ -7,6 +7,7 @@
     └── EnvironmentFault          the machine, not the agent, is at fault (exit 3)
         ├── EngineUnavailable     no Docker engine answers (exit 2: the user can start one)
         ├── ImageBuildError       a sandbox image could not be built
+        │   └── ImageSourceMissing   ...because its source is absent and cannot be fetched (exit 2)
         └── SandboxError          the engine failed while running a sandbox
 
 "The agent was wrong" is never an exception: a failed attempt is a result, and a loop
@@ -60,6 +61,15 @@ class EngineUnavailable(EnvironmentFault):
 
 class ImageBuildError(EnvironmentFault):
     """A sandbox image (or its base) could not be built."""
+
+
+class ImageSourceMissing(ImageBuildError):
+    """An image cannot be built because its source is neither here nor downloadable.
+
+    Exit 2, like :class:`EngineUnavailable`: the user can fix it by providing the source.
+    """
+
+    exit_code = 2
 
 
 class SandboxError(EnvironmentFault):

@@ -153,6 +153,9 @@ class Settings(BaseSettings):
     parsers_dir: Path = Field(
         Path("custom_parsers"), description="Where a passing parser is published."
     )
+    idris_dir: Path = Field(
+        Path("idris"), description="Where the Idris agent publishes Domains/<Project>.idr and its analysis."
+    )
     images_dir: Path = Field(
         PROJECT_ROOT / "sandbox_images", description="Build contexts of the sandbox images."
     )
@@ -180,6 +183,10 @@ class Settings(BaseSettings):
     pool: WarmPoolSettings = Field(default_factory=WarmPoolSettings)
     parallel_checks: int = Field(
         2, ge=1, le=32, description="Parsers `check` runs at once (each in its own sandbox)."
+    )
+    parallel_runs: int = Field(
+        2, ge=1, le=32,
+        description="Targets `run --all` runs at once (each its own process, run folder and sandboxes).",
     )
     sandbox_user: str = Field(
         "10001:10001", description="uid:gid the sandboxed code runs as (never root)."

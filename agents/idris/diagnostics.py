@@ -74,7 +74,7 @@ _RULES: tuple[tuple[Category, re.Pattern[str]], ...] = (
         r"Can't match on|Pattern variable|Non linear pattern|Head term in pattern|shadowed by a pattern variable"
     )),
     (Category.PARSE, re.compile(
-        r"^(Bracket is not properly closed|Couldn't parse|Expected |Unexpected |Cannot return|"
+        r"^(Bracket is not properly closed|Couldn't parse|Expected (?!at most one input)|Unexpected |Cannot return|"
         r"Let-in not supported|Fields have to be named|Unterminated|Unknown operator|Multiple totality|"
         r".* is not a valid pattern|While processing multi-line string|Lexer error|Parse error|"
         r"Not the end of a block entry|Imports must go before|Keyword '\w+' is not a valid start|"

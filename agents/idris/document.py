@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pdfplumber
 from pdfminer.pdfparser import PDFSyntaxError
+from pdfplumber.utils.exceptions import PdfminerException
 
 from controller.errors import TargetError
 
@@ -62,7 +63,7 @@ def _read_pdf(path: Path) -> tuple[str, int]:
     try:
         with pdfplumber.open(path) as pdf:
             texts = [page.extract_text() or "" for page in pdf.pages]
-    except (PDFSyntaxError, OSError, ValueError, KeyError, TypeError) as exc:
+    except (PdfminerException, PDFSyntaxError, OSError, ValueError, KeyError, TypeError) as exc:
         raise TargetError(f"cannot read {path.name} as a PDF ({type(exc).__name__})",
                           hint="replace it with an intact PDF") from exc
     return "\n".join(texts), len(texts)

@@ -475,8 +475,8 @@ class _RuntimeInstances:
         for date in a.dates:
             self._value(f"doc{_cap(date.ident)}", "Date", self._date(date.value), date.label)
         if a.amounts:
-            binds = "".join(f"\n  {x.ident} <- mkMoney {lit(x.value)}" for x in a.amounts)
-            names = " ".join(x.ident for x in a.amounts)
+            binds = "".join(f"\n  {x.ident}' <- mkMoney {lit(x.value)}" for x in a.amounts)
+            names = " ".join(f"{x.ident}'" for x in a.amounts)
             self._value("docAmounts", "Amounts", f"do{binds}\n  mkAmounts {names}", "금액")
         if a.items:
             w.emit("||| A line item from plain numbers (Nothing if a rule fails).", "public export",

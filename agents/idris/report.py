@@ -26,7 +26,8 @@ def money(analysis: DocumentAnalysis, value: int) -> str:
 
 
 def _head(analysis: DocumentAnalysis, project: str) -> str:
-    detected = "" if analysis.detected_type == analysis.document_type else f" (the text reads like {analysis.detected_type})"
+    detected = ("" if analysis.detected_type == analysis.document_type
+                else f" (the text reads like {analysis.detected_type})")
     unit = "whole units" if analysis.scale == 1 else f"1/{analysis.scale} of a unit"
     return "\n".join([
         f"# 분석 결과: {analysis.title or analysis.source}",
@@ -75,7 +76,8 @@ def _amounts(analysis: DocumentAnalysis) -> str:
         if amount.words_value is not None:
             verdict = "matches" if amount.words_value == amount.value else "DOES NOT match"
             words = f"; in words {amount.in_words} {verdict} the digits"
-        lines.append(f"- {amount.label} (`{amount.ident}`, {amount.role}): {money(analysis, amount.value)}{extra}{words}")
+        value = money(analysis, amount.value)
+        lines.append(f"- {amount.label} (`{amount.ident}`, {amount.role}): {value}{extra}{words}")
     return "\n".join(lines)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import structlog
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram
 
-log = structlog.get_logger("sandloop.llm")
+LOGGER = "sandloop.llm"
 
 #: Outcome label of a request that returned a reply.
 OK = "ok"
@@ -71,15 +71,15 @@ class LLMMetrics:
 
     def __init__(self, registry: CollectorRegistry = REGISTRY) -> None:
         self.requests = Counter(
-            "sandloop_llm_requests", "Requests to a language model, by provider, model and outcome.",
+            "sbx_llm_requests", "Requests to a language model, by provider, model and outcome.",
             ("provider", "model", "outcome"), registry=registry,
         )
         self.tokens = Counter(
-            "sandloop_llm_tokens", "Tokens sent to (in) and received from (out) a language model.",
+            "sbx_llm_tokens", "Tokens sent to (in) and received from (out) a language model.",
             ("provider", "model", "direction"), registry=registry,
         )
         self.latency = Histogram(
-            "sandloop_llm_request_seconds", "Latency of one request to a language model.",
+            "sbx_llm_request_seconds", "Latency of one request to a language model.",
             ("provider", "model"), registry=registry,
             buckets=(0.1, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300),
         )
@@ -125,6 +125,7 @@ def log_request(provider: str, model: str, purpose: str, try_number: int, reques
     fields = {"provider": provider, "model": model, "purpose": purpose, "try": try_number,
               "outcome": request.outcome, "seconds": round(request.seconds, 3),
               "tokens_in": request.tokens_in, "tokens_out": request.tokens_out}
+    log = structlog.get_logger(LOGGER)  # per call: never a logger cached under an older configuration
     if request.outcome == OK:
         log.info("llm.request", **fields)
     else:

@@ -9,6 +9,7 @@ it, and the optional Pushgateway push of a one-shot run's result.
     metrics.py    metric names, buckets, label sets; the collector that derives them from history
     exporter.py   ``python -m controller serve``: /metrics and /healthz
     push.py       Pushgateway push of the last run's gauges (batch-job style)
+    exporter_image.py  the exporter image's build context for ``make stack`` (host wheelhouse)
 
 See docs/observability.md for the metrics table and when to use the exporter or the push.
 """

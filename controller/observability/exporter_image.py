@@ -1,20 +1,23 @@
 """Prepare the exporter image's build context: ``python -m controller.observability.exporter_image DEST``.
 
 ``make stack`` runs this before ``docker compose build``: DEST (``deploy/images/exporter/wheels``)
-gets sandloop's own wheel and every dependency as wheels for the image's interpreter
-(Debian bookworm's CPython 3.11), pinned by ``constraints.txt``, plus a ``requirements.txt``.
-The image build then installs from that folder alone, so it needs no package index (as
-with the sandbox images, see :mod:`controller.images.wheelhouse`).
+gets every dependency as wheels for the image's interpreter (Debian bookworm's CPython
+3.11), pinned by ``constraints.txt``, with a ``requirements.txt``; ``DEST/own`` gets
+sandloop's own wheel. The image build installs from that folder alone, so it needs no
+package index (as with the sandbox images, see :mod:`controller.images.wheelhouse`). The
+dependencies are one image layer and sandloop another, so a code change rebuilds only the
+small one, and the wheel is built with a fixed timestamp so unchanged code hits the cache.
 """
 
 from __future__ import annotations
 
+import os
 import platform
 import shutil
 import subprocess
 import sys
+import tempfile
 import tomllib
-from importlib import metadata
 from pathlib import Path
 
 from controller.errors import ImageBuildError, PlatformError
@@ -40,20 +43,33 @@ def prepare(dest: Path, cache_dir: Path) -> Path:
     wheels = ensure_wheelhouse(spec, cache_dir, PROJECT_ROOT / "constraints.txt")
     if dest.exists():
         shutil.rmtree(dest)
-    shutil.copytree(wheels, dest)
-    _build_own_wheel(dest)
-    version = metadata.version(DISTRIBUTION)
-    (dest / "requirements.txt").write_text(spec.requirements_txt + f"{DISTRIBUTION}=={version}\n", encoding="utf-8")
+    shutil.copytree(wheels, dest, ignore=shutil.ignore_patterns(".complete"))
+    _build_own_wheel(dest / "own")
     return dest
 
 
 def _build_own_wheel(dest: Path) -> None:
-    command = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--disable-pip-version-check",
-               "--wheel-dir", str(dest), str(PROJECT_ROOT)]
-    proc = subprocess.run(command, capture_output=True, text=True, check=False)
+    # Built from a copy of the sources, so setuptools' build/ and egg-info never land in the checkout.
+    with tempfile.TemporaryDirectory(prefix="sandloop-wheel-") as tmp:
+        source = Path(tmp) / "src"
+        _copy_sources(source)
+        command = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--disable-pip-version-check",
+                   "--wheel-dir", str(dest.resolve()), str(source)]
+        # A fixed SOURCE_DATE_EPOCH makes the wheel's bytes depend on the code only.
+        env = {**os.environ, "SOURCE_DATE_EPOCH": "315532800"}
+        proc = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     if proc.returncode != 0:
         tail = " | ".join(proc.stderr.strip().splitlines()[-3:])
         raise ImageBuildError(f"building the sandloop wheel failed: {tail}")
+
+
+def _copy_sources(dest: Path) -> None:
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    dest.mkdir(parents=True)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(PROJECT_ROOT / name, dest / name)
+    for package in ("controller", "agents"):
+        shutil.copytree(PROJECT_ROOT / package, dest / package, ignore=ignore)
 
 
 def main(argv: list[str] | None = None) -> int:

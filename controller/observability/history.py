@@ -21,7 +21,9 @@ from pathlib import Path
 
 from controller.errors import EnvironmentFault
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: Warm-pool use of one execution: served warm, asked for warm but ran cold, or not poolable.
+POOL_RESULTS = ("hit", "miss")
 BUSY_TIMEOUT_SECONDS = 10.0
 #: Final statuses a run can be recorded with (bounded: they label metrics).
 STATUSES = ("passed", "failed", "unverified", "error")
@@ -62,9 +64,16 @@ CREATE TABLE IF NOT EXISTS sandbox_executions (
     outcome TEXT NOT NULL,
     duration_seconds REAL NOT NULL,
     exit_code INTEGER,
-    attempt INTEGER NOT NULL
+    attempt INTEGER NOT NULL,
+    pool TEXT NOT NULL DEFAULT 'none',
+    warmup_seconds REAL
 );
 """
+#: Upgrades from an older user_version, applied in order before _SCHEMA.
+_MIGRATIONS = {
+    1: "ALTER TABLE sandbox_executions ADD COLUMN pool TEXT NOT NULL DEFAULT 'none';"
+       "ALTER TABLE sandbox_executions ADD COLUMN warmup_seconds REAL;",
+}
 
 
 class HistoryError(EnvironmentFault):
@@ -91,6 +100,8 @@ class SandboxRecord:
     seconds: float
     exit_code: int | None
     attempt: int
+    pool: str = "none"
+    warmup_seconds: float | None = None
 
 
 @dataclass(frozen=True)
@@ -154,6 +165,8 @@ class HistorySnapshot:
     sandbox_runs: dict[tuple[str, str, str, str], int] = field(default_factory=dict)
     sandbox_seconds: dict[tuple[str, str, str], Histogram] = field(default_factory=dict)
     last_success: dict[tuple[str, str], float] = field(default_factory=dict)
+    pool_requests: dict[tuple[str, str, str, str], int] = field(default_factory=dict)
+    pool_warmup_seconds: dict[tuple[str], Histogram] = field(default_factory=dict)
 
 
 class HistoryStore:
@@ -235,12 +248,16 @@ class BucketSet:
     run_seconds: tuple[float, ...]
     node_seconds: tuple[float, ...]
     sandbox_seconds: tuple[float, ...]
+    warmup_seconds: tuple[float, ...] = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30)
 
 
 def _ensure_schema(conn: sqlite3.Connection) -> None:
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     if version > SCHEMA_VERSION:
         raise sqlite3.DatabaseError(f"history schema {version} is newer than this program's {SCHEMA_VERSION}")
+    if 0 < version < SCHEMA_VERSION:
+        for step in range(version, SCHEMA_VERSION):
+            conn.executescript(_MIGRATIONS[step])
     if version < SCHEMA_VERSION:
         conn.executescript(_SCHEMA)
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -261,8 +278,9 @@ def _insert(conn: sqlite3.Connection, run: RunRecord) -> None:
         [(run.run_id, n.node, n.attempt, n.outcome, n.seconds) for n in run.nodes],
     )
     conn.executemany(
-        "INSERT INTO sandbox_executions VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [(run.run_id, s.image, s.image_ref, s.outcome, s.seconds, s.exit_code, s.attempt) for s in run.sandbox],
+        "INSERT INTO sandbox_executions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(run.run_id, s.image, s.image_ref, s.outcome, s.seconds, s.exit_code, s.attempt, s.pool,
+          s.warmup_seconds) for s in run.sandbox],
     )
 
 
@@ -275,6 +293,8 @@ def _aggregate(conn: sqlite3.Connection, buckets: BucketSet) -> HistorySnapshot:
                                  "JOIN runs r USING (run_id) WHERE f.retried = 1 GROUP BY 1, 2, 3")
     snap.sandbox_runs = _counts(conn, "SELECT r.agent, r.target, s.image, s.outcome, COUNT(*) FROM "
                                       "sandbox_executions s JOIN runs r USING (run_id) GROUP BY 1, 2, 3, 4")
+    if conn.execute("PRAGMA user_version").fetchone()[0] >= 2:  # read-only readers cannot migrate
+        _aggregate_pool(conn, buckets, snap)
     snap.attempts = _histograms(conn, "runs", ("agent", "target"), "attempts", buckets.attempts)
     snap.run_seconds = _histograms(conn, "runs", ("agent", "target"), "duration_seconds", buckets.run_seconds)
     snap.node_seconds = _histograms(conn, "node_runs JOIN runs USING (run_id)", ("agent", "node"),
@@ -285,6 +305,14 @@ def _aggregate(conn: sqlite3.Connection, buckets: BucketSet) -> HistorySnapshot:
     rows = conn.execute("SELECT agent, target, MAX(finished_at) FROM runs WHERE status = 'passed' GROUP BY 1, 2")
     snap.last_success = {(agent, target): float(ts) for agent, target, ts in rows}
     return snap
+
+
+def _aggregate_pool(conn: sqlite3.Connection, buckets: BucketSet, snap: HistorySnapshot) -> None:
+    snap.pool_requests = _counts(conn, "SELECT r.agent, r.target, s.image, s.pool, COUNT(*) FROM "
+                                       "sandbox_executions s JOIN runs r USING (run_id) "
+                                       "WHERE s.pool IN ('hit', 'miss') GROUP BY 1, 2, 3, 4")
+    snap.pool_warmup_seconds = _histograms(
+        conn, "sandbox_executions WHERE pool = 'hit'", ("image",), "warmup_seconds", buckets.warmup_seconds)
 
 
 def _counts(conn: sqlite3.Connection, sql: str) -> dict[tuple[str, ...], int]:

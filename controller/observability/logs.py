@@ -247,3 +247,16 @@ def run_log_file(path: Path) -> Iterator[Path]:
     finally:
         root.removeHandler(handler)
         handler.close()
+
+
+def reset_logging() -> None:
+    """Undo :func:`configure_logging` (for tests): structlog defaults, no handler of ours, no context."""
+    global _active
+    structlog.reset_defaults()
+    structlog.contextvars.clear_contextvars()
+    root = logging.getLogger()
+    for handler in [h for h in root.handlers if getattr(h, _OWN_HANDLER, False)]:
+        root.removeHandler(handler)
+        handler.close()
+    root.setLevel(logging.WARNING)
+    _active = None

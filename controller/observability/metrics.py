@@ -19,6 +19,7 @@ from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
 from controller.observability.history import (
+    POOL_RESULTS,
     STATUSES,
     BucketSet,
     HistoryError,
@@ -37,6 +38,8 @@ NODE_DURATION = "sbx_graph_node_duration_seconds"
 SANDBOX_EXECUTIONS_TOTAL = "sbx_sandbox_executions_total"
 SANDBOX_DURATION = "sbx_sandbox_execution_duration_seconds"
 LAST_SUCCESS = "sbx_agent_last_success_timestamp_seconds"
+POOL_REQUESTS_TOTAL = "sbx_sandbox_pool_requests_total"
+POOL_WARMUP = "sbx_sandbox_pool_warmup_seconds"
 BUILD_INFO = "sbx_build_info"
 HISTORY_READ_ERRORS = "sbx_exporter_history_read_errors_total"
 
@@ -140,6 +143,11 @@ def history_families(snapshot: HistorySnapshot, known: KnownLabels) -> Iterator[
     yield _histogram(SANDBOX_DURATION, "Sandbox execution time end to end (create to remove).",
                      ("agent", "target", "image"), snapshot.sandbox_seconds,
                      _product(agents, targets, images), BUCKETS.sandbox_seconds)
+    yield _counter(POOL_REQUESTS_TOTAL, "Poolable sandbox executions: served warm (hit) or cold (miss).",
+                   ("agent", "target", "image", "result"), snapshot.pool_requests,
+                   _product(agents, targets, images, POOL_RESULTS))
+    yield _histogram(POOL_WARMUP, "Create-and-start time of the warm containers that served executions.",
+                     ("image",), snapshot.pool_warmup_seconds, [(i,) for i in images], BUCKETS.warmup_seconds)
     last = GaugeMetricFamily(LAST_SUCCESS, "Unix time the last passing run of a target ended.",
                              labels=("agent", "target"))
     for key, value in sorted(snapshot.last_success.items()):

@@ -18,6 +18,7 @@ Guarantees, all on by default and none of them optional:
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import tarfile
 import threading
@@ -108,7 +109,8 @@ class DockerSandbox:
         try:
             if warm is not None:
                 volume, container = warm.volume, warm.container
-                return self._execute(container, spec, handover=True)
+                result = self._execute(container, spec, handover=True)
+                return dataclasses.replace(result, warmup_seconds=warm.warmup_seconds)
             name = f"sandloop-{uuid.uuid4().hex[:12]}"
             labels = managed_labels(self._owner, spec.labels)
             volume = self._client.volumes.create(name=name, labels=labels)

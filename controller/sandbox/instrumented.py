@@ -55,7 +55,7 @@ class InstrumentedSandbox:
         seconds = self._clock() - started
         log.info("sandbox.executed", **_spec_fields(spec), **_result_fields(result),
                  duration_seconds=round(seconds, 6))
-        self._notify(_record(spec, result.outcome, seconds, result.exit_code))
+        self._notify(_record(spec, result.outcome, seconds, result.exit_code, result))
         return result
 
     def _notify(self, record: SandboxRecord) -> None:
@@ -76,6 +76,7 @@ def _result_fields(result: SandboxResult) -> dict[str, object]:
         "timed_out": result.timed_out,
         "oom_killed": result.oom_killed,
         "run_seconds": round(result.wall_seconds, 6),
+        "warm": result.warm,
         "stdout_bytes": result.stdout.total_bytes,
         "stdout_truncated": result.stdout.truncated,
         "stderr_bytes": result.stderr.total_bytes,
@@ -86,9 +87,19 @@ def _result_fields(result: SandboxResult) -> dict[str, object]:
     }
 
 
-def _record(spec: SandboxSpec, outcome: str, seconds: float, exit_code: int | None) -> SandboxRecord:
+def _record(
+    spec: SandboxSpec, outcome: str, seconds: float, exit_code: int | None, result: SandboxResult | None = None
+) -> SandboxRecord:
     attempt = spec.labels.get("attempt", "0")
     return SandboxRecord(
         image=image_label(spec.image), image_ref=spec.image, outcome=outcome, seconds=seconds,
         exit_code=exit_code, attempt=int(attempt) if attempt.isdigit() else 0,
+        pool=_pool_use(spec, result), warmup_seconds=result.warmup_seconds if result else None,
     )
+
+
+def _pool_use(spec: SandboxSpec, result: SandboxResult | None) -> str:
+    """hit: served by a warm container; miss: could have been, ran cold; none: not poolable."""
+    if spec.warm_command is None:
+        return "none"
+    return "hit" if result is not None and result.warm else "miss"

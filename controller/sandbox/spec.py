@@ -106,6 +106,7 @@ class SandboxResult:
     container_id: str = ""
     truncated_files: tuple[str, ...] = ()
     warm: bool = False
+    warmup_seconds: float | None = None
 
     @property
     def outcome(self) -> Outcome:

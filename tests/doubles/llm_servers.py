@@ -84,7 +84,8 @@ class ScriptedLLMServer:
         self._stop = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True)
 
     # lifecycle -----------------------------------------------------------------------
     def __enter__(self) -> ScriptedLLMServer:

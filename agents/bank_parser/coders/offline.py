@@ -1,21 +1,24 @@
 """The offline coder: writes a parser from the analysis alone, with no network or model.
 
-It derives an ordered list of candidate :class:`~agents.bank_parser.coders._plan.ParserPlan`
-objects (extraction strategy x row filter x continuation handling x column boundaries),
-renders each to source, and walks that list: ``generate`` returns the best candidate,
-``refine`` the untried candidate that the latest failure points to. It is stateless: what
-was tried is read from the feedback history, so the same code is never returned twice.
+It derives candidate :class:`~agents.bank_parser.coders._plan.ParserPlan` objects
+(extraction strategy x row filter x summary rows x continuation handling x column
+boundaries), previews each on the analysed pages (:mod:`._preview`: the rows its parser
+would return, against the expected CSV's samples), ranks them by that preview, renders each
+to source, and walks that list: ``generate`` returns the best candidate, ``refine`` the
+untried candidate that the latest failure points to. What was tried is read from the
+feedback history, so the same code is never returned twice.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from agents.bank_parser.analysis import Analysis
 from agents.bank_parser.coders._plan import ParserPlan, candidate_plans
+from agents.bank_parser.coders._preview import Previewer, PreviewScore
 from agents.bank_parser.coders._template import render
 from agents.bank_parser.coders.base import CoderExhausted, FailureKind, Feedback, GeneratedCode
 
@@ -25,21 +28,27 @@ Hint = Literal["no_rows", "fewer_rows", "more_rows", "values", "unknown"]
 CRASHES = frozenset(
     {FailureKind.EXECUTION_ERROR, FailureKind.TYPE_ERROR, FailureKind.TIMEOUT, FailureKind.OOM}
 )
+#: Row filters and summary handling from strictest (fewest rows) to most permissive.
+PERMISSIVE = {"strict": 0, "lenient": 1, "drop": 0, "keep": 1}
 
 
 @dataclass(frozen=True)
 class Candidate:
-    """A plan with its rendered source; ``rank`` is its place in the default order."""
+    """A plan with its rendered source; ``rank`` is its place in the ranked order."""
 
     rank: int
     plan: ParserPlan
     code: str
+    preview: PreviewScore = field(default_factory=lambda: PreviewScore(1, 0, True))
 
 
 class OfflineCoder:
-    """Rule-based coder: header words + expected schema -> a readable pdfplumber parser."""
+    """Rule-based coder: header, columns and expected schema -> a readable pdfplumber parser."""
 
     name = "offline"
+
+    def __init__(self) -> None:
+        self._cached: tuple[Analysis, list[Candidate]] | None = None
 
     def generate(self, analysis: Analysis) -> GeneratedCode:
         """Return the best candidate for ``analysis``.
@@ -50,7 +59,7 @@ class OfflineCoder:
         candidates = self.candidates(analysis)
         if not candidates:
             raise CoderExhausted("no table header found in the analysed pages")
-        return _answer(candidates[0], "best candidate for this layout")
+        return _answer(candidates[0], "best candidate for this layout", analysis)
 
     def refine(self, analysis: Analysis, history: Sequence[Feedback]) -> GeneratedCode:
         """Return the untried candidate the latest failure points to.
@@ -66,21 +75,32 @@ class OfflineCoder:
         if not fresh:
             raise CoderExhausted(f"all {len(candidates)} offline candidates were tried")
         if not history:
-            return _answer(fresh[0], "next candidate")
+            return _answer(fresh[0], "next candidate", analysis)
         failed = read_failure(history, candidates, analysis)
         best = min(fresh, key=lambda c: (preference(c.plan, failed), c.rank))
         why = f"after {failed.kind.value} with {history[-1].strategy} ({failed.hint})"
-        return _answer(best, why)
+        return _answer(best, why, analysis)
 
     def candidates(self, analysis: Analysis) -> list[Candidate]:
-        """Every distinct parser this coder can write for ``analysis``, best first."""
+        """Every distinct parser this coder can write for ``analysis``, best first.
+
+        Ranked by preview (plans whose preview reproduces the samples first), then by the
+        default order. Computed once per analysis object.
+        """
+        if self._cached is not None and self._cached[0] is analysis:
+            return self._cached[1]
+        previewer = Previewer(analysis)
+        plans = candidate_plans(analysis)
+        scored = sorted(((previewer.score(p), i, p) for i, p in enumerate(plans)),
+                        key=lambda t: (-t[0].verdict, -t[0].matched, not t[0].count_ok, t[1]))
         seen: set[str] = set()
         out: list[Candidate] = []
-        for plan in candidate_plans(analysis):
+        for score, _, plan in scored:
             code = render(plan)
             if code not in seen:
                 seen.add(code)
-                out.append(Candidate(len(out), plan, code))
+                out.append(Candidate(len(out), plan, code, score))
+        self._cached = (analysis, out)
         return out
 
 
@@ -93,6 +113,7 @@ class Failure:
     strategy: str
     plan: ParserPlan | None  # None when the attempt was not one of ours
     crashed: frozenset[str]  # extraction strategies that crashed at any attempt
+    columns: frozenset[str] = frozenset()  # columns the diff report names
 
 
 def read_failure(
@@ -105,7 +126,8 @@ def read_failure(
         hint = mismatch_hint(latest.detail, analysis)
     plan = next((c.plan for c in candidates if c.code == latest.code), None)
     crashed = frozenset(_extraction(f.strategy) for f in history if f.kind in CRASHES)
-    return Failure(latest.kind, hint, _extraction(latest.strategy), plan, crashed)
+    columns = frozenset(re.findall(r"(?:row \d+, |dtype of )'([^']+)'", latest.detail))
+    return Failure(latest.kind, hint, _extraction(latest.strategy), plan, crashed, columns)
 
 
 def _extraction(strategy: str) -> str:
@@ -117,24 +139,56 @@ def preference(plan: ParserPlan, failed: Failure) -> int:
     """How well ``plan`` answers the latest failure (lower is tried sooner; ties keep rank).
 
     A crash points at the extraction: strategies that never crashed come first. No rows
-    at all points at another extraction too. Too few rows points at the row filter; too
-    many at another extraction's filtering. Same shape but wrong cells points at column
-    boundaries or wrapped lines: the same extraction and row filter with other boundaries
-    or continuation handling.
+    at all points at another extraction too. Too few rows points at a more permissive row
+    filter or keeping summary rows; too many at a stricter one, then another extraction.
+    Same shape but wrong cells keeps the rows and changes what lands in a cell: wrapped
+    lines when text columns differ, column boundaries when numbers or dates do.
     """
     same = plan.strategy == failed.strategy
     if failed.kind in CRASHES:
         return 1 if plan.strategy in failed.crashed else 0
     if failed.hint == "no_rows":
         return 0 if not same else 1
+    before = failed.plan
+    if before is None:
+        return 0
+    looser = _permissiveness(plan) - _permissiveness(before)
     if failed.hint == "fewer_rows":
-        return 0 if same and plan.row_filter == "lenient" else (1 if not same else 2)
+        return 0 if same and looser > 0 else (1 if not same else 2)
     if failed.hint == "more_rows":
-        return 0 if not same and plan.row_filter == "strict" else (1 if same else 2)
+        return 0 if same and looser < 0 else (1 if not same else 2)
     if failed.hint == "values":
-        keeps_rows = failed.plan is None or plan.row_filter == failed.plan.row_filter
-        return (0 if same else 1) if keeps_rows else 2
+        return _cell_preference(plan, before, failed)
     return 0
+
+
+def _permissiveness(plan: ParserPlan) -> int:
+    return PERMISSIVE[plan.row_filter] + PERMISSIVE[plan.summaries]
+
+
+def _cell_preference(plan: ParserPlan, before: ParserPlan, failed: Failure) -> int:
+    """Wrong cells, same rows: change what the wrong columns point at, keep the row rules.
+
+    Text columns wrong: wrapped-line handling; date columns: the date rule; numbers:
+    column boundaries. A plan changing just that comes first, then one changing it among
+    other things, then other changes, then other extractions and row rules.
+    """
+    if plan.strategy != failed.strategy:
+        return 3
+    if (plan.row_filter, plan.summaries) != (before.row_filter, before.summaries):
+        return 4
+    changed = {
+        "continuation": plan.continuation != before.continuation,
+        "date_choice": plan.date_choice != before.date_choice,
+        "boundary": plan.boundary != before.boundary,
+    }
+    kinds = {c.kind for c in before.columns if c.name in failed.columns}
+    wanted = {"text": "continuation", "date": "date_choice", "number": "boundary"}
+    targets = {wanted[k] for k in kinds} or set(wanted.values())
+    hits = {name for name, differs in changed.items() if differs}
+    if hits and hits <= targets:
+        return 0
+    return 1 if hits & targets else 2
 
 
 def mismatch_hint(detail: str, analysis: Analysis) -> Hint:
@@ -155,16 +209,19 @@ def mismatch_hint(detail: str, analysis: Analysis) -> Hint:
     return "unknown"
 
 
-def _answer(candidate: Candidate, why: str) -> GeneratedCode:
+def _answer(candidate: Candidate, why: str, analysis: Analysis) -> GeneratedCode:
     """Wrap a candidate as the coder's answer, with why it was chosen in the notes."""
-    return GeneratedCode(candidate.code, candidate.plan.label, f"{why}; {describe(candidate.plan)}")
+    samples = len(analysis.expected.sample_rows) if analysis.expected else 0
+    notes = f"{why}; {candidate.preview.describe(samples)}; {describe(candidate.plan)}"
+    return GeneratedCode(candidate.code, candidate.plan.label, notes)
 
 
 def describe(plan: ParserPlan) -> str:
     """One line on the column mapping and normalisation, for the run's notes."""
     parts = []
     for column in plan.columns:
-        source = repr(column.label) if column.label else "nothing (left empty)"
-        extra = f", {column.date.pdf_format}->{column.date.csv_format}" if column.date else ""
-        parts.append(f"{column.name} <- {source} ({column.kind}{extra})")
-    return f"{plan.label}: " + "; ".join(parts)
+        rule = plan.date_rule(column)
+        extra = f", {rule.pdf_format}->{rule.csv_format}" if rule else ""
+        parts.append(f"{column.name} <- {plan.source_label(column)} ({column.kind}{extra})")
+    amounts = f"; amounts: {plan.amounts.kind}" if plan.amounts else ""
+    return f"{plan.label}: " + "; ".join(parts) + amounts

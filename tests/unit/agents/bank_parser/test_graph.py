@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from agents.bank_parser.coders.base import CoderExhausted, FailureKind, Feedback, GeneratedCode
+from agents.bank_parser.coders.base import CoderExhausted, CoderFailed, FailureKind, Feedback, GeneratedCode
 from agents.bank_parser.graph import route_after_coder, route_after_compare, route_after_execute
 from agents.bank_parser.run import run_parser_agent
 from controller.settings import Settings
@@ -137,3 +137,77 @@ class TestRouters:
         assert route_after_compare({"comparison": None, "attempt": 1}, 3) == "finalize"
         assert route_after_coder({"exhausted": True, "attempt": 1}, 3) == "finalize"
         assert route_after_coder({"attempt": 2}, 3) == "save"
+
+
+class FailingCoder(CountingCoder):
+    """Raises CoderFailed (no code / model error) for the attempts listed, else behaves like CountingCoder."""
+
+    name = "failing"
+
+    def __init__(self, failing: dict[int, FailureKind]) -> None:
+        super().__init__()
+        self.failing = failing
+        self.calls = 0
+
+    def _maybe_fail(self) -> None:
+        self.calls += 1
+        kind = self.failing.get(self.calls)
+        if kind is not None:
+            raise CoderFailed(kind, f"{kind.value} on call {self.calls}", detail="the reply",
+                              artifacts={"reply.md": "no code here\n"})
+
+    def generate(self, analysis):  # noqa: ANN001, ANN201
+        self._maybe_fail()
+        return super().generate(analysis)
+
+    def refine(self, analysis, history):  # noqa: ANN001, ANN201
+        self._maybe_fail()
+        return super().refine(analysis, history)
+
+
+class TestCoderFailures:
+    def test_router_after_a_coder(self):
+        """generate/refine → save normally; → refine after no usable code while attempts remain; else finalize."""
+        assert route_after_coder({"attempt": 1}, 3) == "save"
+        assert route_after_coder({"attempt": 1, "coder_failed": False}, 3) == "save"
+        assert route_after_coder({"attempt": 1, "coder_failed": True}, 3) == "refine"
+        assert route_after_coder({"attempt": 3, "coder_failed": True}, 3) == "finalize"
+        assert route_after_coder({"attempt": 2, "coder_failed": True, "exhausted": True}, 3) == "finalize"
+
+    def test_no_code_on_generate_then_pass(self, settings):
+        """Attempt 1 has no code (no sandbox run); attempt 2 runs and passes; the failure is feedback."""
+        coder = FailingCoder({1: FailureKind.NO_CODE})
+        sandbox = ScriptedSandbox([frame_document(EXPECTED)])
+        summary, events = run(settings, sandbox, coder)
+        assert summary.status == "passed" and summary.attempts == 2 and summary.failures == ["no_code"]
+        assert len(sandbox.specs) == 1 and coder.histories[0][0].kind == FailureKind.NO_CODE
+        assert [(e.node, e.attempt, e.outcome) for e in events[1:3]] == [("generate", 1, "no_code"), ("refine", 2, "ok")]
+        assert (settings.runs_dir / "r1" / "attempts" / "1" / "reply.md").read_text() == "no code here\n"
+
+    def test_llm_error_on_refine_then_pass(self, settings):
+        """A model error while refining is one failed attempt; the loop refines again and passes."""
+        coder = FailingCoder({2: FailureKind.LLM_ERROR})
+        sandbox = ScriptedSandbox([frame_document(EXPECTED.head(1)), frame_document(EXPECTED)])
+        summary, events = run(settings, sandbox, coder)
+        assert summary.status == "passed" and summary.attempts == 3
+        assert summary.failures == ["mismatch", "llm_error"]
+        assert ("refine", 2, "llm_error") in [(e.node, e.attempt, e.outcome) for e in events]
+
+    def test_coder_failures_until_the_limit(self, settings):
+        """Every attempt without code: failed at max_attempts, nothing run, nothing published."""
+        coder = FailingCoder({1: FailureKind.NO_CODE, 2: FailureKind.LLM_ERROR, 3: FailureKind.NO_CODE})
+        sandbox = ScriptedSandbox([])
+        summary, events = run(settings, sandbox, coder)
+        assert summary.status == "failed" and summary.attempts == 3 and sandbox.specs == []
+        assert summary.failures == ["no_code", "llm_error", "no_code"] and summary.parser_path == ""
+        assert events[-1].node == "finalize" and events[-1].outcome == "failed"
+
+    def test_exhausted_on_generate_ends_the_run(self, settings):
+        """A coder with nothing to try at all ends the run as failed instead of crashing."""
+
+        class Empty(CountingCoder):
+            def generate(self, analysis):  # noqa: ANN001, ANN201
+                raise CoderExhausted("no table header found")
+
+        summary, events = run(settings, ScriptedSandbox([]), Empty())
+        assert summary.status == "failed" and events[1].outcome == "exhausted"

@@ -80,7 +80,7 @@ class TestPlan:
         """Every strategy maps each expected column to its header label, in CSV order."""
         plan = next(c.plan for c in candidates if c.plan.strategy == strategy)
         assert [c.name for c in plan.columns] == COLUMNS
-        assert [c.label for c in plan.columns] == COLUMNS
+        assert [plan.header_labels[c.source] for c in plan.columns] == COLUMNS
         assert [c.kind for c in plan.columns] == ["date", "text", "number", "number", "number"]
         assert [c.dtype for c in plan.columns] == ["str", "str", "float64", "float64", "float64"]
 
@@ -131,13 +131,16 @@ class TestGeneratedCode:
             assert modules <= allowed, modules - allowed
 
     def test_starts_with_a_config_block(self, candidates: list[Candidate]) -> None:
-        """The column mapping and normalisation rules are literals before any function."""
+        """The column mapping and normalisation rules are literals in CONFIG, before any function."""
         tree = ast.parse(candidates[0].code)
         first_def = next(i for i, n in enumerate(tree.body) if isinstance(n, ast.FunctionDef))
-        names = {
-            t.id for n in tree.body[:first_def] if isinstance(n, ast.Assign) for t in n.targets
-        }
-        assert {"HEADER_LABELS", "COLUMNS", "DTYPES", "REQUIRED", "DATE_FORMATS"} <= names
+        (config,) = [n for n in tree.body[:first_def] if isinstance(n, ast.Assign)
+                     and [t.id for t in n.targets if isinstance(t, ast.Name)] == ["CONFIG"]]
+        assert isinstance(config.value, ast.Call)
+        keywords = {k.arg: k.value for k in config.value.keywords}
+        assert {"header_labels", "columns", "dtypes", "required", "date_formats"} <= set(keywords)
+        assert all(isinstance(ast.literal_eval(v), (str, int, float, bool, list, dict, type(None)))
+                   for v in keywords.values())
 
     def test_code_is_identical_for_the_same_analysis(self, analysis: Analysis) -> None:
         """Generation is deterministic, so a rerun proposes the same parser."""
@@ -179,7 +182,7 @@ class TestRefine:
         """generate gives the best-ranked candidate, named by its strategy label."""
         answer = OfflineCoder().generate(analysis)
         assert answer.code == candidates[0].code
-        assert answer.strategy == "ruled_tables/strict/drop"
+        assert answer.strategy == "ruled_tables/strict/drop-summaries/drop"
 
     def test_never_repeats_and_ends_exhausted(
         self, analysis: Analysis, candidates: list[Candidate]
@@ -222,14 +225,14 @@ class TestRefine:
         coder = OfflineCoder()
         first = coder.generate(analysis)
         history = [feedback(first, 1, FailureKind.MISMATCH, shape_report(100, 90))]
-        assert coder.refine(analysis, history).strategy == "ruled_tables/lenient/drop"
+        assert coder.refine(analysis, history).strategy == "ruled_tables/lenient/drop-summaries/drop"
 
     def test_wrong_cells_keep_the_extraction_and_the_rows(self, analysis: Analysis) -> None:
         """Same shape but wrong cells tries another continuation or boundary rule first."""
         coder = OfflineCoder()
         first = coder.generate(analysis)
         history = [feedback(first, 1, FailureKind.MISMATCH, CELL_REPORT)]
-        assert coder.refine(analysis, history).strategy == "ruled_tables/strict/merge"
+        assert coder.refine(analysis, history).strategy == "ruled_tables/strict/drop-summaries/merge"
 
     def test_refine_without_history_skips_the_first_candidate(
         self, analysis: Analysis, candidates: list[Candidate]

@@ -51,11 +51,11 @@ class Harness:
 
     def requests(self, outcome: str) -> float:
         labels = {"provider": self.config.provider, "model": "test-model", "outcome": outcome}
-        return self.registry.get_sample_value("sandloop_llm_requests_total", labels) or 0.0
+        return self.registry.get_sample_value("sbx_llm_requests_total", labels) or 0.0
 
     def tokens(self, direction: str) -> float:
         labels = {"provider": self.config.provider, "model": "test-model", "direction": direction}
-        return self.registry.get_sample_value("sandloop_llm_tokens_total", labels) or 0.0
+        return self.registry.get_sample_value("sbx_llm_tokens_total", labels) or 0.0
 
 
 class TestReplies:

@@ -10,7 +10,7 @@ from agents.llm.prompts import PromptFolder, PromptTemplate, TemplateError
 from controller.settings import PROJECT_ROOT
 
 PARSER = PromptFolder(PROJECT_ROOT / "agents" / "bank_parser" / "prompts")
-IDRIS = PromptFolder(PROJECT_ROOT / "agents" / "llm" / "prompts" / "idris")
+IDRIS = PromptFolder(PROJECT_ROOT / "agents" / "idris" / "prompts")
 
 #: The placeholders each template is documented (and rendered) with.
 PARSER_FIELDS = {

@@ -1,0 +1,167 @@
+"""Finding the transactions table in the analysed pages: its header and the rows under it.
+
+Two ways to see a table. *Ruled*: pdfplumber's ``extract_tables`` found a grid and one of
+its first rows reads like the header. *Words*: a line (or two stacked lines) of positioned
+words reads like the header and is followed by a line with data. "Reads like the header"
+means: no label is a number or a date, and at least two labels resemble the expected CSV's
+column names (without a CSV, any such line will do).
+
+Once the header is known, the rows come from the parser's own extraction functions
+(:mod:`~agents.bank_parser.coders._runtime`), so the coder studies exactly the cells the
+parser will see.
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Literal
+
+from agents.bank_parser.analysis import ExpectedSchema, PageAnalysis
+from agents.bank_parser.coders._mapping import name_similarity
+from agents.bank_parser.coders._runtime import (
+    RawRow,
+    Word,
+    group_lines,
+    header_groups,
+    page_table_rows,
+    page_word_rows,
+    squash,
+    tidy,
+)
+from agents.bank_parser.coders._values import is_numberish
+
+LINE_TOLERANCE = 3.0
+#: A text-only line this close under a data line (in line pitches) is a wrapped description.
+CONTINUATION_PITCHES = 1.6
+
+
+@dataclass
+class Layout:
+    """A table found in the analysed pages: header labels and the raw rows under it."""
+
+    source: Literal["tables", "words"]
+    labels: list[str]
+    header_lines: int = 1
+    rows: list[RawRow] = field(default_factory=list)
+    line_pitch: float = 0.0
+    continuations: int = 0
+
+    def column(self, index: int) -> list[str]:
+        """The cells of column ``index``, top to bottom."""
+        return [cells[index] for cells, _ in self.rows]
+
+
+def page_words(page: PageAnalysis) -> list[Word]:
+    """The page's words as the parser sees them (pdfplumber's dict form)."""
+    return [{"text": w.text, "x0": w.x0, "x1": w.x1, "top": w.top, "bottom": w.bottom}
+            for w in page.words]
+
+
+def header_score(labels: Sequence[str], expected: ExpectedSchema | None) -> float:
+    """How much a row of labels looks like the table header (higher is better, 0: not)."""
+    if len(labels) < 2 or any(not squash(x) or is_numberish(x) for x in labels):
+        return 0.0
+    if expected is None:
+        return 0.5
+    best = [max(name_similarity(col, x) for x in labels) for col in expected.columns]
+    hits = sum(1 for b in best if b >= 0.6)
+    return hits / len(expected.columns) if hits >= min(2, len(expected.columns)) else 0.0
+
+
+# --- ruled tables -----------------------------------------------------------------------
+
+
+def table_layout(pages: Sequence[PageAnalysis], expected: ExpectedSchema | None) -> Layout | None:
+    """The ruled tables' header (best match among each table's first rows) and their rows."""
+    labels = _table_header(pages, expected)
+    if labels is None:
+        return None
+    config = SimpleNamespace(header_labels=labels)
+    state: dict = {}
+    rows = [row for page in pages for row in page_table_rows(page.tables, state, config)]
+    return Layout("tables", labels, 1, rows)
+
+
+def _table_header(pages: Sequence[PageAnalysis], expected: ExpectedSchema | None) -> list[str] | None:
+    best: tuple[float, list[str]] | None = None
+    for table in (t for page in pages for t in page.tables):
+        for row in table[:3]:
+            labels = [tidy(cell) for cell in row if tidy(cell)]
+            score = header_score(labels, expected)
+            if score > 0 and (best is None or score > best[0]):
+                best = (score, labels)
+    return None if best is None else best[1]
+
+
+# --- positioned words -------------------------------------------------------------------
+
+
+def word_layout(pages: Sequence[PageAnalysis], expected: ExpectedSchema | None) -> Layout | None:
+    """The header found among the positioned words, and every line under it as cells."""
+    for page in pages:
+        found = find_word_header(group_lines(page_words(page), LINE_TOLERANCE), expected)
+        if found is not None:
+            labels, count = found
+            return words_under(pages, labels, count)
+    return None
+
+
+def words_under(pages: Sequence[PageAnalysis], labels: list[str], header_lines: int) -> Layout:
+    """The rows the parser would read under ``labels``, with line pitch and wrapped lines."""
+    config = SimpleNamespace(header_labels=labels, header_lines=header_lines,
+                             line_tolerance=LINE_TOLERANCE, boundary_rule="valley")
+    state: dict = {}
+    rows = [row for page in pages for row in page_word_rows(page_words(page), state, config)]
+    gaps = [gap for _, gap in rows if 0 < gap < float("inf")]
+    pitch = statistics.median(gaps) if gaps else 0.0
+    return Layout("words", labels, header_lines, rows, pitch, _continuations(rows, pitch))
+
+
+def find_word_header(lines: Sequence[list[Word]], expected: ExpectedSchema | None) -> tuple[list[str], int] | None:
+    """The best header among ``lines``: (labels, lines it takes), or None.
+
+    A header is one line, or two when the second sits close under the first and holds no
+    data (stacked labels such as "Money" over "Out"); a line with data must follow it.
+    """
+    best: tuple[float, list[str], int] | None = None
+    for i in range(len(lines)):
+        for count in (1, 2):
+            if i + count >= len(lines) or not _has_data(lines[i + count]):
+                continue
+            if count == 2 and not _stacked(lines[i], lines[i + 1]):
+                continue
+            labels = [" ".join(w["text"] for w in g) for g in header_groups(list(lines[i : i + count]))]
+            score = header_score(labels, expected)
+            if score > 0 and (best is None or score > best[0]):
+                best = (score, labels, count)
+        if best is not None and expected is None:
+            break
+    return None if best is None else (best[1], best[2])
+
+
+def _stacked(upper: list[Word], lower: list[Word]) -> bool:
+    """Whether ``lower`` can be the second line of a header printed on two lines."""
+    height = max(w["bottom"] - w["top"] for w in upper)
+    return not _has_data(lower) and lower[0]["top"] - upper[0]["top"] <= 2.0 * height
+
+
+def _has_data(line: Sequence[Word]) -> bool:
+    """Whether a line holds an amount or a date, i.e. is not just labels or prose."""
+    return any(is_numberish(w["text"]) for w in line)
+
+
+def _continuations(rows: Sequence[RawRow], pitch: float) -> int:
+    """Lines without amounts or dates right under a line with some: wrapped text."""
+    count = 0
+    for (above, _), (line, gap) in itertools.pairwise(rows):
+        if gap <= CONTINUATION_PITCHES * pitch and _cells_have_data(above) and not _cells_have_data(line):
+            count += 1
+    return count
+
+
+def _cells_have_data(cells: Sequence[str]) -> bool:
+    return any(is_numberish(word) for cell in cells for word in cell.split())

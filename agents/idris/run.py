@@ -1,0 +1,125 @@
+"""Run the Idris agent on one document: build the context, stream the graph, summarise."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agents.idris.coder import IdrisCoder
+from agents.idris.diagnostics import Category
+from agents.idris.document import DocumentText
+from agents.idris.graph import build_graph, recursion_backstop
+from agents.idris.nodes import AGENT
+from agents.idris.state import IdrisContext, IdrisState, NodeEvent
+from controller.artifacts import SUMMARY_FILE, RunArtifacts
+from controller.report import RunSummary
+from controller.sandbox.spec import Sandbox
+from controller.settings import SandboxLimits
+
+OnEvent = Callable[[NodeEvent], None]
+#: Why an attempt can fail, as run summaries and metrics label it: an error category, or the
+#: outcome of a check that produced no error block.
+IDRIS_REASONS = tuple(c.value for c in Category) + ("timeout", "oom", "crashed")
+
+
+@dataclass(frozen=True)
+class IdrisRunSummary(RunSummary):
+    """A run's outcome with what the Idris agent adds: module, analysis, styles tried."""
+
+    module: str = ""
+    analysis_path: str = ""
+    styles: list[str] = field(default_factory=list)
+    last_errors: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """The closing block a person reads."""
+        verdict = {
+            "passed": f"PASSED: {self.module} type-checks (idris2 --check)",
+            "failed": f"FAILED: {self.module} did not type-check within {self.max_attempts} attempt(s)",
+        }.get(self.status, self.status)
+        lines = [
+            "",
+            verdict,
+            f"  target        {self.target} ({self.agent}, coder {self.coder})",
+            f"  attempts      {self.attempts} of {self.max_attempts} (styles: {', '.join(self.styles) or '-'})",
+            f"  module        {self.parser_path or '(not published; see the attempts in the run folder)'}",
+            f"  analysis      {self.analysis_path or self.run_dir + '/analysis.md'}",
+            f"  artefacts     {self.run_dir}",
+            f"  wall time     {self.wall_seconds:.1f} s",
+            f"  in sandboxes  {self.sandbox_seconds:.1f} s",
+        ]
+        if self.status == "failed" and self.last_problem:
+            lines.append(f"  last problem  {self.last_problem}")
+            lines += [f"                {error}" for error in self.last_errors[:3]]
+        return lines
+
+
+@dataclass(frozen=True)
+class IdrisRunRequest:
+    """Everything one run needs, besides the sandbox and the coder."""
+
+    run_id: str
+    target: str
+    project: str
+    document_type: str
+    document: DocumentText
+    limits: SandboxLimits
+    max_attempts: int
+    runs_dir: Path
+    output_dir: Path
+
+
+def run_idris_agent(request: IdrisRunRequest, *, sandbox: Sandbox, image: str, coder: IdrisCoder,
+                    on_event: OnEvent) -> IdrisRunSummary:
+    """Run the loop to its end and write ``summary.json``; return the summary.
+
+    ``image`` is the tag of the image checks run in: the real idris2 image, or any image
+    whose ``/opt/sandloop/check-module`` entrypoint behaves the same (the tests' stand-in).
+    """
+    started = time.monotonic()
+    artifacts = RunArtifacts(request.runs_dir / request.run_id)
+    context = IdrisContext(
+        run_id=request.run_id, target=request.target, project=request.project,
+        document_type=request.document_type, document=request.document, sandbox=sandbox, image=image,
+        coder=coder, limits=request.limits, max_attempts=request.max_attempts, artifacts=artifacts,
+        output_dir=request.output_dir,
+    )
+    final = _stream(context, request.max_attempts, on_event)
+    summary = _summary(context, final, coder.name, time.monotonic() - started)
+    artifacts.write_json(SUMMARY_FILE, summary.to_json())
+    return summary
+
+
+def _stream(context: IdrisContext, max_attempts: int, on_event: OnEvent) -> IdrisState:
+    graph = build_graph(max_attempts)
+    final: dict[str, Any] = {}
+    config = {"recursion_limit": recursion_backstop(max_attempts)}
+    for mode, chunk in graph.stream({}, config, context=context, stream_mode=["updates", "values"]):
+        if mode == "updates":
+            for update in chunk.values():
+                for event in (update or {}).get("events", []):
+                    on_event(event)
+        else:
+            final = chunk
+    return final  # type: ignore[return-value]
+
+
+def _summary(context: IdrisContext, state: IdrisState, coder: str, wall: float) -> IdrisRunSummary:
+    history = state.get("history", [])
+    styles = list(dict.fromkeys([h.code.style for h in history] + ([state["code"].style] if "code" in state else [])))
+    published = state.get("published", "")
+    last = history[-1] if history else None
+    return IdrisRunSummary(
+        run_id=context.run_id, agent=AGENT, target=context.target, status=state.get("status", "failed"),
+        attempts=state.get("attempt", 0), max_attempts=context.max_attempts, parser_path=published,
+        run_dir=str(context.artifacts.run_dir), wall_seconds=wall,
+        sandbox_seconds=state.get("sandbox_seconds", 0.0), coder=coder,
+        failures=[h.reason for h in history],
+        last_problem=f"attempt {last.attempt}: {last.outcome}: {last.summary}" if last else "",
+        module=context.module,
+        analysis_path=str(context.output_dir / f"analysis_{context.project}.md") if published else "",
+        styles=styles, last_errors=[d.one_line() for d in last.diagnostics] if last else [],
+    )

@@ -1,0 +1,155 @@
+"""``data/<name>/target.toml``: which agent a target is for, and how to run it.
+
+    agent = "idris"                  # or "bank_parser" (the default without a target.toml)
+    project = "ServiceContract"      # idris: the module is Domains.ServiceContract
+    document_type = "contract"       # idris: contract | invoice | approval | other
+    document = "service_contract.pdf"  # idris, optional: else the folder's one .pdf/.txt/.md
+
+    [limits]                         # all optional
+    max_attempts = 5                 # --max-attempts on the command line wins
+    timeout_seconds = 30             # per check / execution
+    memory_mb = 1536
+
+A target without ``target.toml`` is a bank-statement target, as before. A file that does
+not validate is one clear line and exit 2, before anything runs.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from controller.errors import ConfigError, TargetError
+from controller.targets import check_target_name, known_targets
+
+TARGET_FILE = "target.toml"
+#: Documents the Idris agent reads; images are listed so that asking for one gets a clear "not yet".
+DOCUMENT_SUFFIXES = (".pdf", ".txt", ".md")
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".tif", ".tiff", ".webp")
+#: Names the generated module defines or the Prelude owns: a project may not take them.
+RESERVED_PROJECTS = frozenset((
+    "Money", "Date", "Period", "Amounts", "LineItem", "Party", "Role", "Client", "Contractor",
+    "Supplier", "Recipient", "Drafter", "Approver", "Witness", "String", "Integer", "Int", "Nat",
+    "Bool", "Maybe", "List", "Either", "So", "Type", "Dec", "Show", "Eq", "Ord", "IO", "Main",
+))
+_PROJECT = re.compile(r"^[A-Z][A-Za-z0-9]{0,63}$")
+_FILE = re.compile(r"^[^/\\]+$")
+
+
+class TargetLimits(BaseModel):
+    """Per-target limits; unset fields fall back to the settings (or the agent's defaults)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_attempts: int | None = Field(None, ge=1, le=50, description="Attempts before giving up.")
+    timeout_seconds: float | None = Field(None, gt=0, le=3600, description="Per sandbox run.")
+    memory_mb: int | None = Field(None, ge=64, le=65536, description="Sandbox memory limit.")
+
+
+class TargetConfig(BaseModel):
+    """The validated ``target.toml``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agent: Literal["bank_parser", "idris"] = "bank_parser"
+    project: str | None = Field(None, description="idris: module Domains.<project>.")
+    document_type: Literal["contract", "invoice", "approval", "other"] = "other"
+    document: str | None = Field(None, description="idris: the document's file name in the folder.")
+    limits: TargetLimits = Field(default_factory=TargetLimits)
+
+    @field_validator("project")
+    @classmethod
+    def _project_name(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        if not _PROJECT.match(value):
+            raise ValueError("project must be an Idris type name: a capital letter, then letters and "
+                             "digits (e.g. ServiceContract)")
+        if value in RESERVED_PROJECTS:
+            raise ValueError(f"project {value!r} clashes with a type the module defines; pick another")
+        return value
+
+    @field_validator("document")
+    @classmethod
+    def _plain_file(cls, value: str | None) -> str | None:
+        if value is not None and (not _FILE.match(value) or value in (".", "..")):
+            raise ValueError("document must be a file name in the target's folder, without folders")
+        return value
+
+    @model_validator(mode="after")
+    def _agent_needs(self) -> TargetConfig:
+        if self.agent == "idris" and self.project is None:
+            raise ValueError("agent 'idris' needs project = \"YourProject\" (the module is Domains.YourProject)")
+        if self.agent == "bank_parser" and (self.project or self.document):
+            raise ValueError("project and document apply to agent = \"idris\" only")
+        return self
+
+
+@dataclass(frozen=True)
+class DocumentTarget:
+    """A validated document target: its name, folder, document and configuration."""
+
+    name: str
+    folder: Path
+    document: Path
+    config: TargetConfig
+
+
+def load_target_config(data_dir: Path, name: str) -> TargetConfig | None:
+    """The target's ``target.toml``, validated; None when the target has none (or no folder).
+
+    Raises:
+        TargetError: a bad target name.
+        ConfigError: a ``target.toml`` that is not TOML or does not validate.
+    """
+    path = data_dir / check_target_name(name) / TARGET_FILE
+    if not path.is_file():
+        return None
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path} ({type(exc).__name__})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}", hint="see docs/idris.md, 'Targets'") from exc
+    try:
+        return TargetConfig.model_validate(document)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "target.toml"
+        message = str(first["msg"]).removeprefix("Value error, ")
+        raise ConfigError(f"{path}: {where}: {message}", hint="see docs/idris.md, 'Targets'") from exc
+
+
+def resolve_document_target(name: str, data_dir: Path, config: TargetConfig) -> DocumentTarget:
+    """Find the target's folder and its one document.
+
+    Raises:
+        TargetError: unknown target, no document, several documents, or a named one missing.
+    """
+    folder = data_dir / check_target_name(name)
+    if not folder.is_dir():
+        known = ", ".join(known_targets(data_dir)) or "none"
+        raise TargetError(f"unknown target {name!r}: there is no folder {folder}", hint=f"known targets: {known}")
+    return DocumentTarget(name, folder, _document(folder, config), config)
+
+
+def _document(folder: Path, config: TargetConfig) -> Path:
+    if config.document is not None:
+        path = folder / config.document
+        if not path.is_file():
+            raise TargetError(f"{folder / TARGET_FILE} names document {config.document!r}, which is not in {folder}")
+        return path
+    candidates = sorted(p for p in folder.iterdir()
+                        if p.is_file() and p.suffix.lower() in DOCUMENT_SUFFIXES + IMAGE_SUFFIXES)
+    if not candidates:
+        raise TargetError(f"no document in {folder}", hint="put the reference document (.pdf, .txt or .md) there")
+    if len(candidates) > 1:
+        names = ", ".join(p.name for p in candidates)
+        raise TargetError(f"{folder} holds several documents ({names})",
+                          hint=f'name the one to use: document = "{candidates[0].name}" in {TARGET_FILE}')
+    return candidates[0]
