@@ -6,9 +6,10 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | cksum | cut -d' ' -f1)
 TARGET ?=
 ARGS ?=
+SEED ?= 7
 
 .DEFAULT_GOAL := help
-.PHONY: help install run run-all check images test test-unit test-docker bench lock clean
+.PHONY: help install run run-all eval check images test test-unit test-docker bench lock clean
 .PHONY: stack stack-down
 
 help: ## List the targets
@@ -28,8 +29,24 @@ run: $(STAMP) ## Run the agent on data/$(TARGET): make run TARGET=icici [ARGS="-
 	@if [ -z "$(TARGET)" ]; then echo "usage: make run TARGET=<name>   (targets: $$(ls data | tr '\n' ' '))"; exit 2; fi
 	@$(PY) -m controller run --target "$(TARGET)" $(ARGS)
 
-check: $(STAMP) ## Check an existing parser: make check TARGET=icici PARSER=custom_parsers/icici_parser.py
-	@$(PY) -m controller check --target "$(TARGET)" --parser "$(PARSER)" $(ARGS)
+run-all: $(STAMP) ## Run the agent on every target in data/, SBX_PARALLEL_RUNS (default 2) at a time
+	@$(PY) -m controller run --all $(ARGS)
+
+# make eval: a fresh folder under .cache/eval per run (the 5 newest are kept), so evals never
+# share files; exit 0 once the corpus ran (its pass rate is the result), 2/3 on usage or
+# environment errors. The last line printed is "N passed, M failed".
+eval: $(STAMP) ## Generate the synthetic corpus (SEED=7) and run the agent on every bank in it
+	@set -e; mkdir -p .cache/eval; dir=$$(mktemp -d .cache/eval/run-XXXXXX); \
+	ls -dt .cache/eval/run-* | tail -n +6 | xargs -r rm -rf; \
+	echo "==> synthetic corpus (seed $(SEED)) and its runs: $$dir"; \
+	$(PY) -m tests.corpus.generate --out "$$dir/data" --seed "$(SEED)" >/dev/null; \
+	status=0; SBX_DATA_DIR="$$dir/data" SBX_RUNS_DIR="$$dir/runs" SBX_PARSERS_DIR="$$dir/custom_parsers" \
+	  $(PY) -m controller run --all $(ARGS) || status=$$?; \
+	if [ $$status -gt 1 ]; then exit $$status; fi
+
+check: $(STAMP) ## Check existing parsers: make check TARGET=icici PARSER="custom_parsers/icici_parser.py more/"
+	@if [ -z "$(TARGET)" ] || [ -z "$(PARSER)" ]; then echo "usage: make check TARGET=<name> PARSER=\"<file or folder>...\""; exit 2; fi
+	@$(PY) -m controller check --target "$(TARGET)" --parser $(PARSER) $(ARGS)
 
 images: $(STAMP) ## Build every sandbox image that is missing (bootstraps the base if needed)
 	@$(PY) -m controller images

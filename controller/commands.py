@@ -73,6 +73,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
 def check(args: argparse.Namespace, settings: Settings) -> int:
     """Run existing parsers through the sandbox and the comparison; exit 0 all pass, 1 otherwise."""
+    config = load_target_config(settings.data_dir, args.target)
+    if config is not None and config.agent != AGENT:
+        raise TargetError(f"{args.target} is a target of the {config.agent} agent; check runs bank-statement parsers",
+                          hint="use make run TARGET=" + args.target)
     target = resolve_target(args.target, settings.data_dir)
     parsers = collect_parsers(args.parser)
     jobs = args.jobs or settings.parallel_checks

@@ -35,7 +35,7 @@ _PROGRESS = re.compile(r"^\d+/\d+: Building (?P<module>\S+) \((?P<path>[^)]*)\)\
 _PROMPT = re.compile(r"^[A-Za-z_][\w.']*> ")
 _EXCERPT = re.compile(r"^\s*\d*\s*\|")
 _CARETS = re.compile(r"^\s*\^[\^\s]*$")
-_CONTEXT = re.compile(r"^While processing (?P<what>.+?) of (?P<name>\S+?)\.\s+(?P<rest>.*)$", re.DOTALL)
+_CONTEXT = re.compile(r"^While processing (?P<what>.+?) of (?P<name>\S+?)\.(?:\s+(?P<rest>.*))?$")
 
 
 class Category(StrEnum):
@@ -220,11 +220,17 @@ def _block(kind: str, header_text: str, lines: list[str]) -> Diagnostic:
 
 
 def _split_context(message: str) -> tuple[str, str]:
-    """``While processing right hand side of f. Rest`` → (``right hand side of f``, ``Rest``)."""
-    match = _CONTEXT.match(message)
+    """``While processing right hand side of f. Rest`` → (``right hand side of f``, ``Rest``).
+
+    Only the header line is searched, and only its first 500 characters: the transcript is
+    untrusted, and a lazy pattern over a huge message would be slow.
+    """
+    first, _, more = message.partition("\n")
+    match = _CONTEXT.match(first[:500])
     if match is None:
         return "", message
-    return f"{match['what']} of {match['name']}", match["rest"]
+    rest = match["rest"] + first[500:] + ("\n" + more if more else "")
+    return f"{match['what']} of {match['name']}", rest
 
 
 def classify(message: str) -> Category:

@@ -65,7 +65,6 @@ _NOT_FOUND = re.compile(r"^Module (?P<module>[\w.]+) not found")
 _NO_IMPL = re.compile(r"Can't find an implementation for (?P<iface>[\w.]+)\s+\(?(?P<type>[\w.]+)")
 _UNDEFINED = re.compile(r"(?:Undefined name|No such variable|No type declaration for) (?P<name>\S+?)\.?\s*$", re.M)
 _SUGGEST = re.compile(r"^Did you mean: (?P<name>[^,\s]+?)\?$", re.M)
-_POSSIBLE = re.compile(r"Possible results:\n(?P<rest>(?:\s+\S.*\n?)+)")
 _MISMATCH = re.compile(r"Mismatch between: (?P<a>[\w.]+) and (?P<b>[\w.]+)\.")
 _IMPORT = re.compile(r"^import[ \t]+(?:public[ \t]+)?(?P<module>[\w.]+)[ \t]*$", re.M)
 
@@ -158,14 +157,27 @@ def _undefined_name(code: str, module: str, d: Diagnostic) -> tuple[str, str, tu
 
 def _ambiguous(code: str, module: str, d: Diagnostic) -> tuple[str, str, tuple[str, ...]] | None:
     text = _span_text(code, module, d)
-    possible = _POSSIBLE.search(d.message)
-    if text is None or possible is None or not _is_identifier(text):
+    heads = _possible_results(d.message)
+    if text is None or not heads or not _is_identifier(text):
         return None
-    heads = [line.split()[0] for line in possible["rest"].splitlines() if line.strip()]
     chosen = next((h for h in heads if h.split(".")[-1] == text), None)
     if chosen is None:
         return None
     return _replace_span(code, d, chosen), f"qualified {text} as {chosen}", ()
+
+
+def _possible_results(message: str) -> list[str]:
+    """The heads of the indented lines after ``Possible results:`` (line by line, no backtracking)."""
+    lines = message.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.rstrip().endswith("Possible results:")), None)
+    if start is None:
+        return []
+    heads = []
+    for line in lines[start + 1:]:
+        if not line[:1].isspace() or not line.strip():
+            break
+        heads.append(line.split()[0])
+    return heads
 
 
 def _unification(code: str, module: str, d: Diagnostic) -> tuple[str, str, tuple[str, ...]] | None:

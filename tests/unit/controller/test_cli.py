@@ -76,3 +76,13 @@ class TestUsageErrors:
         """run --help lists --target and --max-attempts."""
         out = cli(tmp_path, "run", "--help").stdout
         assert "--target" in out and "--max-attempts" in out
+
+    def test_check_refuses_a_target_of_another_agent(self, tmp_path):
+        """check runs parsers; an Idris target (target.toml agent = idris) is refused, exit 2."""
+        from tests.conftest import PROJECT_ROOT
+
+        data = tmp_path / "data"
+        shutil.copytree(ICICI, data / "icici")
+        shutil.copytree(PROJECT_ROOT / "data" / "service-contract", data / "service-contract")
+        proc = cli(tmp_path, "check", "--target", "service-contract", "--parser", str(ICICI / "result.csv"))
+        assert_one_line_error(proc, "idris agent")
