@@ -9,7 +9,7 @@ ARGS ?=
 SEED ?= 7
 
 .DEFAULT_GOAL := help
-.PHONY: help install run run-all eval check images test test-unit test-docker bench lock clean
+.PHONY: help install run run-all eval check images test test-unit test-docker bench lint lock clean
 .PHONY: stack stack-down
 
 help: ## List the targets
@@ -56,6 +56,9 @@ test: $(STAMP) ## Run the whole test suite (unit, then integration against the D
 
 test-unit: $(STAMP) ## Run only the tests that need no Docker
 	@$(PY) -m pytest tests/unit
+
+lint: $(STAMP) ## Check the code for bugs ruff can see (unused or undefined names, bugbear)
+	@$(PY) -m ruff check controller agents sandbox_images tests tools
 
 bench: $(STAMP) ## Time the ICICI parser through the sandbox and as a plain local process
 	@$(PY) -m controller bench

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import ast
-import sys
-from pathlib import Path
 
 from agents.bank_parser.coders import check_coder, make_coder
-from agents.bank_parser.evaluate import IMAGE_NAME, execute_parser, judge, parser_spec
+from agents.bank_parser.evaluate import IMAGE_NAME, parser_spec
 from agents.bank_parser.nodes import AGENT
 from agents.bank_parser.run import run_parser_agent
 from agents.bank_parser.state import NodeEvent

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from agents.bank_parser.coders.base import Coder
-from agents.bank_parser.evaluate import IMAGE_NAME
 from agents.bank_parser.graph import build_graph, recursion_backstop
 from agents.bank_parser.lessons import run_record
 from agents.bank_parser.nodes import AGENT
