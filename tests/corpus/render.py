@@ -58,6 +58,8 @@ def format_date(day: object, fmt: str) -> str:
 def money(cents: int, spec: BankSpec, *, negative: bool = False) -> str:
     """An amount as the statement prints it: separators, currency, sign style."""
     body = f"{abs(cents) / 100:,.2f}" if spec.thousands else f"{abs(cents) / 100:.2f}"
+    if spec.decimal_comma:
+        body = body.replace(",", " ").replace(".", ",").replace(" ", ".")
     text = f"{spec.currency}{body}"
     if not negative:
         return text

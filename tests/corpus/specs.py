@@ -94,6 +94,8 @@ class BankSpec:
     negative: Literal["minus", "parens"] = "minus"
     """How a signed amount column shows debits."""
     thousands: bool = True
+    decimal_comma: bool = False
+    """Write 1.234,56 (thousands '.', decimals ',') instead of 1,234.56."""
     currency: str = ""
     """Prefix of every amount in the PDF, e.g. "$" or "Rs. "."""
     balance_suffix: bool = False
@@ -256,6 +258,38 @@ BANKS: tuple[BankSpec, ...] = (
              ("Balance", "balance")),
         rows=300, wrap_lines=3, carried_forward="undated", totals=True, pdf_date="%d/%m/%Y",
         csv_date="%d/%m/%Y",
+    ),
+    BankSpec(
+        name="juniper",
+        title="Juniper Savings Bank",
+        summary="ruled grid, an Amount column with a Dr/Cr column split into separate columns "
+        "for a CSV named in another language (Fecha, Concepto, Cargo, Abono, Saldo: mapped by "
+        "content alone), '05/08/2024' converted to 2024-08-05, dated opening and closing rows",
+        columns=(
+            _c("date", "Date", 62), _c("description", "Transaction Details", 215),
+            _c("amount", "Amount", 85, "right"), _c("marker", "Dr/Cr", 40, "center"),
+            _c("balance", "Balance", 90, "right"),
+        ),
+        csv=(("Fecha", "date"), ("Concepto", "description"), ("Cargo", "debit"),
+             ("Abono", "credit"), ("Saldo", "balance")),
+        rows=75, ruled=True, closing_row="dated", wrap_lines=2, pdf_date="%d/%m/%Y",
+        csv_date="%Y-%m-%d", amount_style="marker",
+    ),
+    BankSpec(
+        name="larkspur",
+        title="Larkspur Bank",
+        summary="borderless, two columns labelled 'Date' (booking and value date), decimal "
+        "commas '1.234,56' with '€' and ' Cr'/' Dr' suffixes turned into a signed Amount, "
+        "'05.08.24' converted to 05.08.2024, undated carried/brought-forward rows",
+        columns=(
+            _c("date", "Date", 52), _c("value_date", "Date", 52),
+            _c("description", "Description", 200), _c("amount", "Amount", 100, "right"),
+            _c("balance", "Balance", 100, "right"),
+        ),
+        csv=(("Booking Date", "date"), ("Value Date", "value_date"), ("Text", "description"),
+             ("Amount", "amount"), ("Balance", "balance")),
+        rows=120, opening_row="none", carried_forward="undated", pdf_date="%d.%m.%y",
+        csv_date="%d.%m.%Y", amount_style="suffix", decimal_comma=True, currency="€",
     ),
 )
 

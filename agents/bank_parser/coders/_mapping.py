@@ -1,11 +1,13 @@
 """Which PDF column (or computed amount) feeds each expected CSV column: by name and content.
 
-Names are compared by spelling and by shared banking concepts ("Withdrawals" and "Debit"
-are one concept). Content weighs more: the CSV's sample values found among a source's
-values is strong evidence even when the names differ. A *source* is a column of the PDF's
-table or an amount computed from the row (its debit part, credit part or signed amount, see
-:mod:`~agents.bank_parser.coders._amounts`), so a CSV that wants separate columns where the
-PDF prints one (or the reverse) maps like any other.
+Content decides first: the CSV's sample rows are lined up with the table's first dated
+rows, and a source that holds the sample's value in the same row (or is empty where the
+sample is) agrees with it. Names help where content cannot tell (spelling and shared
+banking concepts: "Withdrawals" and "Debit" are one concept), and are ignored when barely
+alike, so a CSV named in another language maps by content alone. A *source* is a column of
+the PDF's table or an amount computed from the row (its debit part, credit part or signed
+amount, see :mod:`~agents.bank_parser.coders._amounts`), so a CSV that wants separate
+columns where the PDF prints one (or the reverse) maps like any other.
 """
 
 from __future__ import annotations
@@ -40,6 +42,12 @@ SYNONYMS: dict[str, str] = {
     "no": "number", "num": "number",
 }  # fmt: skip
 
+#: Names less alike than this say nothing (short words share letters by chance).
+NAME_FLOOR = 0.6
+NAME_WEIGHT = 0.5
+#: The CSV's first row is looked for among the table's first few dated rows (balance rows).
+MAX_OFFSET = 5
+
 #: The name a computed amount answers to, for name similarity.
 DERIVED_NAMES = {"debit": "debit", "credit": "credit", "signed": "amount"}
 
@@ -52,7 +60,8 @@ class Source:
 
     key: SourceKey
     name: str
-    values: frozenset[object]
+    values: tuple[object, ...]
+    """The source's value (a :func:`cell_key`, None when empty) on each dated row of the table."""
 
 
 def concepts(text: str) -> set[str]:
@@ -70,13 +79,16 @@ def name_similarity(a: str, b: str) -> float:
 
 @functools.lru_cache(maxsize=16384)
 def cell_key(cell: str, numbers: NumberFormat = LENIENT) -> object:
-    """What a cell means, comparable with a sample value: a number, a date or plain text."""
-    number = parse_number(cell, numbers)
-    if number is not None:
-        return round(number, 6)
+    """What a cell means, comparable with a sample value: a date, a number or plain text.
+
+    Dates first: with a decimal comma, "01.09.23" would also read as the number 10923.
+    """
     formats = date_formats_of([cell])
     parsed = parse_date(cell, formats[0]) if formats else None
-    return parsed.date() if parsed is not None else tidy(cell).lower()
+    if parsed is not None:
+        return parsed.date()
+    number = parse_number(cell, numbers)
+    return round(number, 6) if number is not None else tidy(cell).lower()
 
 
 def sample_key(value: object) -> object:
@@ -91,11 +103,14 @@ def sample_key(value: object) -> object:
 def match_columns(expected: ExpectedSchema, sources: Sequence[Source]) -> dict[str, SourceKey]:
     """Map each expected column to a source, greedily on the best (column, source) pairs.
 
-    Score: name similarity plus the share of the column's samples found among the
-    source's values. Pairs under 0.5 are not used; a column left over stays empty.
+    Score: the share of sample rows the source agrees with (see :func:`content_score`) plus
+    half the name similarity when the names are clearly alike. Pairs under 0.5 are not
+    used; a column left over stays empty.
     """
+    offset = align(expected, sources)
     pairs = [
-        (name_similarity(column, source.name) + content_score(expected, column, source), i, column)
+        (content_score(expected, column, source, offset) + NAME_WEIGHT * _name_score(column, source.name),
+         i, column)
         for column in expected.columns
         for i, source in enumerate(sources)
     ]
@@ -108,9 +123,50 @@ def match_columns(expected: ExpectedSchema, sources: Sequence[Source]) -> dict[s
     return mapping
 
 
-def content_score(expected: ExpectedSchema, column: str, source: Source) -> float:
-    """Share of the column's non-empty sample values found among the source's values."""
-    samples = [s[column] for s in expected.sample_rows if s.get(column) is not None]
-    if not samples:
+def _name_score(a: str, b: str) -> float:
+    similarity = name_similarity(a, b)
+    return similarity if similarity >= NAME_FLOOR else 0.0
+
+
+def align(expected: ExpectedSchema, sources: Sequence[Source]) -> int | None:
+    """Which dated row of the table the CSV's first sample row is (None: no row agrees).
+
+    The offset where most sample values reappear in the same rows wins; the table's first
+    rows may be balance rows the CSV leaves out.
+    """
+    rows = min((len(s.values) for s in sources), default=0)
+    best: tuple[int, int] | None = None
+    for offset in range(min(rows, MAX_OFFSET + 1)):
+        hits = 0
+        for r, sample in enumerate(expected.sample_rows[: rows - offset]):
+            wanted = {sample_key(v) for v in sample.values() if v is not None}
+            hits += len(wanted & {s.values[offset + r] for s in sources})
+        if hits and (best is None or hits > best[0]):
+            best = (hits, offset)
+    return None if best is None else best[1]
+
+
+def content_score(expected: ExpectedSchema, column: str, source: Source, offset: int | None) -> float:
+    """Share of the sample rows where the source holds the sample's value (or, like the
+    sample, nothing) in the aligned row; 0 when the rows could not be aligned."""
+    if offset is None:
         return 0.0
-    return sum(1 for s in samples if sample_key(s) in source.values) / len(samples)
+    compared = agreed = 0
+    for r, sample in enumerate(expected.sample_rows):
+        if offset + r >= len(source.values):
+            break
+        compared += 1
+        agreed += agrees(sample.get(column), source.values[offset + r])
+    return agreed / compared if compared else 0.0
+
+
+def agrees(sample: object, value: object) -> bool:
+    """Whether a cell's key stands for a sample value: equal, both empty, or a long text
+    whose first words the cell holds (a description wrapped onto lines the cell lacks)."""
+    if sample is None or value is None:
+        return sample is None and value is None
+    key = sample_key(sample)
+    if key == value:
+        return True
+    return (isinstance(key, str) and isinstance(value, str) and len(key) >= 8 and len(value) >= 4
+            and key.startswith(value + " "))

@@ -180,22 +180,26 @@ class ParserPlan:
 
 
 def sources_of(layout: Layout, numbers: NumberFormat, amounts: AmountModel | None) -> list[Source]:
-    """Every source an output column can map to: each header position, then computed amounts."""
+    """Every source an output column can map to: each header position, then computed amounts.
+
+    A source's values are taken on the table's dated rows (transactions and balance rows,
+    not wrapped lines or footers), in order, to line up with the CSV's sample rows.
+    """
+    dated = [cells for cells, _ in layout.rows if any(is_date(c) for c in cells)]
     out = [
-        Source(i, label, frozenset(cell_key(c, numbers) for c in layout.column(i) if c))
+        Source(i, label, tuple(cell_key(cells[i], numbers) if cells[i] else None for cells in dated))
         for i, label in enumerate(layout.labels)
     ]
     if amounts is None:
         return out
     config = _value_config(numbers, amounts)
-    signed = [signed_amount(cells, config)[0] for cells, _ in layout.rows]
-    values = [float(s) for s in signed if s is not None]
+    signed = [signed_amount(cells, config)[0] for cells in dated]
     derived = {
-        "debit": {round(-v, 6) for v in values if v < 0},
-        "credit": {round(v, 6) for v in values if v > 0},
-        "signed": {round(v, 6) for v in values},
+        "debit": [round(-float(s), 6) if s is not None and s < 0 else None for s in signed],
+        "credit": [round(float(s), 6) if s is not None and s > 0 else None for s in signed],
+        "signed": [round(float(s), 6) if s is not None else None for s in signed],
     }
-    return out + [Source(key, DERIVED_NAMES[key], frozenset(v)) for key, v in derived.items()]
+    return out + [Source(key, DERIVED_NAMES[key], tuple(values)) for key, values in derived.items()]
 
 
 def _value_config(numbers: NumberFormat, amounts: AmountModel | None) -> SimpleNamespace:

@@ -21,7 +21,7 @@ from types import SimpleNamespace
 from typing import Literal
 
 from agents.bank_parser.analysis import ExpectedSchema, PageAnalysis
-from agents.bank_parser.coders._mapping import name_similarity
+from agents.bank_parser.coders._mapping import concepts, name_similarity
 from agents.bank_parser.coders._runtime import (
     RawRow,
     Word,
@@ -35,6 +35,11 @@ from agents.bank_parser.coders._runtime import (
 from agents.bank_parser.coders._values import is_numberish
 
 LINE_TOLERANCE = 3.0
+#: Concepts of header labels any bank statement's table uses (after synonyms).
+BANKING_WORDS = frozenset({
+    "date", "description", "debit", "credit", "balance", "amount", "reference", "cheque",
+    "transaction", "posting", "value", "paid", "money",
+})
 #: A text-only line this close under a data line (in line pitches) is a wrapped description.
 CONTINUATION_PITCHES = 1.6
 
@@ -62,14 +67,22 @@ def page_words(page: PageAnalysis) -> list[Word]:
 
 
 def header_score(labels: Sequence[str], expected: ExpectedSchema | None) -> float:
-    """How much a row of labels looks like the table header (higher is better, 0: not)."""
+    """How much a row of labels looks like the table header (higher is better, 0: not).
+
+    Labels resembling the expected CSV's column names count most; failing that (a CSV
+    named in another language, say), labels in the generic banking vocabulary ("Date",
+    "Withdrawals", "Balance"...) make a weaker header, and the columns map by content.
+    """
     if len(labels) < 2 or any(not squash(x) or is_numberish(x) for x in labels):
         return 0.0
+    vocabulary = sum(1 for x in labels if concepts(x) & BANKING_WORDS)
+    by_vocabulary = 0.5 * vocabulary / len(labels) if vocabulary >= 2 else 0.0
     if expected is None:
         return 0.5
     best = [max(name_similarity(col, x) for x in labels) for col in expected.columns]
     hits = sum(1 for b in best if b >= 0.6)
-    return hits / len(expected.columns) if hits >= min(2, len(expected.columns)) else 0.0
+    by_name = hits / len(expected.columns) if hits >= min(2, len(expected.columns)) else 0.0
+    return max(by_name, by_vocabulary)
 
 
 # --- ruled tables -----------------------------------------------------------------------

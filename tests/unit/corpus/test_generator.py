@@ -1,0 +1,136 @@
+"""The synthetic corpus generator: deterministic, real PDFs, CSVs that match, every layout covered."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pdfplumber
+import pytest
+
+from tests.corpus.generate import CSV_NAME, PDF_NAME, generate
+from tests.corpus.ledger import make_statement
+from tests.corpus.render import MARGIN, WIDTH, format_date
+from tests.corpus.specs import BANKS, OUTSIDE, bank
+
+SOME = ["corvid", "fernhill", "harbourline"]
+
+
+def files(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+class TestDeterminism:
+    """The same seed writes the same bytes; another seed writes another statement."""
+
+    def test_same_seed_same_bytes(self, tmp_path: Path) -> None:
+        """Two generations with seed 7 are byte-identical, PDFs included."""
+        generate(tmp_path / "a", 7, SOME)
+        generate(tmp_path / "b", 7, SOME)
+        assert files(tmp_path / "a") == files(tmp_path / "b")
+
+    def test_other_seed_other_statement(self, tmp_path: Path) -> None:
+        """Seed 8 gives different transactions."""
+        generate(tmp_path / "a", 7, ["corvid"])
+        generate(tmp_path / "b", 8, ["corvid"])
+        assert (tmp_path / "a/corvid" / CSV_NAME).read_bytes() != (tmp_path / "b/corvid" / CSV_NAME).read_bytes()
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("corpus")
+    generate(out, 7)
+    return out
+
+
+class TestFiles:
+    """What a bank folder holds."""
+
+    def test_one_folder_per_bank(self, corpus: Path) -> None:
+        """At least eight banks, each a target folder with one PDF and result.csv."""
+        folders = sorted(p.name for p in corpus.iterdir())
+        assert folders == sorted(s.name for s in BANKS) and len(folders) >= 8
+        for name in folders:
+            assert sorted(p.name for p in (corpus / name).iterdir()) == [CSV_NAME, PDF_NAME]
+
+    @pytest.mark.parametrize("spec", BANKS, ids=[s.name for s in BANKS])
+    def test_pdf_has_a_text_layer_with_the_transactions(self, corpus: Path, spec) -> None:  # noqa: ANN001
+        """The first and last transactions' dates are in the PDF's text, on the first and last page."""
+        txns = make_statement(spec, 7).transactions
+        with pdfplumber.open(corpus / spec.name / PDF_NAME) as pdf:
+            first, last = pdf.pages[0].extract_text(), pdf.pages[-1].extract_text()
+            pages = len(pdf.pages)
+        assert format_date(txns[0].date, spec.pdf_date) in first
+        assert format_date(txns[-1].date, spec.pdf_date) in last
+        assert pages >= (8 if spec.rows >= 300 else 2)
+
+    @pytest.mark.parametrize("spec", BANKS, ids=[s.name for s in BANKS])
+    def test_csv_has_a_row_per_transaction(self, corpus: Path, spec) -> None:  # noqa: ANN001
+        """One row per transaction (plus opening/closing rows where the CSV keeps them), the spec's columns."""
+        frame = pd.read_csv(corpus / spec.name / CSV_NAME)
+        extra = 2 if spec.keeps_balance_rows else 0
+        assert len(frame) == spec.rows + extra
+        assert list(frame.columns) == [name for name, _ in spec.csv]
+
+    def test_references_stay_strings(self, corpus: Path) -> None:
+        """Mixed references read back as text, zero padding kept."""
+        refs = pd.read_csv(corpus / "corvid" / CSV_NAME)["Reference"]
+        assert str(refs.dtype) in {"str", "object"} and refs.iloc[0].startswith("0")
+
+
+class TestSpecs:
+    """The specs cover every layout feature the issue lists."""
+
+    def test_columns_fit_the_page(self) -> None:
+        """No table is wider than the page between its margins."""
+        for spec in BANKS + OUTSIDE:
+            assert sum(c.width for c in spec.columns) <= WIDTH - 2 * MARGIN, spec.name
+
+    def test_every_feature_is_covered(self) -> None:
+        """Ruled and borderless, headers, balance rows, wraps, dates, amounts, order, refs, length."""
+        has = lambda predicate: any(predicate(s) for s in BANKS)  # noqa: E731
+        assert has(lambda s: s.ruled) and has(lambda s: not s.ruled)
+        assert has(lambda s: s.shaded_header)
+        assert has(lambda s: s.header_every_page) and has(lambda s: not s.header_every_page)
+        assert has(lambda s: s.footer and s.running_head)
+        assert has(lambda s: s.opening_row != "none") and has(lambda s: s.closing_row != "none")
+        assert has(lambda s: s.carried_forward != "none") and has(lambda s: s.totals)
+        assert has(lambda s: s.keeps_balance_rows)
+        assert has(lambda s: s.wrap_lines >= 2) and has(lambda s: s.wrap_lines >= 3)
+        assert has(lambda s: s.pdf_date == s.csv_date) and has(lambda s: s.pdf_date != s.csv_date)
+        assert has(lambda s: "%b" in s.pdf_date) and has(lambda s: "%y" in s.pdf_date)
+        assert has(lambda s: "%-d" in s.csv_date)
+        assert {s.amount_style for s in BANKS} == {"split", "signed", "marker", "suffix"}
+        assert has(lambda s: s.negative == "parens") and has(lambda s: s.currency)
+        assert has(lambda s: s.thousands) and has(lambda s: s.balance_suffix)
+        assert has(lambda s: "amount" in dict(s.csv).values() and s.amount_style == "split")
+        assert has(lambda s: "debit" in dict(s.csv).values() and s.amount_style != "split")
+        assert has(lambda s: [f for _, f in s.csv if f in s.pdf_fields] !=
+                   [f for f in s.pdf_fields if f in dict(s.csv).values()])
+        assert has(lambda s: any(c.field == f and c.label.replace("\n", " ") != n
+                                 for n, f in s.csv for c in s.columns))
+        assert has(lambda s: any("\n" in c.label for c in s.columns))
+        assert has(lambda s: "ref" in dict(s.csv).values() and s.ref_style == "mixed")
+        assert has(lambda s: s.rows >= 300)
+        assert len(BANKS) >= 8
+
+
+class TestCommandLine:
+    """python -m tests.corpus.generate."""
+
+    def test_writes_the_named_bank(self, tmp_path: Path) -> None:
+        """--bank limits the output; one line per bank."""
+        proc = subprocess.run([sys.executable, "-m", "tests.corpus.generate", "--out", str(tmp_path),
+                               "--seed", "3", "--bank", "kestrel"], capture_output=True, text=True, check=False)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.startswith("kestrel") and (tmp_path / "kestrel" / PDF_NAME).is_file()
+        assert bank("kestrel").layout == "cards"
+
+    def test_unknown_bank_is_one_line(self, tmp_path: Path) -> None:
+        """An unknown name is exit 2 and one line naming the banks."""
+        proc = subprocess.run([sys.executable, "-m", "tests.corpus.generate", "--out", str(tmp_path),
+                               "--bank", "nope"], capture_output=True, text=True, check=False)
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+        assert "aldermoor" in proc.stderr and not list(tmp_path.iterdir())
