@@ -38,11 +38,16 @@ from controller.settings import Settings
 from controller.targets import known_targets
 
 #: Status of a target by the child's exit code, when it left no summary.json to read.
-STATUS_BY_EXIT = {0: "passed", 1: "failed", 2: "error", 3: "error", 130: "interrupted"}
+STATUS_BY_EXIT = {
+    0: "passed", 1: "failed", 2: "error", 3: "error", 130: "interrupted",
+    -signal.SIGINT: "interrupted",  # stopped before Python could turn SIGINT into exit 130
+}  # fmt: skip
+STOPPED = frozenset({"interrupted", "not run"})
 OK_STATUSES = frozenset({"passed", "unverified"})
 #: ``run`` options passed on to every child when given (argparse dest -> option).
 FORWARDED = {"max_attempts": "--max-attempts", "coder": "--coder", "model": "--model"}
-RUN_LINE = re.compile(r"^==> run (\S+): ")
+#: The child's first line naming its run (run ids are letters, digits, '-' and '_' only).
+RUN_LINE = re.compile(r"^==> run ([A-Za-z0-9_-]+): ")
 
 
 @dataclass(frozen=True)
@@ -86,8 +91,10 @@ class Board:
         with self._lock:
             self.done += 1
             done = self.done
-        self.say(f"[{done}/{self.total}] {result.target}: {result.status}"
-                 f"{_attempts_phrase(result)}, {result.seconds:.1f} s")
+        self.say(
+            f"[{done}/{self.total}] {result.target}: {result.status}"
+            f"{_attempts_phrase(result)}, {result.seconds:.1f} s"
+        )
 
     def _print(self, text: str) -> None:
         with self._lock:
@@ -99,7 +106,7 @@ def _attempts_phrase(result: TargetResult) -> str:
 
 
 def run_all(args: argparse.Namespace, settings: Settings, stream: TextIO = sys.stdout) -> int:
-    """Run every target in ``settings.data_dir``; exit 0 when all passed (or are unverified), else 1.
+    """Run every target in ``settings.data_dir``; exit 0 when all passed (or unverified), else 1.
 
     Raises:
         TargetError: there is no target at all.
@@ -108,9 +115,11 @@ def run_all(args: argparse.Namespace, settings: Settings, stream: TextIO = sys.s
     """
     names = known_targets(settings.data_dir)
     if not names:
-        raise TargetError(f"no targets in {settings.data_dir}",
-                          hint="add a folder <name>/ with a statement PDF (and result.csv) there, "
-                               "or point SBX_DATA_DIR at one")
+        raise TargetError(
+            f"no targets in {settings.data_dir}",
+            hint="add a folder <name>/ with a statement PDF (and result.csv) there, "
+            "or point SBX_DATA_DIR at one",
+        )
     board = Board(stream, names)
     jobs = min(settings.parallel_runs, len(names))
     board.say(f"{len(names)} target(s) in {settings.data_dir}, {jobs} at a time")
@@ -167,6 +176,7 @@ class BatchRunner:
         self._lock = threading.Lock()
         self._running: dict[str, subprocess.Popen[str]] = {}
         self._results: dict[str, TargetResult] = {}
+        self._stopping = False
 
     def run(self, names: Sequence[str], jobs: int) -> list[TargetResult]:
         """Run every target; the results in ``names`` order."""
@@ -184,11 +194,16 @@ class BatchRunner:
 
     def results_so_far(self, names: Sequence[str]) -> list[TargetResult]:
         """Finished targets' results, and 'not run' for the others (after an interrupt)."""
-        return [self._results.get(name, TargetResult(name, "not run", None, None, 0.0)) for name in names]
+        return [
+            self._results.get(name, TargetResult(name, "not run", None, None, 0.0))
+            for name in names
+        ]
 
     def interrupt(self) -> None:
-        """Pass SIGINT to every running child (each removes its containers and exits 130)."""
+        """Pass SIGINT to every running child (each removes its containers and exits 130);
+        start no more."""
         with self._lock:
+            self._stopping = True
             running = list(self._running.values())
         for proc in running:
             if proc.poll() is None:
@@ -196,14 +211,38 @@ class BatchRunner:
 
     def run_one(self, name: str) -> TargetResult:
         """Run one target's child process to its end and read how it went."""
-        command = [sys.executable, "-m", "controller", "run", "--target", name, *self.options]
         started = time.monotonic()
+        try:
+            code, run_id, tail = self._child(name)
+        except OSError as exc:  # the interpreter could not be started: say so in the table
+            code, run_id, tail = 3, None, f"error: cannot start a run: {exc}"
+        if code is None:  # interrupted before it started
+            result = TargetResult(name, "not run", None, None, 0.0)
+        else:
+            result = outcome(name, code, self._summary(run_id), time.monotonic() - started, tail)
+        with self._lock:
+            self._results[name] = result
+        return result
+
+    def _child(self, name: str) -> tuple[int | None, str | None, str]:
+        """Run the child; (exit code or None if not started, its run id, its stderr's end)."""
+        command = [sys.executable, "-m", "controller", "run", "--target", name, *self.options]
         with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errors:
-            # Its own process group: a Ctrl-C at the terminal reaches the batch only, which
-            # passes exactly one SIGINT on (a second one could cut a child's clean-up short).
-            proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, text=True,
-                                    env=self.env, encoding="utf-8", errors="replace", process_group=0)
             with self._lock:
+                if self._stopping:
+                    return None, None, ""
+                # Its own process group: a Ctrl-C at the terminal reaches the batch only, which
+                # passes exactly one SIGINT on (a second could cut a child's clean-up short).
+                proc = subprocess.Popen(
+                    command,
+                    stdout=subprocess.PIPE,
+                    stderr=errors,
+                    text=True,
+                    env=self.env,
+                    encoding="utf-8",
+                    errors="replace",
+                    process_group=0,
+                )
                 self._running[name] = proc
             try:
                 run_id = self._relay(name, proc)
@@ -212,19 +251,15 @@ class BatchRunner:
                 with self._lock:
                     self._running.pop(name, None)
             errors.seek(0)
-            tail = errors.read()[-8192:]
-        result = outcome(name, code, self._summary(run_id), time.monotonic() - started, tail)
-        with self._lock:
-            self._results[name] = result
-        return result
+            return code, run_id, errors.read()[-8192:]
 
     def _relay(self, name: str, proc: subprocess.Popen[str]) -> str | None:
         """Show the child's progress lines (its closing summary is left for the table)."""
         run_id = None
         assert proc.stdout is not None
         for line in proc.stdout:
-            match = RUN_LINE.match(line)
-            if match:
+            match = RUN_LINE.match(line) if run_id is None else None
+            if match:  # only the first: later lines may quote a parser's (hostile) messages
                 run_id = match.group(1)
             if line.startswith(("==> ", "  [")):
                 self.board.relay(name, line)
@@ -235,19 +270,25 @@ class BatchRunner:
         if run_id is None:
             return None
         try:
-            return json.loads((self.settings.runs_dir / run_id / SUMMARY_FILE).read_text(encoding="utf-8"))
+            return json.loads(
+                (self.settings.runs_dir / run_id / SUMMARY_FILE).read_text(encoding="utf-8")
+            )
         except (OSError, ValueError):
             return None
 
 
-def outcome(name: str, code: int, summary: dict[str, object] | None, seconds: float,
-            stderr_tail: str = "") -> TargetResult:
+def outcome(
+    name: str, code: int, summary: dict[str, object] | None, seconds: float, stderr_tail: str = ""
+) -> TargetResult:
     """A target's result from its child's exit code, summary.json (if any) and stderr."""
     if summary is not None and code in (0, 1):
         return TargetResult(
-            target=name, status=str(summary.get("status", STATUS_BY_EXIT[code])),
-            attempts=_int(summary.get("attempts")), max_attempts=_int(summary.get("max_attempts")),
-            seconds=seconds, run_dir=str(summary.get("run_dir", "")),
+            target=name,
+            status=str(summary.get("status", STATUS_BY_EXIT[code])),
+            attempts=_int(summary.get("attempts")),
+            max_attempts=_int(summary.get("max_attempts")),
+            seconds=seconds,
+            run_dir=str(summary.get("run_dir", "")),
             note=str(summary.get("last_problem", "")),
         )
     status = STATUS_BY_EXIT.get(code, "error")
@@ -260,7 +301,9 @@ def _int(value: object) -> int | None:
 
 def _error_line(stderr_tail: str, code: int) -> str:
     """The child's one-line error (``error: ...``), else its exit status."""
-    lines = [line for line in stderr_tail.splitlines() if line.startswith(("error: ", "interrupted"))]
+    lines = [
+        line for line in stderr_tail.splitlines() if line.startswith(("error: ", "interrupted"))
+    ]
     return lines[-1] if lines else f"exit status {code}"
 
 
@@ -271,8 +314,10 @@ def print_table(results: Sequence[TargetResult], stream: TextIO) -> None:
     print(f"{'target':<{width}}  {'status':<11} {'attempts':>8}  {'time':>8}", file=stream)
     for r in results:
         attempts = f"{r.attempts}/{r.max_attempts}" if r.attempts is not None else "-"
-        print(f"{r.target:<{width}}  {r.status:<11} {attempts:>8}  {r.seconds:>6.1f} s", file=stream)
-    problems = [r for r in results if not r.ok and r.note]
+        print(
+            f"{r.target:<{width}}  {r.status:<11} {attempts:>8}  {r.seconds:>6.1f} s", file=stream
+        )
+    problems = [r for r in results if not r.ok and r.note and r.status not in STOPPED]
     if problems:
         print("", file=stream)
         for r in problems:
@@ -281,6 +326,9 @@ def print_table(results: Sequence[TargetResult], stream: TextIO) -> None:
     unverified = sum(1 for r in results if r.status == "unverified")
     if unverified:
         print(f"{unverified} unverified (no result.csv to check against)", file=stream)
+    stopped = sum(1 for r in results if r.status in STOPPED)
+    if stopped:
+        print(f"{stopped} interrupted or not run", file=stream)
     passed = sum(1 for r in results if r.status == "passed")
-    print(f"{passed} passed, {sum(1 for r in results if not r.ok)} failed", file=stream, flush=True)
-
+    failed = sum(1 for r in results if not r.ok and r.status not in STOPPED)
+    print(f"{passed} passed, {failed} failed", file=stream, flush=True)

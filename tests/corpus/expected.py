@@ -37,8 +37,17 @@ def transaction_values(txn: Transaction, spec: BankSpec) -> dict[Field, object]:
 def balance_values(label: str, day: object, cents: int, spec: BankSpec) -> dict[Field, object]:
     """An opening or closing balance row, for a CSV that keeps them."""
     text = format_date(day, spec.csv_date)
-    return {"date": text, "value_date": text, "description": label, "ref": NAN, "debit": NAN,
-            "credit": NAN, "amount": NAN, "marker": NAN, "balance": cents / 100}
+    return {
+        "date": text,
+        "value_date": text,
+        "description": label,
+        "ref": NAN,
+        "debit": NAN,
+        "credit": NAN,
+        "amount": NAN,
+        "marker": NAN,
+        "balance": cents / 100,
+    }
 
 
 def expected_frame(statement: Statement, spec: BankSpec) -> pd.DataFrame:
@@ -46,11 +55,14 @@ def expected_frame(statement: Statement, spec: BankSpec) -> pd.DataFrame:
     rows = [transaction_values(t, spec) for t in statement.transactions]
     if spec.keeps_balance_rows:
         if spec.opening_row != "none":
-            rows.insert(0, balance_values("Opening Balance", statement.start,
-                                          statement.opening_balance, spec))
+            rows.insert(
+                0,
+                balance_values("Opening Balance", statement.start, statement.opening_balance, spec),
+            )
         if spec.closing_row != "none":
-            rows.append(balance_values("Closing Balance", statement.end,
-                                       statement.closing_balance, spec))
+            rows.append(
+                balance_values("Closing Balance", statement.end, statement.closing_balance, spec)
+            )
     return pd.DataFrame([{name: row[f] for name, f in spec.csv} for row in rows])
 
 

@@ -62,11 +62,22 @@ def generate(out: Path, seed: int = DEFAULT_SEED, names: Sequence[str] = ()) -> 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line; prints one line per bank written."""
-    parser = argparse.ArgumentParser(prog="python -m tests.corpus.generate", description=__doc__.split("\n")[0])
-    parser.add_argument("--out", required=True, type=Path, help="folder to write the bank folders into")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"seed (default {DEFAULT_SEED})")
-    parser.add_argument("--bank", action="append", default=[], metavar="NAME",
-                        help="only this bank (repeatable; may name an outside layout such as kestrel)")
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.corpus.generate", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument(
+        "--out", required=True, type=Path, help="folder to write the bank folders into"
+    )
+    parser.add_argument(
+        "--seed", type=int, default=DEFAULT_SEED, help=f"seed (default {DEFAULT_SEED})"
+    )
+    parser.add_argument(
+        "--bank",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="only this bank (repeatable; may name an outside layout such as kestrel)",
+    )
     args = parser.parse_args(argv)
     try:
         written = generate(args.out, args.seed, args.bank)

@@ -16,22 +16,63 @@ from datetime import date, timedelta
 from tests.corpus.specs import BankSpec
 from tests.corpus.textfit import description_width, wrap
 
-PEOPLE = ("Asha Verma", "Tomas Lindqvist", "Mei Tanaka", "Ravi Kulkarni", "Olu Adeyemi",
-          "Clara Moss", "Ivan Petrov", "Nadia Haddad", "Sam Okafor", "Lena Fischer")
-MERCHANTS = ("Greenleaf Grocers", "Bluefin Fuel", "Corner Pharmacy", "Metro Cinemas",
-             "Orchard Market", "Quickcab Rides", "Papertrail Books", "Sunrise Bakery",
-             "Hilltop Hardware", "Northwind Travel")
+PEOPLE = (
+    "Asha Verma",
+    "Tomas Lindqvist",
+    "Mei Tanaka",
+    "Ravi Kulkarni",
+    "Olu Adeyemi",
+    "Clara Moss",
+    "Ivan Petrov",
+    "Nadia Haddad",
+    "Sam Okafor",
+    "Lena Fischer",
+)
+MERCHANTS = (
+    "Greenleaf Grocers",
+    "Bluefin Fuel",
+    "Corner Pharmacy",
+    "Metro Cinemas",
+    "Orchard Market",
+    "Quickcab Rides",
+    "Papertrail Books",
+    "Sunrise Bakery",
+    "Hilltop Hardware",
+    "Northwind Travel",
+)
 UTILITIES = ("City Power", "Clearwater Utilities", "Skyline Telecom", "Beacon Gas")
 EMPLOYERS = ("Lumen Systems Ltd", "Harbor Logistics", "Pinecrest Labs", "Vega Analytics")
-PURPOSES = ("monthly rent", "school fees for the autumn term", "shared holiday costs",
-            "repayment of the personal loan", "household expenses", "the annual club membership",
-            "furniture bought from the classifieds", "medical bills of last month")
-DEBITS = ("Card purchase {m}", "UPI payment to {p}", "ATM cash withdrawal {c}",
-          "Electricity bill {u}", "Mobile recharge {u}", "Direct debit {u}",
-          "Standing order to {p}", "Insurance premium {u}", "Loan instalment {n}",
-          "Online shopping {m}")
-CREDITS = ("Salary credit {e}", "NEFT transfer from {p}", "Interest credit", "Refund from {m}",
-           "Cheque deposit {c}", "Dividend {e}", "IMPS from {p}")
+PURPOSES = (
+    "monthly rent",
+    "school fees for the autumn term",
+    "shared holiday costs",
+    "repayment of the personal loan",
+    "household expenses",
+    "the annual club membership",
+    "furniture bought from the classifieds",
+    "medical bills of last month",
+)
+DEBITS = (
+    "Card purchase {m}",
+    "UPI payment to {p}",
+    "ATM cash withdrawal {c}",
+    "Electricity bill {u}",
+    "Mobile recharge {u}",
+    "Direct debit {u}",
+    "Standing order to {p}",
+    "Insurance premium {u}",
+    "Loan instalment {n}",
+    "Online shopping {m}",
+)
+CREDITS = (
+    "Salary credit {e}",
+    "NEFT transfer from {p}",
+    "Interest credit",
+    "Refund from {m}",
+    "Cheque deposit {c}",
+    "Dividend {e}",
+    "IMPS from {p}",
+)
 CITIES = ("Riverside", "Old Town", "Market Street", "Station Road", "Hill View")
 LONG_TAIL = " ref {n} for {purpose} as agreed with {p} on invoice {n2}"
 
@@ -77,14 +118,16 @@ def make_statement(spec: BankSpec, seed: int) -> Statement:
         day += timedelta(days=rng.choice((0, 0, 1, 1, 2)))
         cents = _amount(rng, balance)
         balance += cents
-        transactions.append(Transaction(
-            date=day,
-            value_date=day + timedelta(days=rng.choice((0, 0, 0, 1, 2))),
-            description=_description(rng, spec, credit=cents > 0),
-            ref=_ref(rng, spec.ref_style, index),
-            cents=cents,
-            balance=balance,
-        ))
+        transactions.append(
+            Transaction(
+                date=day,
+                value_date=day + timedelta(days=rng.choice((0, 0, 0, 1, 2))),
+                description=_description(rng, spec, credit=cents > 0),
+                ref=_ref(rng, spec.ref_style, index),
+                cents=cents,
+                balance=balance,
+            )
+        )
     return Statement(
         account_holder=rng.choice(PEOPLE),
         account_number=f"{rng.randrange(10**11, 10**12)}",
@@ -106,11 +149,21 @@ def _amount(rng: random.Random, balance: int) -> int:
 def _description(rng: random.Random, spec: BankSpec, *, credit: bool) -> str:
     """A narration that fits the description column in ``spec.wrap_lines`` lines."""
     template = rng.choice(CREDITS if credit else DEBITS)
-    text = template.format(m=rng.choice(MERCHANTS), p=rng.choice(PEOPLE), u=rng.choice(UTILITIES),
-                           e=rng.choice(EMPLOYERS), c=rng.choice(CITIES), n=rng.randrange(10, 99))
+    text = template.format(
+        m=rng.choice(MERCHANTS),
+        p=rng.choice(PEOPLE),
+        u=rng.choice(UTILITIES),
+        e=rng.choice(EMPLOYERS),
+        c=rng.choice(CITIES),
+        n=rng.randrange(10, 99),
+    )
     if spec.wrap_lines > 1 and rng.random() < 0.45:
-        text += LONG_TAIL.format(n=rng.randrange(1000, 9999), purpose=rng.choice(PURPOSES),
-                                 p=rng.choice(PEOPLE), n2=rng.randrange(100, 999))
+        text += LONG_TAIL.format(
+            n=rng.randrange(1000, 9999),
+            purpose=rng.choice(PURPOSES),
+            p=rng.choice(PEOPLE),
+            n2=rng.randrange(100, 999),
+        )
     return fit(text, spec)
 
 
@@ -133,5 +186,9 @@ def _ref(rng: random.Random, style: str, index: int) -> str:
         return f"{rng.randrange(1, 10**5):06d}"  # leading zero: only a string keeps it
     kind = rng.choice(("digits", "upi", "neft", "chq"))
     number = rng.randrange(1, 10**6)
-    return {"digits": f"{number:06d}", "upi": f"UPI/{number:06d}",
-            "neft": f"NEFT-N{number:06d}", "chq": f"CHQ{number:06d}"}[kind]
+    return {
+        "digits": f"{number:06d}",
+        "upi": f"UPI/{number:06d}",
+        "neft": f"NEFT-N{number:06d}",
+        "chq": f"CHQ{number:06d}",
+    }[kind]

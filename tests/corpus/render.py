@@ -51,7 +51,8 @@ class Item:
 
 def format_date(day: object, fmt: str) -> str:
     """``strftime`` with ``%-d``/``%-m`` (no zero padding) done here, so it works anywhere."""
-    text = fmt.replace("%-d", str(day.day)).replace("%-m", str(day.month))  # type: ignore[attr-defined]
+    text = fmt.replace("%-d", str(day.day))  # type: ignore[attr-defined]
+    text = text.replace("%-m", str(day.month))  # type: ignore[attr-defined]
     return day.strftime(text)  # type: ignore[attr-defined]
 
 
@@ -112,8 +113,10 @@ def total_items(statement: Statement, spec: BankSpec) -> list[Item]:
     if spec.amount_style == "split":
         cells: dict[Field, str] = {"debit": money(debits, spec), "credit": money(credits, spec)}
         return [Item("total", cells, ("Total",))]
-    return [Item("total", {"amount": money(debits, spec)}, ("Total debits",)),
-            Item("total", {"amount": money(credits, spec)}, ("Total credits",))]
+    return [
+        Item("total", {"amount": money(debits, spec)}, ("Total debits",)),
+        Item("total", {"amount": money(credits, spec)}, ("Total credits",)),
+    ]
 
 
 def table_items(statement: Statement, spec: BankSpec) -> list[Item]:
@@ -121,11 +124,15 @@ def table_items(statement: Statement, spec: BankSpec) -> list[Item]:
     items = []
     if spec.opening_row != "none":
         day = statement.start if spec.opening_row == "dated" else None
-        items.append(balance_item("opening", "Opening Balance", day, statement.opening_balance, spec))
+        items.append(
+            balance_item("opening", "Opening Balance", day, statement.opening_balance, spec)
+        )
     items += [transaction_item(i, t, spec) for i, t in enumerate(statement.transactions)]
     if spec.closing_row != "none":
         day = statement.end if spec.closing_row == "dated" else None
-        items.append(balance_item("closing", "Closing Balance", day, statement.closing_balance, spec))
+        items.append(
+            balance_item("closing", "Closing Balance", day, statement.closing_balance, spec)
+        )
     if spec.totals:
         items += total_items(statement, spec)
     return items
@@ -153,7 +160,9 @@ def row_height(item: Item, spec: BankSpec) -> float:
 
 def body_top(page: int, spec: BankSpec) -> float:
     """Where the first row of page ``page`` (0-based) starts."""
-    y = TOP - (LETTERHEAD_HEIGHT if page == 0 else (RUNNING_HEAD_HEIGHT if spec.running_head else 0))
+    y = TOP - (
+        LETTERHEAD_HEIGHT if page == 0 else (RUNNING_HEAD_HEIGHT if spec.running_head else 0)
+    )
     if page == 0 or spec.header_every_page:
         y -= header_height(spec)
     return y
@@ -169,7 +178,9 @@ def paginate(items: list[Item], statement: Statement, spec: BankSpec) -> list[li
     for item in items:
         if y - row_height(item, spec) - reserve < BOTTOM:
             if spec.carried_forward != "none":
-                pages[-1].append(balance_item("carried", "Balance carried forward", None, balance, spec))
+                pages[-1].append(
+                    balance_item("carried", "Balance carried forward", None, balance, spec)
+                )
             pages.append([])
             y = body_top(len(pages) - 1, spec)
             if spec.carried_forward != "none":
@@ -196,7 +207,9 @@ def column_x(spec: BankSpec) -> list[float]:
     return xs
 
 
-def draw_text(canvas: Canvas, column: Column, x0: float, y: float, text: str, font: str = FONT) -> None:
+def draw_text(
+    canvas: Canvas, column: Column, x0: float, y: float, text: str, font: str = FONT
+) -> None:
     """Draw ``text`` in a column at baseline ``y``, aligned as the column says."""
     canvas.setFont(font, SIZE)
     if column.align == "right":
@@ -217,10 +230,14 @@ def draw_letterhead(canvas: Canvas, statement: Statement, spec: BankSpec) -> Non
     canvas.setFont(BOLD, 11)
     canvas.drawString(MARGIN, y - 36, "Statement of Account")
     canvas.setFont(FONT, 8)
-    period = f"{format_date(statement.start, '%d %b %Y')} to {format_date(statement.end, '%d %b %Y')}"
-    rows = (("Account holder:", statement.account_holder, "Account number:", statement.account_number),
-            ("Branch:", "Riverside Main", "Statement period:", period),
-            ("Customer ID:", "C-48213", "Currency:", "Local"))
+    period = (
+        f"{format_date(statement.start, '%d %b %Y')} to {format_date(statement.end, '%d %b %Y')}"
+    )
+    rows = (
+        ("Account holder:", statement.account_holder, "Account number:", statement.account_number),
+        ("Branch:", "Riverside Main", "Statement period:", period),
+        ("Customer ID:", "C-48213", "Currency:", "Local"),
+    )
     for i, (k1, v1, k2, v2) in enumerate(rows):
         line = y - 54 - i * 12
         canvas.drawString(MARGIN, line, f"{k1} {v1}")
@@ -264,21 +281,28 @@ def draw_row(canvas: Canvas, item: Item, top: float, spec: BankSpec) -> float:
 def draw_footer(canvas: Canvas, page: int, pages: int) -> None:
     """Disclaimer and "Page X of Y" at the foot of the page."""
     canvas.setFont(FONT, 7)
-    canvas.drawString(MARGIN, 48, "This is a computer-generated statement; please report any "
-                      "discrepancy within 30 days.")
+    canvas.drawString(
+        MARGIN,
+        48,
+        "This is a computer-generated statement; please report any discrepancy within 30 days.",
+    )
     canvas.drawCentredString(WIDTH / 2, 34, f"Page {page} of {pages}")
 
 
-def draw_page(canvas: Canvas, number: int, items: list[Item], total: int,
-              statement: Statement, spec: BankSpec) -> None:
+def draw_page(
+    canvas: Canvas, number: int, items: list[Item], total: int, statement: Statement, spec: BankSpec
+) -> None:
     """One page: letterhead or running head, header (if printed here), rows, footer."""
     if number == 0:
         draw_letterhead(canvas, statement, spec)
         y = TOP - LETTERHEAD_HEIGHT
     elif spec.running_head:
         canvas.setFont(FONT, 8)
-        canvas.drawString(MARGIN, TOP - 10, f"{spec.title} - account {statement.account_number} "
-                          "- statement continued")
+        canvas.drawString(
+            MARGIN,
+            TOP - 10,
+            f"{spec.title} - account {statement.account_number} - statement continued",
+        )
         y = TOP - RUNNING_HEAD_HEIGHT
     else:
         y = TOP
@@ -298,7 +322,9 @@ def draw_page(canvas: Canvas, number: int, items: list[Item], total: int,
 
 def draw_cards(canvas: Canvas, statement: Statement, spec: BankSpec) -> None:
     """The no-table layout: a block of labelled lines per transaction."""
-    pages = [list(statement.transactions[i:i + 14]) for i in range(0, len(statement.transactions), 14)]
+    pages = [
+        list(statement.transactions[i : i + 14]) for i in range(0, len(statement.transactions), 14)
+    ]
     for number, txns in enumerate(pages):
         if number == 0:
             draw_letterhead(canvas, statement, spec)
@@ -308,8 +334,12 @@ def draw_cards(canvas: Canvas, statement: Statement, spec: BankSpec) -> None:
             canvas.drawString(MARGIN, y, f"Transaction on {format_date(txn.date, spec.pdf_date)}")
             canvas.setFont(FONT, 8)
             canvas.drawString(MARGIN + 12, y - 11, txn.description)
-            canvas.drawString(MARGIN + 12, y - 22, f"Amount: {money(txn.cents, spec, negative=txn.cents < 0)}"
-                              f"    Balance after: {money(txn.balance, spec)}")
+            canvas.drawString(
+                MARGIN + 12,
+                y - 22,
+                f"Amount: {money(txn.cents, spec, negative=txn.cents < 0)}"
+                f"    Balance after: {money(txn.balance, spec)}",
+            )
             y -= 40
         draw_footer(canvas, number + 1, len(pages))
         canvas.showPage()
@@ -332,4 +362,3 @@ def render_pdf(path: Path, statement: Statement, spec: BankSpec) -> int:
         canvas.showPage()
     canvas.save()
     return len(pages)
-

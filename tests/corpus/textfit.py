@@ -1,4 +1,4 @@
-"""Font metrics shared by the ledger (which trims descriptions) and the renderer (which wraps them)."""
+"""Font metrics shared by the ledger (which trims descriptions) and the renderer (which wraps)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def text_width(text: str, font: str = FONT, size: float = SIZE) -> float:
 
 
 def wrap(text: str, width: float) -> list[str]:
-    """Greedy word wrap of ``text`` into lines no wider than ``width`` (a long word stands alone)."""
+    """Greedy word wrap into lines no wider than ``width`` (a long word stands alone)."""
     lines: list[str] = []
     for word in text.split():
         if lines and text_width(f"{lines[-1]} {word}") <= width:

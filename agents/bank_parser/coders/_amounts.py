@@ -48,8 +48,12 @@ class AmountModel:
         if self.kind == "split":
             return {"kind": "split", "debit": self.debit, "credit": self.credit}
         if self.kind == "marker":
-            return {"kind": "marker", "amount": self.amount, "marker": self.marker,
-                    "debit_markers": list(DEBIT_MARKERS)}
+            return {
+                "kind": "marker",
+                "amount": self.amount,
+                "marker": self.marker,
+                "debit_markers": list(DEBIT_MARKERS),
+            }
         return {"kind": "signed", "amount": self.amount}
 
 

@@ -100,27 +100,55 @@ def sample_key(value: object) -> object:
     return cell_key(str(value))
 
 
-def match_columns(expected: ExpectedSchema, sources: Sequence[Source]) -> dict[str, SourceKey]:
+def match_columns(
+    expected: ExpectedSchema, sources: Sequence[Source], *, pair: bool = True
+) -> dict[str, SourceKey]:
     """Map each expected column to a source, greedily on the best (column, source) pairs.
 
     Score: the share of sample rows the source agrees with (see :func:`content_score`) plus
     half the name similarity when the names are clearly alike. Pairs under 0.5 are not
-    used; a column left over stays empty.
+    used; a column left over stays empty. With ``pair``, a debit/credit pair of computed
+    amounts is settled first (see :func:`_debit_credit_pair`).
     """
     offset = align(expected, sources)
     pairs = [
-        (content_score(expected, column, source, offset) + NAME_WEIGHT * _name_score(column, source.name),
-         i, column)
+        (
+            content_score(expected, column, source, offset)
+            + NAME_WEIGHT * _name_score(column, source.name),
+            i,
+            column,
+        )
         for column in expected.columns
         for i, source in enumerate(sources)
     ]
-    mapping: dict[str, SourceKey] = {}
-    used: set[int] = set()
+    mapping, used = _debit_credit_pair(pairs, sources) if pair else ({}, set())
     for score, i, column in sorted(pairs, key=lambda p: (-p[0], p[1])):
         if score >= 0.5 and column not in mapping and i not in used:
             mapping[column] = sources[i].key
             used.add(i)
     return mapping
+
+
+def _debit_credit_pair(
+    pairs: Sequence[tuple[float, int, str]], sources: Sequence[Source]
+) -> tuple[dict[str, SourceKey], set[int]]:
+    """Two CSV columns that are at their best as the computed debit and credit parts.
+
+    When the samples show only debits, "the PDF's Amount column" explains the debit column
+    as well as "the debit part" does; that another column is the credit part settles it.
+    """
+    index = {s.key: i for i, s in enumerate(sources)}
+    if "debit" not in index or "credit" not in index:
+        return {}, set()
+    best: dict[str, float] = {}
+    for score, _, column in pairs:
+        best[column] = max(best.get(column, 0.0), score)
+    at_best = {(i, column) for score, i, column in pairs if score >= 0.5 and score == best[column]}
+    debits = [c for i, c in at_best if i == index["debit"]]
+    credits = [c for i, c in at_best if i == index["credit"]]
+    if len(debits) == 1 and len(credits) == 1 and debits != credits:
+        return {debits[0]: "debit", credits[0]: "credit"}, {index["debit"], index["credit"]}
+    return {}, set()
 
 
 def _name_score(a: str, b: str) -> float:
@@ -146,7 +174,9 @@ def align(expected: ExpectedSchema, sources: Sequence[Source]) -> int | None:
     return None if best is None else best[1]
 
 
-def content_score(expected: ExpectedSchema, column: str, source: Source, offset: int | None) -> float:
+def content_score(
+    expected: ExpectedSchema, column: str, source: Source, offset: int | None
+) -> float:
     """Share of the sample rows where the source holds the sample's value (or, like the
     sample, nothing) in the aligned row; 0 when the rows could not be aligned."""
     if offset is None:
@@ -168,5 +198,10 @@ def agrees(sample: object, value: object) -> bool:
     key = sample_key(sample)
     if key == value:
         return True
-    return (isinstance(key, str) and isinstance(value, str) and len(key) >= 8 and len(value) >= 4
-            and key.startswith(value + " "))
+    return (
+        isinstance(key, str)
+        and isinstance(value, str)
+        and len(key) >= 8
+        and len(value) >= 4
+        and key.startswith(value + " ")
+    )

@@ -51,7 +51,7 @@ from agents.bank_parser.coders._values import (
 
 __all__ = [
     "DateRule", "NumberFormat", "ColumnSpec", "ParserPlan", "candidate_plans", "base_plans",
-    "choose_date_rule", "name_similarity", "parse_number", "SUMMARY_PATTERN",
+    "choose_date_rule", "detect_numbers", "name_similarity", "parse_number", "SUMMARY_PATTERN",
 ]  # fmt: skip
 
 Kind = Literal["text", "number", "date"]
@@ -132,8 +132,11 @@ class ParserPlan:
         one_sided = {"debit", "credit"}
         if self.amounts is not None and self.amounts.kind == "split":
             one_sided |= {self.amounts.debit, self.amounts.credit}  # type: ignore[arg-type]
-        return dates + tuple(c.name for c in mapped
-                             if c.kind == "number" and c.always_present and c.source not in one_sided)
+        return dates + tuple(
+            c.name
+            for c in mapped
+            if c.kind == "number" and c.always_present and c.source not in one_sided
+        )
 
     def date_rule(self, column: ColumnSpec) -> DateRule | None:
         """The date rule this plan uses for ``column``."""
@@ -157,8 +160,11 @@ class ParserPlan:
             "header_lines": self.header_lines,
             "columns": {c.name: [c.source, c.kind] for c in self.columns},
             "dtypes": {c.name: c.dtype for c in self.columns},
-            "date_formats": {c.name: [rule.pdf_format, rule.csv_format]
-                             for c in self.columns if (rule := self.date_rule(c))},
+            "date_formats": {
+                c.name: [rule.pdf_format, rule.csv_format]
+                for c in self.columns
+                if (rule := self.date_rule(c))
+            },
             **self.numbers.config(),
             "amounts": self.amounts.config() if self.amounts else None,
             "required": list(self.required),
@@ -187,7 +193,9 @@ def sources_of(layout: Layout, numbers: NumberFormat, amounts: AmountModel | Non
     """
     dated = [cells for cells, _ in layout.rows if any(is_date(c) for c in cells)]
     out = [
-        Source(i, label, tuple(cell_key(cells[i], numbers) if cells[i] else None for cells in dated))
+        Source(
+            i, label, tuple(cell_key(cells[i], numbers) if cells[i] else None for cells in dated)
+        )
         for i, label in enumerate(layout.labels)
     ]
     if amounts is None:
@@ -210,7 +218,8 @@ def expected_specs(
     layout: Layout, expected: ExpectedSchema, numbers: NumberFormat, amounts: AmountModel | None
 ) -> list[ColumnSpec]:
     """One spec per expected column, in the CSV's order, from the matched sources."""
-    mapping = match_columns(expected, sources_of(layout, numbers, amounts))
+    split = amounts is not None and amounts.kind == "split"  # printed debit/credit columns exist
+    mapping = match_columns(expected, sources_of(layout, numbers, amounts), pair=not split)
     specs = []
     for column in expected.columns:
         samples = [s.get(column) for s in expected.sample_rows]
@@ -218,11 +227,16 @@ def expected_specs(
         source = mapping.get(column)
         kind = _expected_kind(expected.dtypes[column], present, source)
         cells = layout.column(source) if isinstance(source, int) else []
-        specs.append(ColumnSpec(
-            name=column, source=source, kind=kind, dtype=expected.dtypes[column],
-            always_present=bool(samples) and len(present) == len(samples),
-            dates=tuple(date_rules(cells, present)) if kind == "date" else (),
-        ))
+        specs.append(
+            ColumnSpec(
+                name=column,
+                source=source,
+                kind=kind,
+                dtype=expected.dtypes[column],
+                always_present=bool(samples) and len(present) == len(samples),
+                dates=tuple(date_rules(cells, present)) if kind == "date" else (),
+            )
+        )
     return specs
 
 
@@ -248,11 +262,16 @@ def inferred_specs(layout: Layout, numbers: NumberFormat) -> list[ColumnSpec]:
             kind = "date"
         elif filled and amounts >= 0.6 * len(filled):
             kind = "number"
-        specs.append(ColumnSpec(
-            name=label, source=i, kind=kind, dtype="float64" if kind == "number" else "str",
-            always_present=bool(cells) and len(filled) == len(cells),
-            dates=tuple(date_rules(cells, [])[:1]) if kind == "date" else (),
-        ))
+        specs.append(
+            ColumnSpec(
+                name=label,
+                source=i,
+                kind=kind,
+                dtype="float64" if kind == "number" else "str",
+                always_present=bool(cells) and len(filled) == len(cells),
+                dates=tuple(date_rules(cells, [])[:1]) if kind == "date" else (),
+            )
+        )
     return specs
 
 
@@ -265,7 +284,10 @@ def shows_summaries(expected: ExpectedSchema | None, specs: Sequence[ColumnSpec]
         return True
     amounts = [c.name for c in specs if c.kind == "number" and isinstance(c.source, str)]
     for row in expected.sample_rows:
-        if any(isinstance(v, str) and re.search(SUMMARY_PATTERN, v, re.IGNORECASE) for v in row.values()):
+        if any(
+            isinstance(v, str) and re.search(SUMMARY_PATTERN, v, re.IGNORECASE)
+            for v in row.values()
+        ):
             return True
         if amounts and all(row.get(name) is None for name in amounts):
             return True
@@ -275,11 +297,17 @@ def shows_summaries(expected: ExpectedSchema | None, specs: Sequence[ColumnSpec]
 # --- plans ------------------------------------------------------------------------------
 
 
-def base_plan(strategy: Strategy, layout: Layout, expected: ExpectedSchema | None) -> ParserPlan | None:
+def base_plan(
+    strategy: Strategy, layout: Layout, expected: ExpectedSchema | None
+) -> ParserPlan | None:
     """The plan for one extraction strategy, or None if its table matches no column."""
     numbers = detect_numbers(c for cells, _ in layout.rows for c in cells)
     amounts = detect_amounts(layout, numbers)
-    specs = expected_specs(layout, expected, numbers, amounts) if expected else inferred_specs(layout, numbers)
+    specs = (
+        expected_specs(layout, expected, numbers, amounts)
+        if expected
+        else inferred_specs(layout, numbers)
+    )
     if not any(s.source is not None for s in specs):
         return None
     words = layout.source == "words"
@@ -313,27 +341,35 @@ def base_plans(analysis: Analysis) -> list[ParserPlan]:
         base_plan("word_positions", words, expected) if words else None,
         base_plan("aligned_tables", words, expected) if words else None,
     ]
-    return [p for p in plans if p is not None]
+    found = [p for p in plans if p is not None]
+    if (
+        not found and expected is not None
+    ):  # a "header" that maps nothing: still try the CSV's names
+        fallback = base_plan("word_positions", fallback_layout(expected), expected)
+        found = [fallback] if fallback is not None else []
+    return found
 
 
 def variants(base: ParserPlan) -> list[ParserPlan]:
     """The base plan and its variations, base settings first in every dimension.
 
-    Row filter (too few rows), summary rows (balance rows kept or dropped), wrapped-line
-    handling (cut descriptions) and, for position-based strategies, column boundaries (text
-    landing in amount columns).
+    Date rule (when the samples leave a choice), column boundaries (position-based
+    strategies: text landing in amount columns), wrapped-line handling (cut descriptions),
+    summary rows (balance rows kept or dropped) and the row filter (too few rows); the last
+    varies fastest.
     """
-    filters = _first(base.row_filter, ("strict", "lenient"))
-    summaries = _first(base.summaries, ("drop", "keep"))
-    continuations = _first(base.continuation, ("merge", "drop"))
-    boundaries = (
-        _first(base.boundary, ("valley", "gap_midpoint", "center_midpoint"))
-        if base.strategy != "ruled_tables" else (base.boundary,)
-    )
-    choices = (0, 1) if any(len(c.dates) > 1 for c in base.columns) else (0,)
+    dimensions: dict[str, tuple[object, ...]] = {
+        "date_choice": (0, 1) if any(len(c.dates) > 1 for c in base.columns) else (0,),
+        "boundary": _first(base.boundary, ("valley", "gap_midpoint", "center_midpoint"))
+        if base.strategy != "ruled_tables"
+        else (base.boundary,),
+        "continuation": _first(base.continuation, ("merge", "drop")),
+        "summaries": _first(base.summaries, ("drop", "keep")),
+        "row_filter": _first(base.row_filter, ("strict", "lenient")),
+    }
     return [
-        replace(base, row_filter=f, summaries=s, continuation=c, boundary=b, date_choice=d)  # type: ignore[arg-type]
-        for d, b, c, s, f in itertools.product(choices, boundaries, continuations, summaries, filters)
+        replace(base, **dict(zip(dimensions, combination, strict=True)))  # type: ignore[arg-type]
+        for combination in itertools.product(*dimensions.values())
     ]
 
 

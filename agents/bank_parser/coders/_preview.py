@@ -70,14 +70,22 @@ class Previewer:
         return PreviewScore(FULL if full else PARTIAL, matched, count_ok)
 
     def _raw_rows(self, plan: ParserPlan, config: SimpleNamespace) -> list[RawRow]:
-        key = (plan.strategy, plan.header_labels, plan.header_lines, plan.boundary, plan.line_tolerance)
+        key = (
+            plan.strategy,
+            plan.header_labels,
+            plan.header_lines,
+            plan.boundary,
+            plan.line_tolerance,
+        )
         if key not in self._raw:
             state: dict = {}
             pages = self.analysis.pages
             if plan.strategy == "ruled_tables":
                 rows = [r for page in pages for r in page_table_rows(page.tables, state, config)]
             else:
-                rows = [r for page in pages for r in page_word_rows(page_words(page), state, config)]
+                rows = [
+                    r for page in pages for r in page_word_rows(page_words(page), state, config)
+                ]
             self._raw[key] = rows
         return self._raw[key]
 

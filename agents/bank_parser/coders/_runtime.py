@@ -126,7 +126,9 @@ def find_header(lines: list[list[Word]], config: SimpleNamespace) -> tuple[int, 
     return None
 
 
-def column_cuts(spans: list[tuple[float, float]], below: list[list[Word]], rule: str) -> list[float]:
+def column_cuts(
+    spans: list[tuple[float, float]], below: list[list[Word]], rule: str
+) -> list[float]:
     """X positions separating adjacent columns.
 
     valley: between two labels' centres, where the fewest words under the header cross
@@ -193,7 +195,10 @@ def page_word_rows(words: list[Word], state: dict, config: SimpleNamespace) -> I
     previous = None
     for line in lines:
         top = line[0]["top"]
-        yield split_line(line, state["cuts"]), (float("inf") if previous is None else top - previous)
+        yield (
+            split_line(line, state["cuts"]),
+            (float("inf") if previous is None else top - previous),
+        )
         previous = top
 
 
@@ -254,7 +259,9 @@ def page_aligned_rows(page: Any, state: dict, config: SimpleNamespace) -> Iterat
     top = 0.0
     if header is not None:
         state["cuts"] = column_cuts(header[1], lines[header[0] :], config.boundary_rule)
-        top = max(w["bottom"] for line in lines[header[0] - config.header_lines : header[0]] for w in line)
+        top = max(
+            w["bottom"] for line in lines[header[0] - config.header_lines : header[0]] for w in line
+        )
     cuts = state.get("cuts")
     if not cuts:
         return
@@ -264,8 +271,11 @@ def page_aligned_rows(page: Any, state: dict, config: SimpleNamespace) -> Iterat
         return
     left = min([cuts[0]] + [w["x0"] for w in words]) - 1
     right = max([cuts[-1]] + [w["x1"] for w in words]) + 1
-    settings = {"vertical_strategy": "explicit", "explicit_vertical_lines": [left, *cuts, right],
-                "horizontal_strategy": "text"}
+    settings = {
+        "vertical_strategy": "explicit",
+        "explicit_vertical_lines": [left, *cuts, right],
+        "horizontal_strategy": "text",
+    }
     width = len(config.header_labels)
     for table in region.extract_tables(settings):
         gap = float("inf")
@@ -400,7 +410,9 @@ def row_values(cells: list[str], config: SimpleNamespace) -> dict[str, str | Non
 # --- rows -------------------------------------------------------------------------------
 
 
-def is_transaction(values: dict[str, str | None], cells: list[str], config: SimpleNamespace) -> bool:
+def is_transaction(
+    values: dict[str, str | None], cells: list[str], config: SimpleNamespace
+) -> bool:
     """A row is kept when its required columns hold valid values and it is no summary row.
 
     Repeated headers, letterheads, page footers and totals fail the first test; opening,

@@ -14,6 +14,7 @@ parser will see.
 from __future__ import annotations
 
 import itertools
+import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -36,10 +37,23 @@ from agents.bank_parser.coders._values import is_numberish
 
 LINE_TOLERANCE = 3.0
 #: Concepts of header labels any bank statement's table uses (after synonyms).
-BANKING_WORDS = frozenset({
-    "date", "description", "debit", "credit", "balance", "amount", "reference", "cheque",
-    "transaction", "posting", "value", "paid", "money",
-})
+BANKING_WORDS = frozenset(
+    {
+        "date",
+        "description",
+        "debit",
+        "credit",
+        "balance",
+        "amount",
+        "reference",
+        "cheque",
+        "transaction",
+        "posting",
+        "value",
+        "paid",
+        "money",
+    }
+)
 #: A text-only line this close under a data line (in line pitches) is a wrapped description.
 CONTINUATION_PITCHES = 1.6
 
@@ -62,8 +76,10 @@ class Layout:
 
 def page_words(page: PageAnalysis) -> list[Word]:
     """The page's words as the parser sees them (pdfplumber's dict form)."""
-    return [{"text": w.text, "x0": w.x0, "x1": w.x1, "top": w.top, "bottom": w.bottom}
-            for w in page.words]
+    return [
+        {"text": w.text, "x0": w.x0, "x1": w.x1, "top": w.top, "bottom": w.bottom}
+        for w in page.words
+    ]
 
 
 def header_score(labels: Sequence[str], expected: ExpectedSchema | None) -> float:
@@ -73,7 +89,7 @@ def header_score(labels: Sequence[str], expected: ExpectedSchema | None) -> floa
     named in another language, say), labels in the generic banking vocabulary ("Date",
     "Withdrawals", "Balance"...) make a weaker header, and the columns map by content.
     """
-    if len(labels) < 2 or any(not squash(x) or is_numberish(x) for x in labels):
+    if len(labels) < 2 or any(not squash(x) or _holds_data(x) for x in labels):
         return 0.0
     vocabulary = sum(1 for x in labels if concepts(x) & BANKING_WORDS)
     by_vocabulary = 0.5 * vocabulary / len(labels) if vocabulary >= 2 else 0.0
@@ -83,6 +99,13 @@ def header_score(labels: Sequence[str], expected: ExpectedSchema | None) -> floa
     hits = sum(1 for b in best if b >= 0.6)
     by_name = hits / len(expected.columns) if hits >= min(2, len(expected.columns)) else 0.0
     return max(by_name, by_vocabulary)
+
+
+def _holds_data(label: str) -> bool:
+    """Whether a would-be label is, or contains, an amount or a date ("Amount: -7,901.85")."""
+    return is_numberish(label) or any(
+        re.search(r"\d", word) and is_numberish(word) for word in label.split()
+    )
 
 
 # --- ruled tables -----------------------------------------------------------------------
@@ -99,7 +122,9 @@ def table_layout(pages: Sequence[PageAnalysis], expected: ExpectedSchema | None)
     return Layout("tables", labels, 1, rows)
 
 
-def _table_header(pages: Sequence[PageAnalysis], expected: ExpectedSchema | None) -> list[str] | None:
+def _table_header(
+    pages: Sequence[PageAnalysis], expected: ExpectedSchema | None
+) -> list[str] | None:
     best: tuple[float, list[str]] | None = None
     for table in (t for page in pages for t in page.tables):
         for row in table[:3]:
@@ -125,8 +150,12 @@ def word_layout(pages: Sequence[PageAnalysis], expected: ExpectedSchema | None) 
 
 def words_under(pages: Sequence[PageAnalysis], labels: list[str], header_lines: int) -> Layout:
     """The rows the parser would read under ``labels``, with line pitch and wrapped lines."""
-    config = SimpleNamespace(header_labels=labels, header_lines=header_lines,
-                             line_tolerance=LINE_TOLERANCE, boundary_rule="valley")
+    config = SimpleNamespace(
+        header_labels=labels,
+        header_lines=header_lines,
+        line_tolerance=LINE_TOLERANCE,
+        boundary_rule="valley",
+    )
     state: dict = {}
     rows = [row for page in pages for row in page_word_rows(page_words(page), state, config)]
     gaps = [gap for _, gap in rows if 0 < gap < float("inf")]
@@ -134,7 +163,9 @@ def words_under(pages: Sequence[PageAnalysis], labels: list[str], header_lines: 
     return Layout("words", labels, header_lines, rows, pitch, _continuations(rows, pitch))
 
 
-def find_word_header(lines: Sequence[list[Word]], expected: ExpectedSchema | None) -> tuple[list[str], int] | None:
+def find_word_header(
+    lines: Sequence[list[Word]], expected: ExpectedSchema | None
+) -> tuple[list[str], int] | None:
     """The best header among ``lines``: (labels, lines it takes), or None.
 
     A header is one line, or two when the second sits close under the first and holds no
@@ -147,7 +178,9 @@ def find_word_header(lines: Sequence[list[Word]], expected: ExpectedSchema | Non
                 continue
             if count == 2 and not _stacked(lines[i], lines[i + 1]):
                 continue
-            labels = [" ".join(w["text"] for w in g) for g in header_groups(list(lines[i : i + count]))]
+            labels = [
+                " ".join(w["text"] for w in g) for g in header_groups(list(lines[i : i + count]))
+            ]
             score = header_score(labels, expected)
             if score > 0 and (best is None or score > best[0]):
                 best = (score, labels, count)
@@ -171,7 +204,11 @@ def _continuations(rows: Sequence[RawRow], pitch: float) -> int:
     """Lines without amounts or dates right under a line with some: wrapped text."""
     count = 0
     for (above, _), (line, gap) in itertools.pairwise(rows):
-        if gap <= CONTINUATION_PITCHES * pitch and _cells_have_data(above) and not _cells_have_data(line):
+        if (
+            gap <= CONTINUATION_PITCHES * pitch
+            and _cells_have_data(above)
+            and not _cells_have_data(line)
+        ):
             count += 1
     return count
 

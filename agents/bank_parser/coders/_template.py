@@ -65,27 +65,48 @@ def parse(pdf_path: str) -> pd.DataFrame:
     return build_frame(collect_rows(raw_rows, CONFIG), CONFIG)
 '''
 
-WORD_HEADER = (rt.group_lines, rt.label_groups, rt.header_groups, rt.find_label, rt.find_header,
-               rt.column_cuts, rt.emptiest_x)
+WORD_HEADER = (
+    rt.group_lines,
+    rt.label_groups,
+    rt.header_groups,
+    rt.find_label,
+    rt.find_header,
+    rt.column_cuts,
+    rt.emptiest_x,
+)
 EXTRACTION = {
     "ruled_tables": ("table_rows", (rt.header_positions, rt.page_table_rows, rt.table_rows)),
     "word_positions": ("word_rows", (*WORD_HEADER, rt.split_line, rt.page_word_rows, rt.word_rows)),
     "aligned_tables": ("aligned_rows", (*WORD_HEADER, rt.page_aligned_rows, rt.aligned_rows)),
 }
-COMMON = (rt.squash, rt.tidy, rt.clean_number, rt.format_date, rt.clean_date, rt.clean_value,
-          rt.amount_of, rt.signed_amount, rt.derived_text, rt.row_values, rt.is_transaction,
-          rt.is_continuation, rt.collect_rows, rt.build_frame, rt.cast)
+COMMON = (
+    rt.squash,
+    rt.tidy,
+    rt.clean_number,
+    rt.format_date,
+    rt.clean_date,
+    rt.clean_value,
+    rt.amount_of,
+    rt.signed_amount,
+    rt.derived_text,
+    rt.row_values,
+    rt.is_transaction,
+    rt.is_continuation,
+    rt.collect_rows,
+    rt.build_frame,
+    rt.cast,
+)
 
 #: What each CONFIG entry means, written above it in the parser.
 COMMENTS = {
     "header_labels": "Header labels as printed in the PDF, left to right (they locate the table).",
     "header_lines": "Lines the header takes (2: labels stacked over two lines).",
     "columns": "Output column -> [source, kind]; source: a header position, the 'debit'/'credit'/"
-               "'signed'\n# part of the row's amount (see amounts), or None (left empty).",
+    "'signed'\n# part of the row's amount (see amounts), or None (left empty).",
     "dtypes": "Output column -> dtype of the expected frame.",
     "date_formats": "Date column -> [format in the PDF, format in the CSV]; equal formats keep the "
-                    "text.",
-    "thousands_separator": "How amounts are printed: separators, currency marks, Dr/Cr suffix signs.",
+    "text.",
+    "thousands_separator": "How amounts are printed: separators, currency marks, Dr/Cr signs.",
     "amounts": "Where a row's amount is and how its direction shows (split / signed / marker).",
     "required": "A row is a transaction only if these columns hold valid values...",
     "reject_unparsable": "...every value reads (strict filter)...",
@@ -114,7 +135,10 @@ def _source(function: object) -> str:
 
 def config_block(plan: ParserPlan) -> str:
     """``CONFIG = SimpleNamespace(...)``: what the parser looks for and how it normalises."""
-    lines = ["# --- configuration, derived from the statement's analysis ---", "CONFIG = SimpleNamespace("]
+    lines = [
+        "# --- configuration, derived from the statement's analysis ---",
+        "CONFIG = SimpleNamespace(",
+    ]
     for name, value in plan.config().items():
         if name in COMMENTS:
             lines.append(f"    # {COMMENTS[name]}".replace("\n# ", "\n    # "))
@@ -138,6 +162,8 @@ def _assign(name: str, value: object) -> str:
 def literal(value: object) -> str:
     """A Python literal for plain data, strings double-quoted as the project formats them."""
     if isinstance(value, str):
+        if "\\" in value and value.isprintable() and '"' not in value and not value.endswith("\\"):
+            return f'r"{value}"'  # a regular expression reads better raw
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, tuple):
         inner = ", ".join(literal(v) for v in value)

@@ -78,7 +78,7 @@ def parse_number(text: str, numbers: NumberFormat = LENIENT) -> float | None:
 
 
 def parse_date(text: str, fmt: str) -> datetime | None:
-    """Parse ``text`` with ``fmt`` (``%-d``/``%-m`` read like ``%d``/``%m``); None if it does not fit."""
+    """Parse ``text`` with ``fmt`` (``%-d`` reads like ``%d``); None if it does not fit."""
     try:
         return datetime.strptime(tidy(text), fmt.replace("%-", "%"))
     except ValueError:
@@ -90,7 +90,9 @@ def date_formats_of(values: Iterable[str]) -> list[str]:
     fitting: set[str] | None = None
     for value in values:
         if value:
-            fitting = set(_formats_of_one(value)) & (fitting if fitting is not None else set(DATE_FORMATS))
+            fitting = set(_formats_of_one(value)) & (
+                fitting if fitting is not None else set(DATE_FORMATS)
+            )
     return [f for f in DATE_FORMATS if fitting and f in fitting]
 
 
@@ -193,16 +195,22 @@ def _reproduced(values: Sequence[str], formats: tuple[str, str], targets: set[st
 
 
 def detect_numbers(cells: Iterable[str]) -> NumberFormat:
-    """Thousands/decimal separators and Dr/Cr suffixes, from the amount cells in the PDF."""
+    """Thousands/decimal separators and Dr/Cr suffixes, from the amount cells in the PDF.
+
+    A decimal comma ("1.234,56", "1 234,56") when more amounts end in a comma and one or
+    two digits than in a point; an apostrophe for thousands ("1'234.50") when one shows.
+    """
     cells = [c for c in cells if c]
     squeezed = [_strip_currency(c.replace(" ", "")) for c in cells]
-    european = any(re.fullmatch(r"\(?-?\d{1,3}(\.\d{3})+,\d{1,2}\)?-?", c) for c in squeezed)
-    suffixed = any(
-        re.search(r"(?i)(cr|dr)$", c) and parse_number(c) is not None for c in cells
-    )
+    comma = sum(1 for c in squeezed if re.fullmatch(r"\(?-?\d+(\.\d{3})*,\d{1,2}\)?-?", c))
+    point = sum(1 for c in squeezed if re.fullmatch(r"\(?-?\d+(,\d{3})*\.\d{1,2}\)?-?", c))
+    apostrophe = any(re.fullmatch(r"\(?-?\d{1,3}('\d{3})+(\.\d{1,2})?\)?-?", c) for c in squeezed)
+    suffixed = any(re.search(r"(?i)(cr|dr)$", c) and parse_number(c) is not None for c in cells)
     signs = SUFFIX_SIGNS if suffixed else ()
-    if european:
+    if comma > point:
         return NumberFormat(thousands=".", decimal=",", suffix_signs=signs)
+    if apostrophe:
+        return NumberFormat(thousands="'", suffix_signs=signs)
     return NumberFormat(suffix_signs=signs)
 
 

@@ -91,8 +91,10 @@ class OfflineCoder:
             return self._cached[1]
         previewer = Previewer(analysis)
         plans = candidate_plans(analysis)
-        scored = sorted(((previewer.score(p), i, p) for i, p in enumerate(plans)),
-                        key=lambda t: (-t[0].verdict, -t[0].matched, not t[0].count_ok, t[1]))
+        scored = sorted(
+            ((previewer.score(p), i, p) for i, p in enumerate(plans)),
+            key=lambda t: (-t[0].verdict, -t[0].matched, not t[0].count_ok, t[1]),
+        )
         seen: set[str] = set()
         out: list[Candidate] = []
         for score, _, plan in scored:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -104,6 +105,27 @@ class TestOutsideTheCoder:
         diff = Path(str(kestrel["run_dir"])) / "attempts" / "1" / "diff.txt"
         assert "shape: expected (30, 4)" in diff.read_text()
         assert not (tmp_path / "custom_parsers" / "kestrel_parser.py").exists()
+
+
+class TestInterrupt:
+    """Ctrl-C during run --all."""
+
+    def test_ctrl_c_stops_the_children_and_prints_the_table(self, tmp_path: Path) -> None:
+        """SIGINT mid-batch: exit 130, the table of what finished, no container left behind."""
+        generate(tmp_path / "data", SEED, ["aldermoor", "corvid", "dunmore", "glenrock"])
+        proc = cli(tmp_path, tmp_path / "data", "run", "--all")
+        assert proc.stdout is not None
+        seen = []
+        for line in proc.stdout:  # wait until a child is analysing its statement
+            seen.append(line)
+            if "[setup]" in line:
+                break
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 130, "".join(seen) + out + err[-2000:]
+        lines = out.strip().splitlines()
+        assert "interrupted or not run" in lines[-2] and lines[-1].endswith("failed")
+        assert "Traceback" not in out + err
 
 
 class TestSameTargetTwice:

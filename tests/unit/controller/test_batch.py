@@ -87,6 +87,10 @@ class TestOutcome:
         result = outcome("bad", 2, None, 0.5, "{\"event\": \"x\"}\nerror: no statement PDF in data/bad\n")
         assert (result.status, result.note, result.ok) == ("error", "error: no statement PDF in data/bad", False)
 
+    def test_killed_by_sigint(self) -> None:
+        """A child stopped by SIGINT before it could exit 130 counts as interrupted."""
+        assert outcome("t", -2, None, 1.0).status == "interrupted"
+
     def test_unknown_exit(self) -> None:
         """An unexpected exit status is an error that says the status."""
         assert outcome("t", -9, None, 1.0).note == "exit status -9"
@@ -116,3 +120,11 @@ class TestTable:
         out = io.StringIO()
         print_table(self.results()[:1], out)
         assert out.getvalue().splitlines()[-1] == "1 passed, 0 failed"
+
+    def test_interrupted_batch(self) -> None:
+        """Interrupted and never started targets are counted apart from failures."""
+        out = io.StringIO()
+        print_table([TargetResult("a", "passed", 1, 3, 5.0), TargetResult("b", "interrupted", None, None, 1.0),
+                     TargetResult("c", "not run", None, None, 0.0)], out)
+        lines = out.getvalue().splitlines()
+        assert lines[-2:] == ["2 interrupted or not run", "1 passed, 0 failed"]

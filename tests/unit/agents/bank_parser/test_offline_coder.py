@@ -20,6 +20,7 @@ from agents.bank_parser.coders._plan import (
     DateRule,
     NumberFormat,
     choose_date_rule,
+    detect_numbers,
     name_similarity,
     parse_number,
 )
@@ -299,6 +300,21 @@ class TestNormalisationRules:
     def test_european_amounts(self) -> None:
         """With a decimal comma, 1.234,56 is one thousand two hundred and something."""
         assert parse_number("1.234,56", NumberFormat(thousands=".", decimal=",")) == 1234.56
+
+    @pytest.mark.parametrize(("cells", "separators"), [
+        (["1,935.30", "12.00", "Salary"], (",", ".")),
+        (["1.234,56", "12,00 Cr"], (".", ",")),
+        (["1 234,56", "3,10"], (".", ",")),
+        (["1'234.50", "12.00"], ("'", ".")),
+    ])
+    def test_number_format_detection(self, cells: list[str], separators: tuple[str, str]) -> None:
+        """Thousands and decimal separators are read off the amounts the PDF prints."""
+        found = detect_numbers(cells)
+        assert (found.thousands, found.decimal) == separators
+
+    def test_dates_without_zero_padding(self) -> None:
+        """A CSV writing 5/8/2024 gets a format that writes days and months unpadded."""
+        assert choose_date_rule(["Aug 05, 2024"], ["5/8/2024"]) == DateRule("%b %d, %Y", "%-d/%-m/%Y")
 
     def test_header_synonyms(self) -> None:
         """Common banking synonyms match even when the spelling does not."""

@@ -24,12 +24,15 @@ from agents.bank_parser.coders._plan import ParserPlan
 from agents.bank_parser.coders._preview import FULL, Previewer
 from agents.bank_parser.coders.base import CoderExhausted
 from agents.bank_parser.coders.offline import Candidate, OfflineCoder
-from tests.corpus.generate import CSV_NAME, PDF_NAME, generate
+from agents.bank_parser.coders.base import FailureKind, Feedback
+from tests.corpus.generate import CSV_NAME, PDF_NAME, generate, generate_bank
 from tests.corpus.ledger import make_statement
 from tests.corpus.render import format_date
 from tests.corpus.specs import BANKS, BankSpec, bank
 
 SEED = 7
+#: The seed whose fernhill samples cannot tell "11" from an unpadded month (all in November).
+AMBIGUOUS_SEED = 2
 AMOUNT_KINDS = {"split": "split", "signed": "signed", "suffix": "signed", "marker": "marker"}
 
 
@@ -51,14 +54,42 @@ def best(analyses: dict[str, Analysis]) -> dict[str, Candidate]:
     return {name: OfflineCoder().candidates(analysis)[0] for name, analysis in analyses.items()}
 
 
+def flipped(spec: BankSpec) -> BankSpec:
+    """The same statement with a CSV that wants the other amount form (signed <-> separate)."""
+    fields = [f for _, f in spec.csv]
+    if "amount" in fields:
+        csv = [(n, f) for n, f in spec.csv if f != "amount"]
+        at = fields.index("amount")
+        csv[at:at] = [("Debit", "debit"), ("Credit", "credit")]
+    else:
+        at = fields.index("debit")
+        csv = [(n, f) for n, f in spec.csv if f not in ("debit", "credit")]
+        csv.insert(at, ("Amount", "amount"))
+    return dataclasses.replace(spec, name=f"{spec.name}-flip", csv=tuple(csv))
+
+
+TWINS = [flipped(spec) for spec in BANKS]
+
+
+@pytest.fixture(scope="module")
+def twins(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Candidate]:
+    out = tmp_path_factory.mktemp("twins")
+    best = {}
+    for spec in TWINS:
+        folder = generate_bank(out, spec, SEED).folder
+        analysis = analyze(folder / PDF_NAME, folder / CSV_NAME)
+        best[spec.name] = OfflineCoder().candidates(analysis)[0]
+    return best
+
+
 def position(spec: BankSpec, field: str) -> int:
     return spec.pdf_fields.index(field)  # type: ignore[arg-type]
 
 
 def expected_source(spec: BankSpec, field: str, plan: ParserPlan) -> set[object]:
     """Where the spec says a CSV field's values are in the PDF (a position or a computed amount)."""
-    if field in ("debit", "credit"):
-        return {position(spec, field)} if spec.amount_style == "split" else {field}
+    if field in ("debit", "credit"):  # with printed debit/credit columns, either reads the same
+        return {position(spec, field), field} if spec.amount_style == "split" else {field}
     if field == "amount":
         return {"signed"} if spec.amount_style in ("split", "marker") else {position(spec, "amount"), "signed"}
     return {position(spec, field)}
@@ -142,6 +173,18 @@ class TestLayouts:
         ast.parse(code)
 
 
+class TestOtherAmountForm:
+    """Every PDF amount style with the other CSV form: separate columns <-> one signed column."""
+
+    @pytest.mark.parametrize("spec", TWINS, ids=[s.name for s in TWINS])
+    def test_maps_and_previews(self, spec: BankSpec, twins: dict[str, Candidate]) -> None:
+        """The twin's columns map to the computed or printed amounts and its preview reproduces the samples."""
+        candidate = twins[spec.name]
+        assert candidate.preview.verdict == FULL, (candidate.plan.label, candidate.preview)
+        for (name, field), column in zip(spec.csv, candidate.plan.columns, strict=True):
+            assert column.source in expected_source(spec, field, candidate.plan), (name, column.source)
+
+
 class TestOutsideTheCoder:
     """A layout the coder cannot express still yields code, never an exception."""
 
@@ -182,3 +225,19 @@ class TestRanking:
         choices = {c.plan.date_choice for c in candidates}
         date_options = max(len(c.dates) for c in candidates[0].plan.columns)
         assert choices == ({0, 1} if date_options > 1 else {0})
+
+    def test_a_date_mismatch_tries_the_other_date_rule(self, tmp_path: Path) -> None:
+        """After wrong dates in the sandbox, refine keeps everything but the date rule."""
+        folder = generate(tmp_path, AMBIGUOUS_SEED, ["fernhill"])[0].folder
+        analysis = analyze(folder / PDF_NAME, folder / CSV_NAME)
+        coder = OfflineCoder()
+        first = coder.generate(analysis)
+        plan = coder.candidates(analysis)[0].plan
+        assert max(len(c.dates) for c in plan.columns) > 1  # the seed's samples are ambiguous
+        report = ("result: FAIL: 40 cell(s) differ\nshape: expected (90, 6), got (90, 6)\n"
+                  "first mismatching cells (40 in all):\n"
+                  "  row 69, 'Posting Date': expected '2/1/2024' (str), got '2/01/2024' (str)")
+        history = [Feedback(1, FailureKind.MISMATCH, "40 cell(s) differ", report, first.code, first.strategy)]
+        retry = next(c.plan for c in coder.candidates(analysis) if c.code == coder.refine(analysis, history).code)
+        assert retry.date_choice == 1
+        assert dataclasses.replace(retry, date_choice=0) == plan
