@@ -6,12 +6,8 @@ node.finished log events (with node and attempt bound as log context).
 
 from __future__ import annotations
 
-import functools
 import json
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from langgraph.runtime import Runtime
 
@@ -24,32 +20,11 @@ from agents.bank_parser.evaluate import (
     judge,
     parser_spec,
 )
-from agents.bank_parser.state import NodeEvent, ParserContext, ParserState
+from agents.bank_parser.state import ParserContext, ParserState
+from agents.loop import Update, node
 from controller.artifacts import ANALYSIS_FILE, write_atomic
-from controller.observability.spans import NodeSpan
 
 AGENT = "bank_parser"
-Update = dict[str, Any]
-NodeFn = Callable[[ParserState, Runtime[ParserContext]], tuple[Update, str, str]]
-
-
-def node(name: str) -> Callable[[NodeFn], Callable[[ParserState, Runtime[ParserContext]], Update]]:
-    """Wrap a node so that its update carries a timed :class:`NodeEvent`."""
-
-    def wrap(fn: NodeFn) -> Callable[[ParserState, Runtime[ParserContext]], Update]:
-        @functools.wraps(fn)
-        def timed(state: ParserState, runtime: Runtime[ParserContext]) -> Update:
-            with NodeSpan(name, state.get("attempt", 0)) as span:
-                started = time.monotonic()
-                update, outcome, detail = fn(state, runtime)
-                attempt = update.get("attempt", state.get("attempt", 0))
-                event = NodeEvent(name, attempt, outcome, time.monotonic() - started, detail)
-                span.end(outcome, attempt, detail)
-            return {**update, "events": [event]}
-
-        return timed
-
-    return wrap
 
 
 @node("analyze")

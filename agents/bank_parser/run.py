@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from agents.bank_parser.coders.base import Coder
 from agents.bank_parser.graph import build_graph, recursion_backstop
@@ -13,6 +12,7 @@ from agents.bank_parser.lessons import run_record
 from agents.bank_parser.nodes import AGENT
 from agents.bank_parser.state import NodeEvent, ParserContext, ParserState
 from agents.lessons import ExecutionHistory, lessons_markdown
+from agents.loop import stream_graph
 from controller.artifacts import SUMMARY_FILE, RunArtifacts
 from controller.report import RunSummary
 from controller.sandbox.spec import Sandbox
@@ -58,16 +58,7 @@ def run_parser_agent(
 
 
 def _stream(context: ParserContext, max_attempts: int, on_event: OnEvent) -> ParserState:
-    graph = build_graph(max_attempts)
-    final: dict[str, Any] = {}
-    config = {"recursion_limit": recursion_backstop(max_attempts)}
-    for mode, chunk in graph.stream({}, config, context=context, stream_mode=["updates", "values"]):
-        if mode == "updates":
-            for update in chunk.values():
-                for event in (update or {}).get("events", []):
-                    on_event(event)
-        else:
-            final = chunk
+    final = stream_graph(build_graph(max_attempts), context, recursion_backstop(max_attempts), on_event)
     return final  # type: ignore[return-value]
 
 

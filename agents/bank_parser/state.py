@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Annotated, Literal, TypedDict
 
 from agents.bank_parser.analysis import Analysis
+from agents.loop import NodeEvent
 from agents.bank_parser.coders.base import Coder, Feedback, GeneratedCode
 from agents.bank_parser.compare import Comparison
 from agents.bank_parser.evaluate import Execution
@@ -20,17 +21,6 @@ from controller.settings import SandboxLimits
 from controller.targets import Target
 
 FinalStatus = Literal["passed", "failed", "unverified"]
-
-
-@dataclass(frozen=True)
-class NodeEvent:
-    """One node's run, as the progress display and the logs report it."""
-
-    node: str
-    attempt: int
-    outcome: str
-    seconds: float
-    detail: str = ""
 
 
 class ParserState(TypedDict, total=False):

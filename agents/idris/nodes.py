@@ -5,45 +5,23 @@ one-word outcome and a detail; :func:`node` adds timing and the progress event.
 
 from __future__ import annotations
 
-import functools
 import json
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from langgraph.runtime import Runtime
 
 from agents.idris.analysis import analyze_document
 from agents.idris.coder import CheckFeedback, CoderExhausted
 from agents.idris.report import analysis_markdown
-from agents.idris.state import IdrisContext, IdrisState, NodeEvent
+from agents.idris.state import IdrisContext, IdrisState
 from agents.idris.typecheck import CheckResult, check_spec, module_file, run_check
+from agents.loop import Update, node
 from controller.artifacts import ANALYSIS_FILE, write_atomic
 
 AGENT = "idris"
 TRANSCRIPT_FILE = "transcript.txt"
 CHECK_FILE = "check.json"
 FIX_FILE = "fix.txt"
-Update = dict[str, Any]
-NodeFn = Callable[[IdrisState, Runtime[IdrisContext]], tuple[Update, str, str]]
-
-
-def node(name: str) -> Callable[[NodeFn], Callable[[IdrisState, Runtime[IdrisContext]], Update]]:
-    """Wrap a node so that its update carries a timed :class:`NodeEvent`."""
-
-    def wrap(fn: NodeFn) -> Callable[[IdrisState, Runtime[IdrisContext]], Update]:
-        @functools.wraps(fn)
-        def timed(state: IdrisState, runtime: Runtime[IdrisContext]) -> Update:
-            started = time.monotonic()
-            update, outcome, detail = fn(state, runtime)
-            attempt = update.get("attempt", state.get("attempt", 0))
-            event = NodeEvent(name, attempt, outcome, time.monotonic() - started, detail)
-            return {**update, "events": [event]}
-
-        return timed
-
-    return wrap
 
 
 @node("analyze")

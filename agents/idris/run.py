@@ -6,7 +6,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from agents.idris.coder import IdrisCoder
 from agents.idris.diagnostics import Category
@@ -14,6 +13,7 @@ from agents.idris.document import DocumentText
 from agents.idris.graph import build_graph, recursion_backstop
 from agents.idris.nodes import AGENT
 from agents.idris.state import IdrisContext, IdrisState, NodeEvent
+from agents.loop import stream_graph
 from controller.artifacts import SUMMARY_FILE, RunArtifacts
 from controller.report import RunSummary
 from controller.sandbox.spec import Sandbox
@@ -94,16 +94,7 @@ def run_idris_agent(request: IdrisRunRequest, *, sandbox: Sandbox, image: str, c
 
 
 def _stream(context: IdrisContext, max_attempts: int, on_event: OnEvent) -> IdrisState:
-    graph = build_graph(max_attempts)
-    final: dict[str, Any] = {}
-    config = {"recursion_limit": recursion_backstop(max_attempts)}
-    for mode, chunk in graph.stream({}, config, context=context, stream_mode=["updates", "values"]):
-        if mode == "updates":
-            for update in chunk.values():
-                for event in (update or {}).get("events", []):
-                    on_event(event)
-        else:
-            final = chunk
+    final = stream_graph(build_graph(max_attempts), context, recursion_backstop(max_attempts), on_event)
     return final  # type: ignore[return-value]
 
 

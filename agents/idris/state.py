@@ -18,22 +18,12 @@ from agents.idris.coder import CheckFeedback, IdrisCode, IdrisCoder
 from agents.idris.document import DocumentText
 from agents.idris.model import DocumentAnalysis
 from agents.idris.typecheck import CheckResult
+from agents.loop import NodeEvent
 from controller.artifacts import RunArtifacts
 from controller.sandbox.spec import Sandbox
 from controller.settings import SandboxLimits
 
 FinalStatus = Literal["passed", "failed"]
-
-
-@dataclass(frozen=True)
-class NodeEvent:
-    """One node's run, as the progress display and the logs report it."""
-
-    node: str
-    attempt: int
-    outcome: str
-    seconds: float
-    detail: str = ""
 
 
 class IdrisState(TypedDict, total=False):
