@@ -137,18 +137,9 @@ def _feedback(state: ParserState, kind: FailureKind, summary: str, detail: str) 
 def _keep_execution(ctx: ParserContext, attempt: int, execution: Execution) -> None:
     result = execution.sandbox
     record = {
-        "outcome": result.outcome,
+        **result.record(),
         "failure": execution.failure.value if execution.failure else None,
         "message": execution.message,
-        "exit_code": result.exit_code,
-        "timed_out": result.timed_out,
-        "oom_killed": result.oom_killed,
-        "wall_seconds": round(result.wall_seconds, 3),
-        "container_id": result.container_id,
-        "stdout_bytes": result.stdout.total_bytes,
-        "stdout_truncated": result.stdout.truncated,
-        "stderr_bytes": result.stderr.total_bytes,
-        "stderr_truncated": result.stderr.truncated,
         "limits": ctx.limits.model_dump(),
     }
     ctx.artifacts.write_attempt(attempt, "sandbox.json", json.dumps(record, indent=2) + "\n")

@@ -104,15 +104,9 @@ def fail(state: IdrisState, runtime: Runtime[IdrisContext]) -> tuple[Update, str
 def _keep_check(ctx: IdrisContext, attempt: int, check: CheckResult) -> None:
     result = check.sandbox
     record = {
+        **result.record(),
         "outcome": check.outcome,
         "message": check.message,
-        "exit_code": result.exit_code,
-        "timed_out": result.timed_out,
-        "oom_killed": result.oom_killed,
-        "wall_seconds": round(result.wall_seconds, 3),
-        "container_id": result.container_id,
-        "stdout_bytes": result.stdout.total_bytes,
-        "stdout_truncated": result.stdout.truncated,
         "built": [list(pair) for pair in check.parsed.built],
         "errors": [d.to_json() for d in check.parsed.errors],
         "warnings": [d.to_json() for d in check.parsed.warnings],

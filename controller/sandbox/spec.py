@@ -108,6 +108,22 @@ class SandboxResult:
     warm: bool = False
     warmup_seconds: float | None = None
 
+    def record(self) -> dict[str, object]:
+        """The result's facts as plain JSON values (for a run's artefacts and logs)."""
+        return {
+            "outcome": self.outcome,
+            "exit_code": self.exit_code,
+            "timed_out": self.timed_out,
+            "oom_killed": self.oom_killed,
+            "wall_seconds": round(self.wall_seconds, 3),
+            "container_id": self.container_id,
+            "warm": self.warm,
+            "stdout_bytes": self.stdout.total_bytes,
+            "stdout_truncated": self.stdout.truncated,
+            "stderr_bytes": self.stderr.total_bytes,
+            "stderr_truncated": self.stderr.truncated,
+        }
+
     @property
     def outcome(self) -> Outcome:
         """One bounded label for metrics and routing."""
