@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agents.bank_parser.compare import Comparison
-from agents.bank_parser.evaluate import IMAGE_NAME, Execution, execute_parser, judge, parser_spec
+from agents.bank_parser.evaluate import Execution, execute_parser, judge, parser_spec
 from controller.errors import TargetError
 from controller.progress import Progress
 from controller.sandbox.spec import Sandbox
@@ -157,4 +157,4 @@ def _print_table(outcomes: list[CheckOutcome]) -> None:
         print(f"{o.parser:<{width}}  {o.status:<10} {o.rows:>5} {o.execution.sandbox.wall_seconds:6.2f}s  {diff}")
 
 
-__all__ = ["IMAGE_NAME", "CheckOutcome", "check_many", "collect_parsers", "print_report"]
+__all__ = ["CheckOutcome", "check_many", "collect_parsers", "print_report"]
