@@ -42,6 +42,10 @@ class SandboxLimits(BaseModel):
         32 << 20, ge=1024, description="Most bytes read back of the files collected from a run."
     )
     open_files: int = Field(256, ge=16, description="Open file descriptors (RLIMIT_NOFILE).")
+    output_area_mb: int = Field(
+        32, ge=1, le=4096,
+        description="Size of the tmpfs at /work (inputs + everything written to /work/out), kernel-enforced.",
+    )
 
 
 #: Coders that call a language model; ``offline`` needs none of the ``llm`` settings.

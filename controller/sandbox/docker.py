@@ -4,16 +4,26 @@ Guarantees, all on by default and none of them optional:
 
 * no network (``network_mode="none"``), a numeric non-root user, every capability dropped,
   ``no-new-privileges``, a read-only root filesystem;
-* writable space only in a size-limited ``noexec`` tmpfs at ``/tmp`` and in ``/work/out``
-  (a fresh volume that dies with the container; files there are bounded by RLIMIT_FSIZE);
+* writable space only in a size-limited ``noexec`` tmpfs at ``/tmp`` and under ``/work/out``,
+  which lives in a fresh tmpfs-backed volume at ``/work`` of ``output_area_mb`` MiB: the
+  kernel bounds what a sandbox can write there, and none of it touches the host's disk;
 * memory limit with swap equal to it (no extra swap), CPU quota, pids limit, open-file
   limit, a wall-clock timeout that kills, and stdout/stderr capped at the source (no log
   driver: output is streamed from the container and counted, never stored by the engine);
-* files go in and out through the engine's archive API (works with a remote engine), and
-  only regular files are read back, by name, with a size cap;
-* the container and its volume are removed in ``finally``: on success, failure, timeout,
-  exception or Ctrl-C. Leftovers of controllers that died are reaped at start
+* files go in and out through the engine's archive API (works with a remote engine); the
+  outputs are read while the holder (:mod:`controller.sandbox.holder`, PID 1) keeps the
+  container open, as bounded streams, one regular file per name
+  (:mod:`controller.sandbox.collect`);
+* the container and its volume are removed after every execution, whatever happened: in
+  the background once the result is read (:mod:`controller.sandbox.removal`, drained by
+  :meth:`DockerSandbox.close`); leftovers of controllers that died are reaped at start
   (:mod:`controller.sandbox.reaper`).
+
+The lifecycle of one execution (cold or warm, see docs/architecture.md): volume and
+container created, attached (stdin, stdout, stderr on one connection), started (the holder
+waits); hand over = one archive into ``/work`` (inputs read-only, ``out/`` for the user)
+and the go line on stdin; run = wait for the holder's end marker; collect = read the named
+outputs while the holder holds; remove = in the background.
 """
 
 from __future__ import annotations
@@ -24,53 +34,44 @@ import tarfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
+from typing import Any
 
 import docker
 import docker.errors
 import requests.exceptions
-from docker.models.containers import Container
+import structlog
+from docker.models.containers import Container, _create_container_args
 from docker.types import LogConfig, Mount, Ulimit
 
 from controller.errors import SandboxError
+from controller.sandbox.collect import Collected, collect
+from controller.sandbox.holder import held
 from controller.sandbox.labels import managed_labels
 from controller.sandbox.pool import WarmContainer, WarmPool
+from controller.sandbox.removal import Remover, remove_now
+from controller.sandbox.session import AttachedSession
 from controller.sandbox.spec import (
     GO_FILE,
     INPUT_DIR,
     OUTPUT_DIR,
     SCRATCH_DIR,
-    CapturedStream,
     SandboxResult,
     SandboxSpec,
 )
+from controller.sandbox.trace import ExecutionTrace, RoundTrips
+from controller.settings import SandboxLimits
 
 WORK_DIR = "/work"
 GO_NAME = GO_FILE.rsplit("/", 1)[-1]
 _MiB = 1 << 20
+#: Exit statuses above this mean "killed by a signal": worth asking the engine about OOM.
+_SIGNALLED = 128
+#: Bytes of the /work area kept free of inputs (tar framing, folders).
+_AREA_SLACK = 64 * 1024
+_ENGINE_ERRORS = (docker.errors.DockerException, requests.exceptions.RequestException)
 
-
-@dataclass
-class _StreamCapture:
-    """Keeps the first ``limit`` bytes of each stream and counts the rest."""
-
-    limit: int
-
-    def __post_init__(self) -> None:
-        self.buffers = {"stdout": bytearray(), "stderr": bytearray()}
-        self.totals = {"stdout": 0, "stderr": 0}
-
-    def feed(self, name: str, chunk: bytes | None) -> None:
-        if not chunk:
-            return
-        self.totals[name] += len(chunk)
-        room = self.limit - len(self.buffers[name])
-        if room > 0:
-            self.buffers[name] += chunk[:room]
-
-    def stream(self, name: str) -> CapturedStream:
-        return CapturedStream(bytes(self.buffers[name]), self.totals[name])
+log = structlog.get_logger("sandloop.sandbox")
 
 
 class DockerSandbox:
@@ -97,43 +98,59 @@ class DockerSandbox:
         self._client = client
         self._user = user
         self._owner = owner
+        self._round_trips = RoundTrips(client)
+        self._remover = Remover()
+        self._local = threading.local()
         self.pool: WarmPool | None = None
         if pool_size > 0:
-            self.pool = WarmPool(self._launch_warm, _discard, size=pool_size,
+            self.pool = WarmPool(self._launch_warm, self._discard, size=pool_size,
                                  max_idle_seconds=pool_max_idle_seconds)
+
+    @property
+    def last_trace(self) -> ExecutionTrace | None:
+        """Phases and round trips of this thread's last execution (for the benchmark)."""
+        return getattr(self._local, "trace", None)
 
     def run(self, spec: SandboxSpec) -> SandboxResult:
         """Execute ``spec`` in a throwaway container (warm if one waits) and return what happened."""
-        warm = self._take_warm(spec)
-        volume = container = None
+        trace = ExecutionTrace()
+        with self._round_trips.recording() as calls:
+            try:
+                return self._run(spec, trace)
+            finally:
+                trace.round_trips = list(calls)
+                self._local.trace = trace
+                log.debug("sandbox.trace", image=spec.image, **trace.fields())
+
+    def _run(self, spec: SandboxSpec, trace: ExecutionTrace) -> SandboxResult:
+        _check_inputs_fit(spec)
+        box: WarmContainer | None = None
         try:
-            if warm is not None:
-                volume, container = warm.volume, warm.container
-                result = self._execute(container, spec, handover=True)
-                return dataclasses.replace(result, warmup_seconds=warm.warmup_seconds)
-            name = f"sandloop-{uuid.uuid4().hex[:12]}"
-            labels = managed_labels(self._owner, spec.labels)
-            volume = self._client.volumes.create(name=name, labels=labels)
-            container = self._create(spec, spec.command, name, labels)
-            container.put_archive(WORK_DIR, _input_archive(spec.inputs, self._user))
-            return self._execute(container, spec, handover=False)
-        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+            with trace.phase("take"):
+                box = self._take_warm(spec)
+            trace.warm = box is not None
+            if box is None:
+                with trace.phase("start"):
+                    box = self._launch(spec, spec.command, waits_itself=False, labels=spec.labels)
+            else:
+                trace.phases["refill"] = box.warmup_seconds
+            result = self._execute(box, spec, trace)
+            return dataclasses.replace(result, warmup_seconds=box.warmup_seconds) if trace.warm else result
+        except _ENGINE_ERRORS as exc:
             raise SandboxError(f"the Docker engine failed running {spec.image}: {exc}") from exc
         finally:
-            _remove(container, volume)
+            if box is not None:
+                with trace.phase("remove"):
+                    self._release(box)
 
     def _take_warm(self, spec: SandboxSpec) -> WarmContainer | None:
         """A warm container still waiting for work, or None to run cold."""
         warm = self.pool.acquire(spec) if self.pool is not None else None
         if warm is None:
             return None
-        try:
-            warm.container.reload()
-            if warm.container.status == "running":
-                return warm
-        except docker.errors.APIError:
-            pass
-        _discard(warm)  # it died while waiting (killed, engine restart): never reuse it
+        if warm.session is not None and not warm.session.ended:
+            return warm
+        self._discard(warm)  # it died while waiting (killed, engine restart): never reuse it
         return None
 
     def prewarm(self, spec: SandboxSpec) -> None:
@@ -142,36 +159,62 @@ class DockerSandbox:
             self.pool.want(spec)
 
     def close(self) -> None:
-        """Remove the warm containers; the backend runs cold afterwards."""
+        """Remove the warm containers and finish every pending removal; later runs are cold."""
         if self.pool is not None:
             self.pool.close()
             self.pool = None
+        self._remover.close()
+
+    def drain_removals(self) -> None:
+        """Wait until every used container and volume is removed (tests, benchmark)."""
+        self._remover.drain()
 
     def _launch_warm(self, spec: SandboxSpec) -> WarmContainer:
-        """Create and start a container running ``spec.warm_command``, waiting for its go file."""
+        """A started container running ``spec.warm_command`` under the holder, waiting for its go line."""
+        return self._launch(spec, spec.warm_command or spec.command, waits_itself=spec.warm_command is not None,
+                            labels={"pool": "warm"})
+
+    def _launch(
+        self, spec: SandboxSpec, command: tuple[str, ...], *, waits_itself: bool, labels: Mapping[str, str]
+    ) -> WarmContainer:
+        """Create the volume and the container, attach, start: the holder then waits for the go line."""
         started = time.monotonic()
-        name = f"sandloop-warm-{uuid.uuid4().hex[:12]}"
-        labels = managed_labels(self._owner, {"pool": "warm"})
-        volume = self._client.volumes.create(name=name, labels=labels)
-        container = None
+        name = f"sandloop-{uuid.uuid4().hex[:12]}"
+        all_labels = managed_labels(self._owner, labels)
+        volume = self._client.volumes.create(
+            name=name, driver="local", driver_opts=_area_options(spec.limits), labels=all_labels)
+        container = session = None
         try:
-            container = self._create(spec, spec.warm_command or spec.command, name, labels)
-            container.put_archive(WORK_DIR, _input_archive({}, self._user))
+            container = self._create(spec, held(command, waits_itself=waits_itself), name, all_labels)
+            session = AttachedSession(self._client.api, container.id, spec.limits.output_bytes)
             container.start()
         except BaseException:
-            _remove(container, volume)
+            if session is not None:
+                session.close()
+            remove_now(container, volume)
             raise
         now = time.monotonic()
-        return WarmContainer(container, volume, ready_at=now, warmup_seconds=now - started)
+        return WarmContainer(container, volume, ready_at=now, warmup_seconds=now - started, session=session)
+
+    def _release(self, box: WarmContainer) -> None:
+        """Queue the container and volume for removal, then drop the attach connection."""
+        self._remover.submit(box.container, box.volume)
+        if box.session is not None:
+            box.session.close()
+
+    def _discard(self, warm: WarmContainer) -> None:
+        if warm.session is not None:
+            warm.session.close()
+        remove_now(warm.container, warm.volume)
 
     def _create(
-        self, spec: SandboxSpec, command: tuple[str, ...], name: str, labels: Mapping[str, str]
+        self, spec: SandboxSpec, command: list[str], name: str, labels: Mapping[str, str]
     ) -> Container:
         limits = spec.limits
         uid, _, gid = self._user.partition(":")
-        return self._client.containers.create(
-            spec.image,
-            list(command),
+        return self._create_quietly(
+            image=spec.image,
+            command=command,
             name=name,
             labels=dict(labels),
             user=self._user,
@@ -198,149 +241,109 @@ class DockerSandbox:
             log_config=LogConfig(type=LogConfig.types.NONE),
             ipc_mode="private",
             hostname="sandbox",
-            stdin_open=False,
+            stdin_open=True,
             tty=False,
         )
 
-    def _execute(self, container: Container, spec: SandboxSpec, *, handover: bool) -> SandboxResult:
-        """Run to the end (cold: start; warm: copy inputs in, then the go file) and collect."""
-        capture = _StreamCapture(spec.limits.output_bytes)
-        stream = self._client.api.attach(
-            container.id, stdout=True, stderr=True, stream=True, logs=False, demux=True
-        )
-        reader = threading.Thread(target=_drain, args=(stream, capture), daemon=True)
-        reader.start()
+    def _create_quietly(self, **kwargs: Any) -> Container:
+        """``containers.create`` without the inspect that follows it: one engine call, not two."""
+        kwargs["version"] = self._client.api._version
+        created = self._client.api.create_container(**_create_container_args(kwargs))
+        return self._client.containers.prepare_model({"Id": created["Id"]})
+
+    def _execute(self, box: WarmContainer, spec: SandboxSpec, trace: ExecutionTrace) -> SandboxResult:
+        """Hand over, wait for the end marker (or the timeout), collect while the holder holds."""
+        session = box.session
+        assert session is not None
+        with trace.phase("hand over"):
+            box.container.put_archive(WORK_DIR, _handover_archive(spec.inputs, self._user))
+            session.go()
         started = time.monotonic()
-        if handover:
-            # One archive, go file last: the engine extracts in order, so the waiting
-            # program sees the go file only once every input is complete.
-            container.put_archive(WORK_DIR, _files_archive({**spec.inputs, GO_NAME: b""}))
-        else:
-            container.start()
-        exit_code, timed_out = _wait(container, spec.limits.timeout_seconds)
+        with trace.phase("run"):
+            finished = session.wait(spec.limits.timeout_seconds)
         wall = time.monotonic() - started
-        reader.join(timeout=5)
+        status = session.exit_status if finished else None
+        with trace.phase("collect"):
+            collected = self._collect(box, spec, status)
+            exit_code, oom = self._final_state(box.container, finished, status)
+        return SandboxResult(
+            exit_code=exit_code,
+            stdout=session.capture.stream("stdout"),
+            stderr=session.capture.stream("stderr"),
+            timed_out=not finished,
+            oom_killed=oom,
+            wall_seconds=wall,
+            files=collected.files,
+            container_id=box.container.id[:12],
+            truncated_files=tuple(collected.too_big),
+            warm=trace.warm,
+            refused_files=collected.refused,
+        )
+
+    def _collect(self, box: WarmContainer, spec: SandboxSpec, status: int | None) -> Collected:
+        if not spec.collect:
+            return Collected()
+        if status is None:  # timed out, or the holder is gone: the tmpfs went with it
+            reason = "the sandbox ended before its outputs could be read"
+            return Collected(refused={name: f"{name}: {reason}" for name in spec.collect})
+        return _collect(self._client.api, box.container.id, spec.collect, spec.limits.collect_bytes)
+
+    def _final_state(self, container: Container, finished: bool, status: int | None) -> tuple[int | None, bool]:
+        """(exit code, OOM-killed). Asks the engine only when the marker does not settle it."""
+        if not finished:
+            return None, False
+        if status is not None and status < _SIGNALLED:
+            return status, False
+        if status is not None:
+            container.kill()  # a signalled child: let the engine record the container's end
+        container.wait(timeout=30)
         container.reload()
         state = container.attrs.get("State", {})
-        files, truncated = _collect(container, spec.collect, spec.limits.collect_bytes)
-        return SandboxResult(
-            exit_code=None if timed_out else state.get("ExitCode", exit_code),
-            stdout=capture.stream("stdout"),
-            stderr=capture.stream("stderr"),
-            timed_out=timed_out,
-            oom_killed=bool(state.get("OOMKilled")) and not timed_out,
-            wall_seconds=wall,
-            files=files,
-            container_id=container.id[:12],
-            truncated_files=truncated,
-            warm=handover,
+        code = status if status is not None else state.get("ExitCode")
+        return code, bool(state.get("OOMKilled"))
+
+
+def _collect(api: Any, container_id: str, names: tuple[str, ...], cap: int) -> Collected:
+    """Read the outputs (a module-level seam, so a test can make collection fail)."""
+    return collect(api, container_id, OUTPUT_DIR, names, cap)
+
+
+def _area_options(limits: SandboxLimits) -> dict[str, str]:
+    """``local`` volume options: a tmpfs of ``output_area_mb``, root-owned, not executable."""
+    return {
+        "type": "tmpfs",
+        "device": "tmpfs",
+        "o": f"size={limits.output_area_mb}m,nr_inodes=16384,mode=0755,noexec,nosuid,nodev",
+    }
+
+
+def _check_inputs_fit(spec: SandboxSpec) -> None:
+    size = sum(len(data) for data in spec.inputs.values()) + _AREA_SLACK
+    if size > spec.limits.output_area_mb * _MiB:
+        raise SandboxError(
+            f"the inputs ({size // _MiB + 1} MiB) do not fit the sandbox's {spec.limits.output_area_mb} MiB /work area",
+            hint="raise SBX_SANDBOX__OUTPUT_AREA_MB",
         )
 
 
-def _drain(stream: Iterator[tuple[bytes | None, bytes | None]], capture: _StreamCapture) -> None:
-    """Read the container's output to its end, so a chatty program never blocks on a pipe."""
-    try:
-        for out, err in stream:
-            capture.feed("stdout", out)
-            capture.feed("stderr", err)
-    except (requests.exceptions.RequestException, OSError, ValueError):
-        pass  # the stream ends when the container is killed or removed
-
-
-def _wait(container: Container, timeout: float) -> tuple[int | None, bool]:
-    """Wait for the container to exit; kill it at ``timeout`` seconds. Returns (code, timed_out)."""
-    try:
-        status = container.wait(timeout=timeout)
-        return int(status.get("StatusCode", -1)), False
-    except (requests.exceptions.ConnectionError, requests.exceptions.ReadTimeout):
-        try:
-            container.kill()
-        except docker.errors.APIError:
-            pass  # it exited between the timeout and the kill
-        container.wait(timeout=30)
-        return None, True
-
-
-def _input_archive(inputs: Mapping[str, bytes], user: str) -> bytes:
-    """A tar of ``in/<name>`` (read-only, root-owned) and an empty ``out/`` owned by ``user``."""
+def _handover_archive(inputs: Mapping[str, bytes], user: str) -> bytes:
+    """``in/`` (root-owned, read-only files), an empty ``out/`` owned by ``user``, and the go file last."""
     uid, _, gid = user.partition(":")
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
         tar.addfile(_dir_entry("in", 0, 0, 0o755))
         tar.addfile(_dir_entry("out", int(uid), int(gid), 0o755))
-        _add_files(tar, inputs)
+        for name, data in {**inputs, GO_NAME: b""}.items():
+            info = tarfile.TarInfo(f"in/{name}")
+            info.size, info.mode, info.mtime = len(data), 0o444, int(time.time())
+            tar.addfile(info, io.BytesIO(data))
     return buffer.getvalue()
-
-
-def _files_archive(inputs: Mapping[str, bytes]) -> bytes:
-    """A tar of ``in/<name>`` only (the folders exist already)."""
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w") as tar:
-        _add_files(tar, inputs)
-    return buffer.getvalue()
-
-
-def _add_files(tar: tarfile.TarFile, inputs: Mapping[str, bytes]) -> None:
-    for name, data in inputs.items():
-        info = tarfile.TarInfo(f"in/{name}")
-        info.size, info.mode, info.mtime = len(data), 0o444, int(time.time())
-        tar.addfile(info, io.BytesIO(data))
 
 
 def _dir_entry(name: str, uid: int, gid: int, mode: int) -> tarfile.TarInfo:
     info = tarfile.TarInfo(name)
     info.type, info.mode, info.uid, info.gid, info.mtime = tarfile.DIRTYPE, mode, uid, gid, int(time.time())
     return info
-
-
-def _collect(
-    container: Container, names: tuple[str, ...], cap: int
-) -> tuple[dict[str, bytes], tuple[str, ...]]:
-    """Read back the regular files ``names`` from /work/out; skip what is missing or too big."""
-    files: dict[str, bytes] = {}
-    truncated: list[str] = []
-    budget = cap
-    for name in names:
-        try:
-            chunks, stat = container.get_archive(f"{OUTPUT_DIR}/{name}")
-        except docker.errors.NotFound:
-            continue
-        if int(stat.get("size", 0)) > budget:
-            truncated.append(name)
-            continue
-        data = _regular_file(b"".join(chunks), name)
-        if data is not None:
-            files[name] = data
-            budget -= len(data)
-    return files, tuple(truncated)
-
-
-def _regular_file(archive: bytes, name: str) -> bytes | None:
-    """The content of ``name`` if the archive holds it as a regular file (never a link)."""
-    with tarfile.open(fileobj=io.BytesIO(archive), mode="r:") as tar:
-        for member in tar.getmembers():
-            if member.name == name and member.isfile():
-                extracted = tar.extractfile(member)
-                return extracted.read() if extracted else None
-    return None
-
-
-def _discard(warm: WarmContainer) -> None:
-    _remove(warm.container, warm.volume)
-
-
-def _remove(container: Container | None, volume: object | None) -> None:
-    """Remove the container and its volume, whatever state they are in."""
-    if container is not None:
-        try:
-            container.remove(force=True, v=True)
-        except docker.errors.APIError:
-            pass  # already gone, or the reaper removes it on the next start
-    if volume is not None:
-        try:
-            volume.remove(force=True)  # type: ignore[attr-defined]
-        except docker.errors.APIError:
-            pass
 
 
 __all__ = ["DockerSandbox", "INPUT_DIR", "OUTPUT_DIR"]

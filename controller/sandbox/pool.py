@@ -2,9 +2,10 @@
 
 Starting Python and importing pandas and pdfplumber costs more than most parsers take to
 run. A warm container is created with the execution's image, limits and user, started with
-a *warm command* that does those imports and then waits for the go file; the controller
-later copies the inputs in, writes the go file, and from that moment the execution's
-timeout runs. After that one execution the container is destroyed like any other. A
+a *warm command* that does those imports and then blocks on its stdin; the controller
+later copies the inputs in, writes the go line, and from that moment the execution's
+timeout runs. The controller is attached to a warm container from its start, so a take
+costs no engine call; the refill of the taken slot starts at the take. After that one execution the container is destroyed like any other. A
 container never sees two executions, so the isolation story is the cold one's.
 
 The pool keeps at most ``size`` idle containers per key (image, command, limits, env),
@@ -44,12 +45,13 @@ class WarmKey:
 
 @dataclass
 class WarmContainer:
-    """A started container waiting for its go file, and the volume that holds /work."""
+    """A started container waiting for its go line, the volume that holds /work, its attach session."""
 
     container: Any
     volume: Any
     ready_at: float
     warmup_seconds: float
+    session: Any = None
 
 
 @dataclass

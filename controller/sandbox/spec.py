@@ -107,6 +107,8 @@ class SandboxResult:
     truncated_files: tuple[str, ...] = ()
     warm: bool = False
     warmup_seconds: float | None = None
+    #: Collected names refused (a folder, a link, too big, a malformed archive), with why.
+    refused_files: Mapping[str, str] = field(default_factory=dict)
 
     def record(self) -> dict[str, object]:
         """The result's facts as plain JSON values (for a run's artefacts and logs)."""
@@ -122,6 +124,7 @@ class SandboxResult:
             "stdout_truncated": self.stdout.truncated,
             "stderr_bytes": self.stderr.total_bytes,
             "stderr_truncated": self.stderr.truncated,
+            "refused_files": dict(self.refused_files),
         }
 
     @property

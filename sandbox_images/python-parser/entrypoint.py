@@ -3,8 +3,10 @@
 Usage: entrypoint.py [--wait-for GO_FILE] PARSER_PY STATEMENT_PDF RESULT_JSON
 
 With ``--wait-for`` (the warm pool's mode) it imports pandas and pdfplumber first, then
-waits until GO_FILE exists (the controller writes it after the inputs), and only then
-loads the parser: the container is started before the code to run exists.
+blocks reading one line from stdin (the controller's go line, sent after the inputs are in
+place) and checks that GO_FILE exists; with no stdin (EOF at once) it waits for GO_FILE
+instead. Only then does it load the parser: the container is started before the code to
+run exists.
 
 The result is JSON only (never pickle), in the ``sandloop.frame/1`` shape the controller's
 decoder accepts: columns, dtype names, index and rows, with NaN kept as NaN and None as null
@@ -105,8 +107,22 @@ def warm_up_and_wait(go_file: str) -> None:
     import pandas  # noqa: F401 - imported for its side effect: a warm interpreter
     import pdfplumber  # noqa: F401
 
+    _read_go_line()
     while not os.path.exists(go_file):
         time.sleep(0.002)
+
+
+def _read_go_line() -> None:
+    """Block until one line (or EOF) arrives on stdin, byte by byte: read nothing past it."""
+    import os
+
+    while True:
+        try:
+            byte = os.read(0, 1)
+        except OSError:
+            return
+        if byte in (b"", b"\n"):
+            return
 
 
 def main(argv: list[str]) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from collections.abc import Iterator
 
 import pytest
 
@@ -20,8 +21,10 @@ pytestmark = pytest.mark.usefixtures("no_leftovers")
 
 
 @pytest.fixture
-def sandbox(docker_client, base_settings) -> DockerSandbox:  # noqa: ANN001
-    return DockerSandbox(docker_client, user=base_settings.sandbox_user, owner="pytest:1")
+def sandbox(docker_client, base_settings) -> Iterator[DockerSandbox]:  # noqa: ANN001
+    backend = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner="pytest:1")
+    yield backend
+    backend.close()  # finishes the background removals before no_leftovers looks
 
 
 def run_python(sandbox: DockerSandbox, image: str, source: str, **limits: object) -> SandboxResult:
@@ -192,5 +195,7 @@ class TestFilesAndCleanup:
             raise KeyboardInterrupt
 
         monkeypatch.setattr(backend, "_collect", explode)
+        spec = SandboxSpec(image=parser_image, command=("python3", "-I", "-c", "print('hi')"),
+                           collect=("result.json",), labels={"agent": "pytest"})
         with pytest.raises(KeyboardInterrupt):
-            run_python(sandbox, parser_image, "print('hi')")
+            sandbox.run(spec)

@@ -20,11 +20,11 @@ from controller.settings import SandboxLimits
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
 
-#: Waits for the go file like the parser entrypoint does, then runs /work/in/prog.py.
+#: Waits for the go line on stdin like the parser entrypoint does, then runs /work/in/prog.py.
 WAITER = textwrap.dedent(f"""
-    import os, time
-    while not os.path.exists({GO_FILE!r}):
-        time.sleep(0.002)
+    import os, sys
+    sys.stdin.readline()
+    assert os.path.exists({GO_FILE!r})
     exec(compile(open("/work/in/prog.py").read(), "prog.py", "exec"))
 """)
 
@@ -64,6 +64,7 @@ class TestWarmPool:
         result = pooled.run(probe)
         assert result.warm and result.exit_code == 0 and result.stdout.text == "hello\n"
         assert pooled.pool.stats.hits == 1
+        pooled.drain_removals()  # removal runs off the critical path, but always runs
         ids = [c.id[:12] for c in docker_client.containers.list(all=True)]
         assert result.container_id not in ids
 

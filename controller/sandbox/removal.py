@@ -1,0 +1,92 @@
+"""Removal of used containers and volumes off the critical path, still guaranteed.
+
+Removing a container and its volume takes two engine calls that the caller need not wait
+for: the result has been read by then. A :class:`Remover` does them in a background thread.
+The guarantee stays: :meth:`Remover.close` drains the queue (the backend's ``close`` calls
+it, and ``Services.close`` runs in ``finally``); a removal the engine refuses is retried
+once; what a controller that dies leaves behind carries the platform's labels and is removed
+by the reaper when the next controller starts. After :meth:`close`, removals run inline.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from typing import Any
+
+import docker.errors
+import requests.exceptions
+
+_Pair = tuple[Any, Any]
+
+
+def remove_now(container: Any | None, volume: Any | None) -> None:
+    """Remove ``container`` (killing it) and then ``volume``, whatever state they are in."""
+    for attempt in range(2):
+        try:
+            if container is not None:
+                container.remove(force=True, v=True)
+            break
+        except docker.errors.NotFound:
+            break
+        except (docker.errors.APIError, requests.exceptions.RequestException):
+            if attempt:
+                return  # the reaper removes it at the next start
+    if volume is not None:
+        for attempt in range(2):
+            try:
+                volume.remove(force=True)
+                return
+            except docker.errors.NotFound:
+                return
+            except (docker.errors.APIError, requests.exceptions.RequestException):
+                if attempt:
+                    return
+
+
+class Remover:
+    """A background queue of containers and volumes to remove."""
+
+    def __init__(self) -> None:
+        self._queue: queue.Queue[_Pair | None] = queue.Queue()
+        self._closed = False
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._loop, name="sandloop-remover", daemon=True)
+        self._thread.start()
+
+    def submit(self, container: Any | None, volume: Any | None) -> None:
+        """Remove these soon (inline once the remover is closed)."""
+        with self._lock:
+            if not self._closed:
+                self._queue.put((container, volume))
+                return
+        remove_now(container, volume)
+
+    def pending(self) -> int:
+        """Removals not done yet (for tests and the benchmark)."""
+        return self._queue.unfinished_tasks
+
+    def drain(self) -> None:
+        """Block until every submitted removal is done."""
+        self._queue.join()
+
+    def close(self) -> None:
+        """Finish every pending removal, then stop the thread."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._queue.put(None)
+        self._thread.join()
+
+    def _loop(self) -> None:
+        while True:
+            item = self._queue.get()
+            try:
+                if item is None:
+                    return
+                remove_now(*item)
+            except Exception:  # noqa: BLE001 - never let one failure stop later removals
+                pass
+            finally:
+                self._queue.task_done()
