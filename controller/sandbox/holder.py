@@ -24,11 +24,16 @@ GO_LINE = b"go\n"
 #: The end marker as a regular expression over bytes; group 1 is the exit status.
 END_PATTERN = rb"\x1esandloop-end ([0-9]{1,3})\x1e"
 
-_END = "s=$?; printf '\\036sandloop-end %s\\036' \"$s\"; while read -r _; do :; done"
+#: Catch (no-op) the signals a same-uid child could send, so it cannot end the holder; a
+#: caught signal is reset to its default in the child at exec, so the program is unaffected.
+_TRAP = "trap : HUP INT QUIT TERM USR1 USR2 ALRM; "
+#: Hold: read stdin until EOF (status 1); a read interrupted by a signal (>128) goes on.
+_END = ("s=$?; printf '\\036sandloop-end %s\\036' \"$s\"; "
+        "while :; do read -r _ && continue; [ $? -eq 1 ] && exit 0; done")
 #: Plain command: wait for the go line, run, announce the end, hold.
-_WAIT_THEN_RUN = "read -r _ || exit 0; \"$@\"; " + _END
+_WAIT_THEN_RUN = _TRAP + "read -r _ || exit 0; \"$@\"; " + _END
 #: Warm command (waits for the go line itself, after its preparation): run, announce, hold.
-_RUN = "\"$@\"; " + _END
+_RUN = _TRAP + "\"$@\"; " + _END
 
 
 def held(command: tuple[str, ...], *, waits_itself: bool) -> list[str]:

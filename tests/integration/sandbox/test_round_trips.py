@@ -1,0 +1,69 @@
+"""Engine round trips per execution, counted through the real client (issue #12).
+
+The counting wrapper (:class:`controller.sandbox.trace.RoundTrips`) sits on the real Docker
+client's HTTP session; these tests pin how many calls the calling thread makes, i.e. how
+many are on the critical path of one execution. Removal and refills run in other threads.
+"""
+
+from __future__ import annotations
+
+import textwrap
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from controller.sandbox.docker import DockerSandbox
+from controller.sandbox.spec import SandboxSpec
+from controller.settings import SandboxLimits
+
+pytestmark = pytest.mark.usefixtures("no_leftovers")
+
+WAITER = "import sys; sys.stdin.readline(); exec(open('/work/in/prog.py').read())"
+PROGRAM = "open('/work/out/result.json', 'w').write('{}')"
+
+
+def spec(image: str) -> SandboxSpec:
+    return SandboxSpec(
+        image=image,
+        command=("python3", "-I", "/work/in/prog.py"),
+        warm_command=("python3", "-I", "-c", WAITER),
+        inputs={"prog.py": textwrap.dedent(PROGRAM).encode()},
+        collect=("result.json",),
+        limits=SandboxLimits(timeout_seconds=20),
+        labels={"agent": "pytest"},
+    )
+
+
+@pytest.fixture
+def backend(docker_client, base_settings, request) -> Iterator[DockerSandbox]:  # noqa: ANN001
+    sandbox = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner="pytest:1",
+                            pool_size=request.param, pool_max_idle_seconds=60)
+    yield sandbox
+    sandbox.close()
+
+
+class TestRoundTrips:
+    @pytest.mark.parametrize("backend", [1], indirect=True)
+    def test_a_warm_execution_makes_two_engine_calls(self, backend, parser_image):
+        """Warm: hand over (one archive in) and collect (one archive out); nothing else waits on the engine."""
+        work = spec(parser_image)
+        backend.prewarm(work)
+        deadline = time.monotonic() + 30
+        while backend.pool.idle_count() == 0:
+            assert time.monotonic() < deadline, "the pool never warmed up"
+            time.sleep(0.05)
+        result = backend.run(work)
+        assert result.warm and result.files == {"result.json": b"{}"}
+        assert backend.last_trace.round_trips == ["PUT /containers/{id}/archive", "GET /containers/{id}/archive"]
+
+    @pytest.mark.parametrize("backend", [0], indirect=True)
+    def test_a_cold_execution_makes_six(self, backend, parser_image):
+        """Cold: volume, container, attach, start, archive in, archive out; removal is not waited for."""
+        result = backend.run(spec(parser_image))
+        assert not result.warm and result.files == {"result.json": b"{}"}
+        assert backend.last_trace.round_trips == [
+            "POST /volumes/create", "POST /containers/create", "POST /containers/{id}/attach",
+            "POST /containers/{id}/start", "PUT /containers/{id}/archive", "GET /containers/{id}/archive",
+        ]
+        assert set(backend.last_trace.phases) >= {"take", "start", "hand over", "run", "collect", "remove"}
