@@ -47,6 +47,7 @@ class Services:
         backend = DockerSandbox(
             client, user=settings.sandbox_user, owner=this_owner(),
             pool_size=pool.size if pool.enabled else 0, pool_max_idle_seconds=pool.max_idle_seconds,
+            remove_in_background=True,  # drained by close() below
         )
         sandbox = InstrumentedSandbox(backend)
         return cls(settings, client, sandbox, say, backend)

@@ -85,6 +85,7 @@ class DockerSandbox:
         owner: str,
         pool_size: int = 0,
         pool_max_idle_seconds: float = 120.0,
+        remove_in_background: bool = False,
     ) -> None:
         """Create a backend.
 
@@ -94,12 +95,17 @@ class DockerSandbox:
             owner: Identifies this controller process in labels, for reaping leftovers.
             pool_size: Warm containers kept per kind of execution; 0 turns the pool off.
             pool_max_idle_seconds: A warm container idle this long is removed.
+            remove_in_background: Remove used containers off the critical path; the owner
+                must then call :meth:`close` (which drains the removals). Off, each
+                execution removes its container before it returns.
         """
         self._client = client
         self._user = user
         self._owner = owner
         self._round_trips = RoundTrips(client)
         self._remover = Remover()
+        if not remove_in_background:
+            self._remover.close()  # a closed remover removes inline
         self._local = threading.local()
         self.pool: WarmPool | None = None
         if pool_size > 0:
@@ -168,6 +174,11 @@ class DockerSandbox:
     def drain_removals(self) -> None:
         """Wait until every used container and volume is removed (tests, benchmark)."""
         self._remover.drain()
+
+    @property
+    def removal_seconds(self) -> list[float]:
+        """How long each background removal took (the benchmark's breakdown)."""
+        return list(self._remover.durations)
 
     def _launch_warm(self, spec: SandboxSpec) -> WarmContainer:
         """A started container running ``spec.warm_command`` under the holder, waiting for its go line."""
