@@ -60,7 +60,7 @@ test-unit: $(STAMP) ## Run only the tests that need no Docker
 lint: $(STAMP) ## Check the code for bugs ruff can see (unused or undefined names, bugbear)
 	@$(PY) -m ruff check controller agents sandbox_images tests tools
 
-bench: $(STAMP) ## Time the ICICI parser in-process, as a fresh process, in cold and warm sandboxes; check of 50 parsers
+bench: $(STAMP) ## Time the ICICI parser in-process, as a fresh process, in cold and warm sandboxes (phases); check of 100 parsers; a warm run
 	@$(PY) -m controller bench
 
 # The observability stack (deploy/): exporter, Prometheus, Pushgateway, Grafana.
