@@ -306,7 +306,10 @@ class DockerSandbox:
         if status is not None and status < _SIGNALLED:
             return status, False
         if status is not None:
-            container.kill()  # a signalled child: let the engine record the container's end
+            try:
+                container.kill()  # a signalled child: let the engine record the container's end
+            except docker.errors.APIError:
+                pass  # it ended on its own meanwhile
         container.wait(timeout=30)
         container.reload()
         state = container.attrs.get("State", {})
