@@ -67,10 +67,10 @@ def run_bench(args: argparse.Namespace, settings: Settings) -> int:
         figures["warm sandbox"], breakdown = _sandbox(services, image, code, target, settings, repeat, 1, progress)
     finally:
         services.close()
+    _print(target.name, figures, breakdown)  # now: the slower parts below must not hide these
     parsers = _submission_parsers(target, CHECK_PARSERS, progress)
     check = _check_many(parsers, target, settings, progress)
     run_seconds = _warm_run(target, settings, progress)
-    _print(target.name, figures, breakdown)
     _print_goals(figures, check, run_seconds)
     return 0
 
