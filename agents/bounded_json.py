@@ -22,6 +22,7 @@ import numpy as np
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _STRUCTURE = b"[]{},"
 _OTHER_BYTES = bytes(b for b in range(256) if b not in _STRUCTURE)
+_CHUNK = 1 << 20
 
 
 class BoundedJSONError(ValueError):
@@ -75,15 +76,15 @@ def structure_of(raw: bytes) -> tuple[int, int]:
     a document ``json`` would refuse anyway.
     """
     skeleton = _STRING.sub(b'""', raw).translate(None, _OTHER_BYTES)
-    if not skeleton:
-        return 0, 1
-    codes = np.frombuffer(skeleton, dtype=np.uint8)
-    steps = np.where((codes == ord("[")) | (codes == ord("{")), 1, 0).astype(np.int64)
-    steps -= ((codes == ord("]")) | (codes == ord("}"))).astype(np.int64)
-    depth = int(np.cumsum(steps).max(initial=0))
-    commas = int(np.count_nonzero(codes == ord(",")))
-    containers = int(np.count_nonzero(steps == 1))
-    return depth, commas + containers + 1
+    depth = deepest = containers = commas = 0
+    for start in range(0, len(skeleton), _CHUNK):  # chunks: a few MiB of arrays, whatever the size
+        codes = np.frombuffer(skeleton, dtype=np.uint8, count=min(_CHUNK, len(skeleton) - start), offset=start)
+        opens, closes = (codes == ord("[")) | (codes == ord("{")), (codes == ord("]")) | (codes == ord("}"))
+        running = np.cumsum(opens.astype(np.int32) - closes.astype(np.int32), dtype=np.int64) + depth
+        deepest, depth = max(deepest, int(running.max())), int(running[-1])
+        containers += int(np.count_nonzero(opens))
+        commas += int(np.count_nonzero(codes == ord(",")))
+    return deepest, commas + containers + 1
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
