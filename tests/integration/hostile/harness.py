@@ -109,7 +109,11 @@ class VolumeWatcher:
 
     def start(self, pid: int) -> None:
         """Watch the volumes of the controller process ``pid``."""
-        self.owner = f"{socket.gethostname()}:{pid}"
+        self.start_owner(f"{socket.gethostname()}:{pid}")
+
+    def start_owner(self, owner: str) -> None:
+        """Watch the volumes whose ``org.sandloop.owner`` is ``owner``."""
+        self.owner = owner
         self._thread.start()
 
     def stop(self) -> int:
