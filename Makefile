@@ -11,6 +11,7 @@ SEED ?= 7
 .DEFAULT_GOAL := help
 .PHONY: help install run run-all eval check images test test-unit test-docker bench lint lock clean
 .PHONY: stack stack-down
+.PHONY: fuzz
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -56,6 +57,10 @@ test: $(STAMP) ## Run the whole test suite (unit, then integration against the D
 
 test-unit: $(STAMP) ## Run only the tests that need no Docker
 	@$(PY) -m pytest tests/unit
+
+FUZZ_SECONDS ?= 60
+fuzz: $(STAMP) ## Fuzz every decoder of untrusted bytes for FUZZ_SECONDS (60) in all; ends "N passed, M failed"
+	@$(PY) -m tests.fuzz.run --seconds "$(FUZZ_SECONDS)" $(ARGS)
 
 lint: $(STAMP) ## Check the code for bugs ruff can see (unused or undefined names, bugbear)
 	@$(PY) -m ruff check controller agents sandbox_images tests tools

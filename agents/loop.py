@@ -3,6 +3,12 @@ streaming a compiled graph while reporting each node as it finishes.
 
 Agents keep their own state, context, nodes and routers; this module is only the plumbing
 that would otherwise be copied between them.
+
+No crash leaves a run without a record: whatever a node raises (a bug, a library's error on
+hostile input, the engine failing), :func:`stream_graph` logs it with its traceback, hands
+the last state to the agent's ``on_crash`` (which writes ``summary.json`` with status
+``error``) and raises a :class:`~controller.errors.PlatformError`, so the run's observer
+records it as ``error`` and the CLI prints one line and exits 3. Ctrl-C is not a crash.
 """
 
 from __future__ import annotations
@@ -13,9 +19,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import structlog
 from langgraph.runtime import Runtime
 
+from agents.untrusted_text import one_line
+from controller.errors import PlatformError
 from controller.observability.spans import NodeSpan
+
+log = structlog.get_logger("sandloop.loop")
 
 Update = dict[str, Any]
 
@@ -32,6 +43,20 @@ class NodeEvent:
 
 
 OnEvent = Callable[[NodeEvent], None]
+#: Called with the last state the graph reached and the error the run ends with.
+OnCrash = Callable[[dict[str, Any], PlatformError], None]
+
+
+class LoopCrashed(PlatformError):
+    """Something unexpected was raised inside an agent loop (a bug): the run ends as ``error``."""
+
+    exit_code = 3
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(f"the agent loop stopped on an unexpected {type(cause).__name__}: "
+                         f"{one_line(str(cause), 200) or '(no message)'}",
+                         hint="the run is recorded with status error; its events.jsonl holds the traceback")
+        self.cause = cause
 NodeFn = Callable[[Any, Runtime[Any]], tuple[Update, str, str]]
 
 
@@ -55,15 +80,34 @@ def node(name: str) -> Callable[[NodeFn], Callable[[Any, Runtime[Any]], Update]]
     return wrap
 
 
-def stream_graph(graph: Any, context: Any, recursion_limit: int, on_event: OnEvent) -> dict[str, Any]:
-    """Run ``graph`` to its end, calling ``on_event`` per node; return the final state."""
+def stream_graph(
+    graph: Any, context: Any, recursion_limit: int, on_event: OnEvent, on_crash: OnCrash | None = None
+) -> dict[str, Any]:
+    """Run ``graph`` to its end, calling ``on_event`` per node; return the final state.
+
+    Raises:
+        PlatformError: a node raised one (e.g. the engine failed), or :class:`LoopCrashed`
+            wrapping anything else; ``on_crash`` has been called first.
+    """
     final: dict[str, Any] = {}
     config = {"recursion_limit": recursion_limit}
-    for mode, chunk in graph.stream({}, config, context=context, stream_mode=["updates", "values"]):
-        if mode == "updates":
-            for update in chunk.values():
-                for event in (update or {}).get("events", []):
-                    on_event(event)
-        else:
-            final = chunk
+    try:
+        for mode, chunk in graph.stream({}, config, context=context, stream_mode=["updates", "values"]):
+            if mode == "updates":
+                for update in chunk.values():
+                    for event in (update or {}).get("events", []):
+                        on_event(event)
+            else:
+                final = chunk
+    except Exception as exc:  # noqa: BLE001 - the one place a loop's unexpected failure is turned into a record
+        error = exc if isinstance(exc, PlatformError) else LoopCrashed(exc)
+        log.error("loop.crashed", error_type=type(exc).__name__, error=error.one_line(), exc_info=exc)
+        if on_crash is not None:
+            try:
+                on_crash(final, error)
+            except Exception as crash_exc:  # noqa: BLE001 - the original error is what the run ends with
+                log.error("loop.crash_record_failed", error_type=type(crash_exc).__name__, error=str(crash_exc)[:300])
+        if error is exc:
+            raise
+        raise error from exc
     return final

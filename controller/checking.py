@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import sys
+import textwrap
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,8 +138,8 @@ def _print_single(outcome: CheckOutcome) -> None:
     execution, seconds = outcome.execution, outcome.execution.sandbox.wall_seconds
     if execution.failure is not None:
         print(f"FAIL {outcome.parser}: {execution.failure.value}: {execution.message} ({seconds:.2f}s in the sandbox)")
-        if execution.detail:
-            print(execution.detail.rstrip())
+        if execution.detail:  # the sandbox's text, indented: none of its lines can pass for ours
+            print(textwrap.indent(execution.detail.rstrip(), "  | ", lambda line: True))
     elif outcome.comparison is None:
         print(f"UNVERIFIED {outcome.parser}: {execution.message}; the target has no result.csv")
     else:

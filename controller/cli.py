@@ -99,3 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted: containers of this run were removed", file=sys.stderr)
         return 130
+    except Exception as exc:  # noqa: BLE001 - a bug still ends in one line, exit 3, never a traceback
+        print(f"error: unexpected {type(exc).__name__} ({str(exc).splitlines()[0][:200] if str(exc) else 'no message'}); "
+              "a bug in sandloop: please report it with the run's events.jsonl", file=sys.stderr)
+        return 3

@@ -39,6 +39,8 @@ RESERVED_PROJECTS = frozenset((
 ))
 _PROJECT = re.compile(r"^[A-Z][A-Za-z0-9]{0,63}$")
 _FILE = re.compile(r"^[^/\\]+$")
+#: Largest target.toml read: the format has a handful of keys.
+MAX_TARGET_FILE_BYTES = 64 * 1024
 
 
 class TargetLimits(BaseModel):
@@ -110,17 +112,23 @@ def load_target_config(data_dir: Path, name: str) -> TargetConfig | None:
     path = data_dir / check_target_name(name) / TARGET_FILE
     if not path.is_file():
         return None
+    if path.stat().st_size > MAX_TARGET_FILE_BYTES:
+        raise ConfigError(f"{path} is larger than {MAX_TARGET_FILE_BYTES // 1024} KiB",
+                          hint="a target.toml holds a few keys; see docs/idris.md, 'Targets'")
     try:
         document = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {path} ({type(exc).__name__})") from exc
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} is not valid TOML: {exc}", hint="see docs/idris.md, 'Targets'") from exc
+        raise ConfigError(f"{path} is not valid TOML: {str(exc).splitlines()[0][:200]}",
+                          hint="see docs/idris.md, 'Targets'") from exc
+    except RecursionError as exc:  # tomllib recurses once per nested array or inline table
+        raise ConfigError(f"{path} nests arrays or tables too deeply", hint="see docs/idris.md, 'Targets'") from exc
     try:
         return TargetConfig.model_validate(document)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "target.toml"
+        where = ".".join(str(p) for p in first["loc"])[:100] or "target.toml"
         message = str(first["msg"]).removeprefix("Value error, ")
         raise ConfigError(f"{path}: {where}: {message}", hint="see docs/idris.md, 'Targets'") from exc
 

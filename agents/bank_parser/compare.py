@@ -13,6 +13,8 @@ from pathlib import Path
 import pandas as pd
 
 FIRST_CELLS = 10
+#: Longest rendering of one cell in a report (a parser's cell may hold 64 KiB of text).
+SHOWN_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -96,15 +98,20 @@ def compare_frames(actual: pd.DataFrame, expected: pd.DataFrame) -> Comparison:
         missing_columns=[c for c in exp_cols if c not in act_cols],
         extra_columns=[c for c in act_cols if c not in exp_cols],
         column_order_differs=shared != [c for c in act_cols if c in exp_cols],
-        dtype_diffs={
-            c: (str(expected[c].dtype), str(actual[c].dtype))
-            for c in shared if str(expected[c].dtype) != str(actual[c].dtype)
-        },
+        dtype_diffs=_dtype_diffs(actual, expected, shared),
         index_differs=not actual.index.equals(pd.RangeIndex(len(actual))),
         cells=cells,
         mismatched_cells=count,
         **base,
     )
+
+
+def _dtype_diffs(actual: pd.DataFrame, expected: pd.DataFrame, shared: list[str]) -> dict[str, tuple[str, str]]:
+    want = {str(c): str(t) for c, t in zip(expected.columns, expected.dtypes)}
+    got: dict[str, str] = {}
+    for c, t in zip(actual.columns, actual.dtypes):
+        got.setdefault(str(c), str(t))
+    return {c: (want[c], got[c]) for c in shared if want[c] != got[c]}
 
 
 def _cell_diffs(
@@ -113,10 +120,12 @@ def _cell_diffs(
     rows = max(len(actual), len(expected))
     diffs: list[CellDiff] = []
     count = 0
+    exp_at = {column: [str(c) for c in expected.columns].index(column) for column in columns}
+    act_at = {column: [str(c) for c in actual.columns].index(column) for column in columns}
     for row in range(rows):
         for column in columns:
-            want = _at(expected, row, column)
-            got = _at(actual, row, column)
+            want = _at(expected, row, exp_at[column])
+            got = _at(actual, row, act_at[column])
             if not _same(want, got):
                 count += 1
                 if len(diffs) < FIRST_CELLS:
@@ -127,10 +136,11 @@ def _cell_diffs(
 _MISSING_ROW = object()
 
 
-def _at(frame: pd.DataFrame, row: int, column: str) -> object:
+def _at(frame: pd.DataFrame, row: int, position: int) -> object:
+    """The cell by position: a column's name may repeat, or print like another's (``5`` vs ``"5"``)."""
     if row >= len(frame):
         return _MISSING_ROW
-    return frame[column].iloc[row]
+    return frame.iat[row, position]
 
 
 def _same(left: object, right: object) -> bool:
@@ -155,4 +165,6 @@ def _isna(value: object) -> bool:
 def _show(value: object) -> str:
     if value is _MISSING_ROW:
         return "(no row)"
-    return f"{value!r} ({type(value).__name__})"
+    shown = repr(value)
+    shown = shown if len(shown) <= SHOWN_CHARS else shown[: SHOWN_CHARS - 1] + "…"
+    return f"{shown} ({type(value).__name__})"

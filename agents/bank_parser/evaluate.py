@@ -14,6 +14,7 @@ import pandas as pd
 from agents.bank_parser.coders.base import FailureKind
 from agents.bank_parser.compare import Comparison, compare_frames
 from agents.bank_parser.frame_codec import ParserFailure, ResultFormatError, decode_result
+from agents.untrusted_text import one_line, printable
 from controller.sandbox.spec import GO_FILE, INPUT_DIR, OUTPUT_DIR, Sandbox, SandboxResult, SandboxSpec
 from controller.settings import SandboxLimits
 
@@ -63,11 +64,13 @@ def execute_parser(sandbox: Sandbox, spec: SandboxSpec) -> Execution:
     raw = result.files.get(RESULT_FILE)
     if raw is None:
         why = "result.json was too large" if RESULT_FILE in result.truncated_files else "no result.json"
-        return _failed(result, FailureKind.EXECUTION_ERROR, f"{why} (exit {result.exit_code})", result.stderr.text[-4000:])
+        return _failed(result, FailureKind.EXECUTION_ERROR, f"{why} (exit {result.exit_code})")
     try:
         decoded = decode_result(raw)
     except ResultFormatError as exc:
-        return _failed(result, FailureKind.TYPE_ERROR, str(exc))
+        return _failed(result, FailureKind.TYPE_ERROR, one_line(str(exc)))
+    except Exception as exc:  # noqa: BLE001 - a decoder bug on hostile bytes is the attempt's failure, not a crash
+        return _failed(result, FailureKind.TYPE_ERROR, f"result.json could not be decoded ({type(exc).__name__})")
     if isinstance(decoded, ParserFailure):
         kind = FailureKind(decoded.kind)
         return _failed(result, kind, f"{decoded.error_type}: {decoded.message}", decoded.traceback)
@@ -75,7 +78,7 @@ def execute_parser(sandbox: Sandbox, spec: SandboxSpec) -> Execution:
 
 
 def _failed(result: SandboxResult, kind: FailureKind, message: str, detail: str = "") -> Execution:
-    return Execution(result, None, kind, message, detail or result.stderr.text[-4000:])
+    return Execution(result, None, kind, one_line(message, 2000), printable(detail or result.stderr.text, 4000))
 
 
 def judge(execution: Execution, expected_csv: Path | None) -> Comparison | None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from agents.bank_parser.coders.base import Coder
 from agents.bank_parser.graph import build_graph, recursion_backstop
@@ -12,7 +14,8 @@ from agents.bank_parser.lessons import run_record
 from agents.bank_parser.nodes import AGENT
 from agents.bank_parser.state import NodeEvent, ParserContext, ParserState
 from agents.lessons import ExecutionHistory, lessons_markdown
-from agents.loop import stream_graph
+from agents.loop import OnCrash, stream_graph
+from controller.errors import PlatformError
 from controller.artifacts import SUMMARY_FILE, RunArtifacts
 from controller.report import RunSummary
 from controller.sandbox.spec import Sandbox
@@ -49,7 +52,7 @@ def run_parser_agent(
     if history is not None:
         lessons = history.lessons(AGENT, target.name)
         artifacts.write(LESSONS_MD, lessons_markdown(AGENT, target.name, lessons))
-    final = _stream(context, settings.max_attempts, on_event)
+    final = _stream(context, settings.max_attempts, on_event, _on_crash(context, coder.name, started))
     if history is not None:
         history.record(run_record(run_id, target.name, coder.name, final))
     summary = _summary(context, final, coder.name, time.monotonic() - started)
@@ -57,9 +60,19 @@ def run_parser_agent(
     return summary
 
 
-def _stream(context: ParserContext, max_attempts: int, on_event: OnEvent) -> ParserState:
-    final = stream_graph(build_graph(max_attempts), context, recursion_backstop(max_attempts), on_event)
+def _stream(context: ParserContext, max_attempts: int, on_event: OnEvent, on_crash: OnCrash) -> ParserState:
+    final = stream_graph(build_graph(max_attempts), context, recursion_backstop(max_attempts), on_event, on_crash)
     return final  # type: ignore[return-value]
+
+
+def _on_crash(context: ParserContext, coder: str, started: float) -> OnCrash:
+    """Write ``summary.json`` with status ``error`` for a loop that stopped on an exception."""
+
+    def write(state: dict[str, Any], error: PlatformError) -> None:
+        summary = _summary(context, state, coder, time.monotonic() - started)  # type: ignore[arg-type]
+        context.artifacts.write_json(SUMMARY_FILE, replace(summary, status="error", last_problem=error.one_line()).to_json())
+
+    return write
 
 
 def _summary(context: ParserContext, state: ParserState, coder: str, wall: float) -> RunSummary:

@@ -17,6 +17,11 @@ The origin is what Idris2 calls the file: for a source file it is the *module na
 A block ends at the next header, progress line, REPL prompt or the end. A header of the
 form ``Error:6:19--6:20`` is not a header at all but the location of a file called
 ``Error.idr``: locations are recognised before headers.
+
+Bounds, since the text is untrusted: at most :data:`MAX_TRANSCRIPT_CHARS` of it are read,
+each line is matched on its first :data:`MAX_LINE_CHARS` characters only, at most
+:data:`MAX_DIAGNOSTICS` blocks are kept (the count of the rest is kept in ``dropped``), and
+every pattern runs in linear time (possessive quantifiers where two could share a space).
 """
 
 from __future__ import annotations
@@ -33,8 +38,14 @@ _LOCATION = re.compile(r"^(?P<origin>\S+?):(?P<sl>\d+):(?P<sc>\d+)--(?P<el>\d+):
 _HEADER = re.compile(r"^(?P<prompt>[A-Za-z_][\w.']*> )?(?P<kind>Error|Warning|Uncaught error): ?(?P<text>.*)$")
 _PROGRESS = re.compile(r"^\d+/\d+: Building (?P<module>\S+) \((?P<path>[^)]*)\)\s*$")
 _PROMPT = re.compile(r"^[A-Za-z_][\w.']*> ")
-_EXCERPT = re.compile(r"^\s*\d*\s*\|")
+_EXCERPT = re.compile(r"^\s*+\d*+\s*+\|")
 _CARETS = re.compile(r"^\s*\^[\^\s]*$")
+#: Most characters of a transcript read; the sandbox's output caps are smaller.
+MAX_TRANSCRIPT_CHARS = 4 * 1024 * 1024
+#: Characters of a line the patterns look at (Idris2's own lines are far shorter).
+MAX_LINE_CHARS = 4096
+#: Diagnostic blocks kept; the coder only ever reads the first few.
+MAX_DIAGNOSTICS = 1000
 _CONTEXT = re.compile(r"^While processing (?P<what>.+?) of (?P<name>\S+?)\.(?:\s+(?P<rest>.*))?$")
 
 
@@ -143,6 +154,7 @@ class Transcript:
     raw: str
     built: tuple[tuple[str, str], ...]
     diagnostics: tuple[Diagnostic, ...]
+    dropped: int = 0
 
     @property
     def errors(self) -> tuple[Diagnostic, ...]:
@@ -156,8 +168,9 @@ class Transcript:
 
 
 def parse_transcript(text: str) -> Transcript:
-    """Split a transcript into progress lines and diagnostic blocks."""
-    lines = _ANSI.sub("", text.replace("\r\n", "\n")).split("\n")
+    """Split a transcript into progress lines and diagnostic blocks (within the bounds above)."""
+    lines = [line[:MAX_LINE_CHARS] for line in
+             _ANSI.sub("", text[:MAX_TRANSCRIPT_CHARS].replace("\r\n", "\n")).split("\n")]
     built: list[tuple[str, str]] = []
     blocks: list[tuple[str, str, list[str]]] = []
     current: tuple[str, str, list[str]] | None = None
@@ -168,6 +181,8 @@ def parse_transcript(text: str) -> Transcript:
             assert match is not None
             current = (match["kind"], match["text"], [line])
             blocks.append(current)
+            if len(blocks) > MAX_DIAGNOSTICS:
+                break
         elif kind in ("progress", "prompt"):
             progress = _PROGRESS.match(line)
             if progress:
@@ -175,7 +190,13 @@ def parse_transcript(text: str) -> Transcript:
             current = None
         elif current is not None:
             current[2].append(line)
-    return Transcript(text, tuple(built), tuple(_block(*block) for block in blocks))
+    kept = blocks[:MAX_DIAGNOSTICS]
+    dropped = _count_headers(lines) - len(kept) if len(blocks) > MAX_DIAGNOSTICS else 0
+    return Transcript(text, tuple(built[:MAX_DIAGNOSTICS]), tuple(_block(*block) for block in kept), dropped)
+
+
+def _count_headers(lines: list[str]) -> int:
+    return sum(1 for line in lines if _line_kind(line) == "header")
 
 
 def _line_kind(line: str) -> str:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from agents.idris.coder import IdrisCoder
 from agents.idris.diagnostics import Category
@@ -13,7 +14,8 @@ from agents.idris.document import DocumentText
 from agents.idris.graph import build_graph, recursion_backstop
 from agents.idris.nodes import AGENT
 from agents.idris.state import IdrisContext, IdrisState, NodeEvent
-from agents.loop import stream_graph
+from agents.loop import OnCrash, stream_graph
+from controller.errors import PlatformError
 from controller.artifacts import SUMMARY_FILE, RunArtifacts
 from controller.report import RunSummary
 from controller.sandbox.spec import Sandbox
@@ -87,15 +89,25 @@ def run_idris_agent(request: IdrisRunRequest, *, sandbox: Sandbox, image: str, c
         coder=coder, limits=request.limits, max_attempts=request.max_attempts, artifacts=artifacts,
         output_dir=request.output_dir,
     )
-    final = _stream(context, request.max_attempts, on_event)
+    final = _stream(context, request.max_attempts, on_event, _on_crash(context, coder.name, started))
     summary = _summary(context, final, coder.name, time.monotonic() - started)
     artifacts.write_json(SUMMARY_FILE, summary.to_json())
     return summary
 
 
-def _stream(context: IdrisContext, max_attempts: int, on_event: OnEvent) -> IdrisState:
-    final = stream_graph(build_graph(max_attempts), context, recursion_backstop(max_attempts), on_event)
+def _stream(context: IdrisContext, max_attempts: int, on_event: OnEvent, on_crash: OnCrash) -> IdrisState:
+    final = stream_graph(build_graph(max_attempts), context, recursion_backstop(max_attempts), on_event, on_crash)
     return final  # type: ignore[return-value]
+
+
+def _on_crash(context: IdrisContext, coder: str, started: float) -> OnCrash:
+    """Write ``summary.json`` with status ``error`` for a loop that stopped on an exception."""
+
+    def write(state: dict[str, Any], error: PlatformError) -> None:
+        summary = _summary(context, state, coder, time.monotonic() - started)  # type: ignore[arg-type]
+        context.artifacts.write_json(SUMMARY_FILE, replace(summary, status="error", last_problem=error.one_line()).to_json())
+
+    return write
 
 
 def _summary(context: IdrisContext, state: IdrisState, coder: str, wall: float) -> IdrisRunSummary:

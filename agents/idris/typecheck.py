@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from agents.idris.coder import CheckOutcome
 from agents.idris.diagnostics import Diagnostic, Transcript, parse_transcript, summarize
+from agents.untrusted_text import one_line
 from controller.errors import SandboxError
 from controller.sandbox.spec import INPUT_DIR, Sandbox, SandboxResult, SandboxSpec
 from controller.settings import SandboxLimits
@@ -71,7 +72,16 @@ def run_check(sandbox: Sandbox, spec: SandboxSpec) -> CheckResult:
     """
     result = sandbox.run(spec)
     transcript = result.stdout.text + (("\n" + result.stderr.text) if result.stderr.data else "")
-    parsed = parse_transcript(transcript)
+    check = _classify(result, spec, transcript)
+    return CheckResult(check.sandbox, check.outcome, check.transcript, check.parsed, one_line(check.message, 500))
+
+
+def _classify(result: SandboxResult, spec: SandboxSpec, transcript: str) -> CheckResult:
+    try:
+        parsed = parse_transcript(transcript)
+    except Exception as exc:  # noqa: BLE001 - a reader bug on hostile text fails the check, not the run
+        return CheckResult(result, "crashed", transcript, Transcript(transcript, (), ()),
+                           f"the transcript could not be read ({type(exc).__name__})")
     if result.timed_out:
         return CheckResult(result, "timeout", transcript, parsed,
                            f"idris2 --check was killed at the {spec.limits.timeout_seconds:g} s timeout")
@@ -92,7 +102,7 @@ def run_check(sandbox: Sandbox, spec: SandboxSpec) -> CheckResult:
 
 def _refuse_broken_image(result: SandboxResult, spec: SandboxSpec) -> None:
     if result.exit_code == ENTRYPOINT_REFUSED:
-        raise SandboxError(f"the idris2 image's entrypoint refused to run ({result.stderr.text.strip()[:300]})",
+        raise SandboxError(f"the idris2 image's entrypoint refused to run ({one_line(result.stderr.text.strip(), 300)})",
                            hint=f"rebuild the image {spec.image}")
     if result.exit_code in NOT_RUNNABLE:
         raise SandboxError(f"idris2 could not be started in {spec.image} (exit {result.exit_code})",

@@ -25,6 +25,9 @@ _CODE_START = re.compile(
 )
 MAX_STARTS = 8
 MAX_ENDS = 40
+#: Longest reply read: far above any model's output limit; the trimming below parses the
+#: reply up to MAX_STARTS * MAX_ENDS times, so an unbounded reply would be slow.
+MAX_REPLY_CHARS = 512 * 1024
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,8 @@ def extract_python(reply: str, required: str = "parse") -> Extraction:
     often correct themselves in a second block); then the whole reply as bare code; then
     the reply with the prose before and after the code trimmed away.
     """
+    if len(reply) > MAX_REPLY_CHARS:
+        return Extraction(None, None, f"the reply has {len(reply)} characters; at most {MAX_REPLY_CHARS} are read")
     blocks = [b for b in fenced_blocks(reply) if b.tag in PYTHON_TAGS]
     if blocks:
         return _from_blocks(blocks, required)
@@ -97,6 +102,8 @@ def extract_fenced(reply: str, tags: frozenset[str], marker: str) -> Extraction:
     For languages the host cannot parse (Idris: ``marker="module "``); their checker runs
     in a sandbox. A reply without fences counts as code only if it starts with ``marker``.
     """
+    if len(reply) > MAX_REPLY_CHARS:
+        return Extraction(None, None, f"the reply has {len(reply)} characters; at most {MAX_REPLY_CHARS} are read")
     blocks = [b for b in fenced_blocks(reply) if b.tag in tags or b.tag == ""]
     good = [b for b in blocks if marker in b.body]
     if good:
@@ -152,6 +159,8 @@ def _problem(code: str, required: str) -> str:
         return f"the code does not parse: SyntaxError at line {exc.lineno}: {exc.msg}"
     except ValueError as exc:  # e.g. null bytes
         return f"the code does not parse: {exc}"
+    except (MemoryError, RecursionError):  # CPython's parser on very deep nesting (e.g. 10**5 unary minus)
+        return "the code does not parse: it is nested too deeply"
     if required and required not in _top_level_names(tree):
         return f"the code defines no top-level {required}() function"
     return ""

@@ -86,3 +86,31 @@ class TestUsageErrors:
         shutil.copytree(PROJECT_ROOT / "data" / "service-contract", data / "service-contract")
         proc = cli(tmp_path, "check", "--target", "service-contract", "--parser", str(ICICI / "result.csv"))
         assert_one_line_error(proc, "idris agent")
+
+
+class TestUnexpectedErrors:
+    def test_a_bug_is_one_line_and_exit_3(self, monkeypatch, capsys):
+        """An exception no code expected still ends in one line on stderr and exit 3, no traceback."""
+        from controller import cli, commands
+
+        def broken(args, settings):  # noqa: ANN001, ANN202
+            raise RecursionError("maximum recursion depth exceeded\nsecond line")
+
+        monkeypatch.setattr(commands, "check", broken)
+        code = cli.main(["check", "--target", "icici", "--parser", "x.py"])
+        err = capsys.readouterr().err
+        assert code == 3
+        assert err.count("\n") == 1 and "RecursionError" in err and "Traceback" not in err
+
+    def test_a_crashed_loop_is_one_line_and_exit_3(self, monkeypatch, capsys):
+        """LoopCrashed (what the agent loop raises on a bug) prints its line and exits 3."""
+        from agents.loop import LoopCrashed
+        from controller import cli, commands
+
+        def crashed(args, settings):  # noqa: ANN001, ANN202
+            raise LoopCrashed(KeyError("x"))
+
+        monkeypatch.setattr(commands, "run", crashed)
+        assert cli.main(["run", "--target", "icici"]) == 3
+        err = capsys.readouterr().err
+        assert err.startswith("error: the agent loop stopped on an unexpected KeyError") and err.count("\n") == 1

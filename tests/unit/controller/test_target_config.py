@@ -133,3 +133,30 @@ class TestCli:
         """A .pdf that is not one."""
         data = target(tmp_path, GOOD, "contract.pdf")
         self.assert_one_line(self.run(data, tmp_path), tmp_path, "cannot read contract.pdf as a PDF")
+
+
+class TestHostileFiles:
+    @pytest.mark.parametrize("toml", ["a = " + "[" * 20_000 + "]" * 20_000, "a = " + "{b=" * 5000 + "1" + "}" * 5000])
+    def test_deep_nesting_is_a_config_error(self, tmp_path, toml):
+        """Regression (make fuzz): tomllib's RecursionError on deep nesting is now a ConfigError (exit 2)."""
+        with pytest.raises(ConfigError, match="too deeply"):
+            load_target_config(target(tmp_path, toml), "t")
+
+    def test_an_oversized_file_is_refused_unread(self, tmp_path):
+        """A target.toml over 64 KiB is refused before parsing."""
+        with pytest.raises(ConfigError, match="larger than"):
+            load_target_config(target(tmp_path, "#" * 70_000), "t")
+
+
+class TestFuzzedFiles:
+    from hypothesis import HealthCheck, given, settings
+
+    from tests.fuzz.decoders import TOML_INPUTS
+
+    @settings(max_examples=40, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(TOML_INPUTS)
+    def test_any_file_loads_or_is_a_config_error(self, toml):
+        """Any target.toml: a TargetConfig, or ConfigError/TargetError, nothing else."""
+        from tests.fuzz.decoders import check_toml
+
+        check_toml(toml)

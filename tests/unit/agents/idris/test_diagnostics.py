@@ -145,3 +145,37 @@ def test_the_fixture_readme_states_the_source():
     """The copied fixtures keep their provenance (BSD-3-Clause, Idris2's test suite)."""
     readme = Path(TRANSCRIPTS / "README.md").read_text()
     assert "BSD-3-Clause" in readme and "0.8.0" in readme
+
+
+class TestHostileTranscripts:
+    """The transcript is untrusted text: bounded, linear-time, and never an exception."""
+
+    def test_a_megabyte_line_of_spaces_after_a_location_is_read_in_linear_time(self):
+        """Regression: the excerpt pattern backtracked quadratically on a long blank line (hours for 1 MiB)."""
+        from agents.idris.diagnostics import MAX_LINE_CHARS
+
+        parsed = parse_transcript("Error: x\nDomains.X:1:1--1:2\n" + " " * (1024 * 1024) + "x\n")
+        assert len(parsed.errors) == 1
+        assert all(len(line) <= MAX_LINE_CHARS for line in parsed.errors[0].text.splitlines())
+
+    def test_diagnostics_are_capped_and_the_rest_counted(self):
+        """200,000 one-line error blocks keep MAX_DIAGNOSTICS and count the others as dropped."""
+        from agents.idris.diagnostics import MAX_DIAGNOSTICS
+
+        parsed = parse_transcript("Error: x\n" * 200_000)
+        assert len(parsed.diagnostics) == MAX_DIAGNOSTICS
+        assert parsed.dropped == 200_000 - MAX_DIAGNOSTICS
+
+
+class TestFuzzedTranscripts:
+    from hypothesis import HealthCheck, given, settings
+
+    from tests.fuzz.decoders import IDRIS_INPUTS
+
+    @settings(max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(IDRIS_INPUTS)
+    def test_any_text_keeps_the_contract(self, text):
+        """Any transcript parses, serialises, and run_check classifies it in one line (SandboxError only)."""
+        from tests.fuzz.decoders import check_idris
+
+        check_idris(text)

@@ -118,3 +118,37 @@ class TestOtherLanguages:
     def test_python_tags(self, tag):
         """Every accepted Python info string is recognised."""
         assert fenced_blocks(f"```{tag}\nx = 1\n```")[0].tag == tag
+
+
+class TestHostileReplies:
+    @pytest.mark.parametrize("reply", [
+        "def parse(p):\n    return " + "-" * 200_000 + "1\n",
+        "def parse(p):\n    return " + "not " * 100_000 + "1\n",
+        "```python\nx = " + "lambda: " * 50_000 + "1\n```",
+    ])
+    def test_nesting_that_exhausts_the_parser_is_a_problem_not_an_exception(self, reply):
+        """Regression (make fuzz): CPython's parser raised MemoryError on deep nesting; now a one-line problem."""
+        found = extract_python(reply)
+        assert not found.ok and "nested too deeply" in found.problem
+
+    def test_an_oversized_reply_is_refused_without_parsing(self):
+        """A reply past MAX_REPLY_CHARS is refused at once (trimming would parse it hundreds of times)."""
+        from agents.llm.extract import MAX_REPLY_CHARS
+
+        found = extract_python("x = 1\n" * (MAX_REPLY_CHARS // 6 + 1))
+        assert not found.ok and "at most" in found.problem
+        assert not extract_fenced("a" * (MAX_REPLY_CHARS + 1), frozenset({"idris"}), "module ").ok
+
+
+class TestFuzzedReplies:
+    from hypothesis import HealthCheck, given, settings
+
+    from tests.fuzz.decoders import REPLY_INPUTS
+
+    @settings(max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(REPLY_INPUTS)
+    def test_any_reply_keeps_the_contract(self, reply):
+        """Any reply gives an Extraction; code called usable parses."""
+        from tests.fuzz.decoders import check_reply
+
+        check_reply(reply)

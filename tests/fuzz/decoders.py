@@ -1,0 +1,354 @@
+"""Every decoder of untrusted bytes, with the inputs to try it on and the contract it must keep.
+
+A decoder's contract: whatever the input, it returns its normal result or raises only the
+one error type it documents (a ``ResultFormatError``, a ``ConfigError``...); anything else
+escaping it (``RecursionError``, ``KeyError``, ``MemoryError``, a hang) is a bug that would
+crash a node. ``check`` raises :class:`ContractBroken` for such an input; the fuzzer
+(:mod:`tests.fuzz.run`) and the property tests under tests/unit both use these.
+
+The strategies mix three kinds of input: random bytes or text; inputs assembled from the
+format's own pieces (so the decoder gets past its first check); and known bombs (deep
+nesting, huge numbers, repeated keys, invalid UTF-8, lone surrogates, control characters).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from hypothesis import strategies as st
+
+from controller.settings import PROJECT_ROOT
+
+ICICI = PROJECT_ROOT / "data" / "icici"
+
+
+class ContractBroken(Exception):
+    """The decoder did something its contract forbids (an undocumented exception, bad output)."""
+
+
+@dataclass(frozen=True)
+class Decoder:
+    """A decoder under test: its name, what to feed it, and how to judge one input."""
+
+    name: str
+    inputs: st.SearchStrategy[Any]
+    check: Callable[[Any], None]
+
+
+def _guard(allowed: tuple[type[BaseException], ...], call: Callable[[], Any]) -> Any:
+    """Run ``call``; an exception outside ``allowed`` breaks the contract."""
+    try:
+        return call()
+    except allowed:
+        return None
+    except ContractBroken:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - that is what is being looked for
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        raise ContractBroken(f"{type(exc).__name__}: {str(exc)[:200]}") from exc
+
+
+# --- JSON pieces -------------------------------------------------------------------------
+
+_SCALARS = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=20), st.integers(min_value=-(10**30), max_value=10**30),
+)
+_JSON = st.recursive(
+    _SCALARS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=16,
+)
+DTYPES = [
+    "str", "string", "object", "bool", "boolean", "int8", "int64", "uint8", "Int64", "UInt16",
+    "float32", "float64", "Float64", "datetime64[ns]", "datetime64[us]", "datetime64[ns, UTC]",
+    "datetime64[ns, Europe/Paris]", "datetime64[xs]", "datetime64[ns, ../../etc/passwd]",
+    "category", "complex128", "timedelta64[ns]", "period[D]", "", "object\x00",
+]
+_CELLS = st.one_of(
+    _SCALARS,
+    st.builds(lambda t: {"$datetime": t}, st.one_of(st.text(max_size=30), st.sampled_from(
+        ["2024-01-31", "2024-01-31T10:00:00", "9999-12-31", "0001-01-01", "2024-13-45", "NaT"]))),
+    st.builds(lambda t: {"$repr": t}, _JSON),
+    _JSON,
+)
+
+
+@st.composite
+def _frame_documents(draw: st.DrawFn) -> dict[str, Any]:
+    width = draw(st.integers(0, 5))
+    rows = draw(st.integers(0, 6))
+    columns = draw(st.lists(st.one_of(st.text(max_size=12), st.integers(), _CELLS), min_size=width, max_size=width))
+    dtypes = draw(st.lists(st.sampled_from(DTYPES), min_size=width, max_size=width))
+    same_type = st.sampled_from([st.integers(-1000, 1000), st.floats(allow_nan=True), st.text(max_size=8), _CELLS])
+    column_values = [draw(st.lists(draw(same_type), min_size=rows, max_size=rows)) for _ in range(width)]
+    data = [[column_values[c][r] for c in range(width)] for r in range(rows)]
+    if draw(st.integers(0, 9)) == 0:
+        data = draw(st.lists(st.lists(_CELLS, max_size=6), max_size=6))
+    index = draw(st.one_of(
+        st.just({"kind": "range", "start": 0, "stop": rows, "step": 1}),
+        st.fixed_dictionaries({"kind": st.just("range"), "start": _SCALARS, "stop": _SCALARS, "step": _SCALARS}),
+        st.fixed_dictionaries({"kind": st.just("values"), "dtype": st.sampled_from(DTYPES),
+                               "values": st.lists(_CELLS, min_size=rows, max_size=rows)}),
+        _JSON,
+    ))
+    document: dict[str, Any] = {"schema": "sandloop.frame/1", "status": "ok", "columns": columns,
+                                "dtypes": dtypes, "index": index, "data": data}
+    if draw(st.integers(0, 5)) == 0:
+        document = {"schema": "sandloop.frame/1", "status": "error",
+                    "kind": draw(st.one_of(st.sampled_from(["type_error", "execution_error"]), _JSON)),
+                    "error_type": draw(_JSON), "message": draw(_JSON), "traceback": draw(_JSON)}
+    return document
+
+
+def _dumps(document: Any) -> bytes:
+    return json.dumps(document, allow_nan=True).encode("utf-8", errors="surrogatepass")
+
+
+def _bombs() -> st.SearchStrategy[bytes]:
+    depth = st.integers(1, 300_000)
+    return st.one_of(
+        depth.map(lambda n: b"[" * n + b"]" * n),
+        depth.map(lambda n: b'{"a":' * n + b"1" + b"}" * n),
+        depth.map(lambda n: b'{"schema":"sandloop.frame/1","data":' + b"[" * n),
+        st.integers(1, 20_000).map(lambda n: b'{"schema":"sandloop.frame/1","status":"ok","columns":["a"],'
+                                               b'"dtypes":["int64"],"data":[[' + b"9" * n + b"]]}"),
+        st.integers(1, 300_000).map(lambda n: b"[" + b"0," * n + b"0]"),
+        st.just(b'{"schema":"sandloop.frame/1","schema":"sandloop.frame/1","status":"ok"}'),
+        st.just(b'{"schema":"sandloop.frame/1","status":"ok","columns":["\\ud800"],"dtypes":["object"],'
+                b'"data":[],"index":{"kind":"range","start":0,"stop":0,"step":1}}'),
+        st.just(b'{"schema":"sandloop.frame/1","status":"error","message":"\\u001b]0;pwned\\u0007\\u001b[2J"}'),
+        st.just(b"\xff\xfe{}"), st.just(b'"\\"'), st.just(b"[NaN, Infinity, -Infinity]"),
+    )
+
+
+def _mutated(documents: st.SearchStrategy[bytes]) -> st.SearchStrategy[bytes]:
+    """A valid document with a few bytes replaced, inserted or cut off."""
+
+    @st.composite
+    def mutate(draw: st.DrawFn) -> bytes:
+        raw = bytearray(draw(documents))
+        for _ in range(draw(st.integers(1, 4))):
+            if not raw:
+                break
+            at = draw(st.integers(0, len(raw) - 1))
+            how = draw(st.integers(0, 2))
+            if how == 0:
+                raw[at] = draw(st.integers(0, 255))
+            elif how == 1:
+                raw[at:at] = draw(st.sampled_from([b"[", b"]", b"{", b"}", b",", b'"', b"\\", b"NaN", b"\xc3"]))
+            else:
+                del raw[at:]
+        return bytes(raw)
+
+    return mutate()
+
+
+FRAME_INPUTS = st.one_of(
+    st.binary(max_size=512),
+    _JSON.map(_dumps),
+    _frame_documents().map(_dumps),
+    _bombs(),
+    _mutated(_frame_documents().map(_dumps)),
+)
+_EXPECTED: list[pd.DataFrame] = []
+
+
+def _expected() -> pd.DataFrame:
+    if not _EXPECTED:
+        _EXPECTED.append(pd.read_csv(ICICI / "result.csv"))
+    return _EXPECTED[0]
+
+
+def check_frame(raw: bytes) -> None:
+    """decode_result returns a frame or a failure or raises ResultFormatError; the frame compares cleanly."""
+    from agents.bank_parser.compare import compare_frames
+    from agents.bank_parser.frame_codec import ParserFailure, ResultFormatError, decode_result
+
+    decoded = _guard((ResultFormatError,), lambda: decode_result(raw))
+    if isinstance(decoded, ParserFailure):
+        for text in (decoded.error_type, decoded.message):
+            if any(ord(ch) < 32 or 0x7F <= ord(ch) <= 0x9F for ch in text):
+                raise ContractBroken(f"a control character reached a one-line field: {text[:60]!r}")
+    elif decoded is not None:
+        comparison = _guard((), lambda: compare_frames(decoded, _expected()))
+        _guard((), lambda: (comparison.summary() + comparison.report()).encode("utf-8"))
+
+
+# --- Idris2 transcripts ------------------------------------------------------------------
+
+_IDRIS_LINES = [
+    "1/1: Building Domains.X (Domains/X.idr)", "Error: While processing right hand side of f. Undefined name y.",
+    "Error: Couldn't parse declaration.", "Warning: unreachable clause", "Uncaught error: boom",
+    "Domains.X:9:7--9:8", "Error:6:19--6:20", " 9 | fee = y", "   |", "       ^^^", "Main> ", "Domains.X> :q",
+    "Did you mean: x?", "Possible correct patterns:", "\x1b[31mError:\x1b[0m red", "\x1b]0;title\x07", "\r",
+    "While processing type of g. Mismatch between Nat and Integer.", " " * 5000 + "x", ":" * 3000,
+    "Error: " + "While processing a of " * 200,
+]
+IDRIS_INPUTS = st.one_of(
+    st.text(max_size=400),
+    st.lists(st.one_of(st.sampled_from(_IDRIS_LINES), st.text(max_size=40)), max_size=80).map("\n".join),
+    st.integers(1, 20_000).map(lambda n: "Error: x\n" * n),
+    st.integers(1, 200_000).map(lambda n: "Error: x\nDomains.X:1:1--1:2\n" + " " * n + "x\n"),
+)
+
+
+def check_idris(text: str) -> None:
+    """parse_transcript never raises; run_check classifies any transcript, raising only SandboxError."""
+    from agents.idris.diagnostics import MAX_DIAGNOSTICS, parse_transcript, summarize
+    from agents.idris.typecheck import check_spec, run_check
+    from controller.errors import SandboxError
+    from controller.settings import SandboxLimits
+
+    parsed = _guard((), lambda: parse_transcript(text))
+    if len(parsed.diagnostics) > MAX_DIAGNOSTICS:
+        raise ContractBroken(f"{len(parsed.diagnostics)} diagnostics kept, more than {MAX_DIAGNOSTICS}")
+    _guard((), lambda: json.dumps([d.to_json() for d in parsed.diagnostics], ensure_ascii=False).encode("utf-8"))
+    _guard((), lambda: [d.one_line() for d in parsed.diagnostics] and summarize(parsed.diagnostics))
+    sandbox = _TextSandbox(text, exit_code=len(text) % 130)
+    spec = check_spec("img", "Domains.X", "module Domains.X", SandboxLimits(), {})
+    result = _guard((SandboxError,), lambda: run_check(sandbox, spec))
+    if result is not None and ("\n" in result.message or "\x1b" in result.message):
+        raise ContractBroken(f"a check's one-line message holds a line break or escape: {result.message[:60]!r}")
+
+
+class _TextSandbox:
+    """A test double answering every run with ``text`` on stdout and a given exit status."""
+
+    def __init__(self, text: str, exit_code: int) -> None:
+        self.text, self.exit_code = text, exit_code
+
+    def run(self, spec: Any) -> Any:
+        from controller.sandbox.spec import CapturedStream, SandboxResult
+
+        data = self.text.encode("utf-8", errors="replace")
+        return SandboxResult(exit_code=self.exit_code, stdout=CapturedStream(data, len(data)),
+                             stderr=CapturedStream(b"", 0), timed_out=False, oom_killed=False,
+                             wall_seconds=0.1, files={})
+
+
+# --- LLM replies -------------------------------------------------------------------------
+
+_REPLY_PIECES = [
+    "```python", "```py", "```", "~~~", "````", "```idris", "def parse(pdf_path):", "    return None",
+    "import pandas as pd", "from x import y", "parse = 1", "Here is the parser:", "Hope this helps!",
+    "@decorator", "class Parser:", '"""', "'''", "\r\n", "\ufeff", "\x00", "module Domains.X", "    ",
+    "async def parse(p): pass", "def parse(p):\n    return " + "-" * 5000 + "1", "x = " + "(" * 250,
+]
+REPLY_INPUTS = st.one_of(
+    st.text(max_size=400),
+    st.lists(st.one_of(st.sampled_from(_REPLY_PIECES), st.text(max_size=30)), max_size=40).map("\n".join),
+    st.integers(1, 120_000).map(lambda n: "def parse(p):\n    return " + "not " * n + "1\n"),
+    st.integers(1, 60_000).map(lambda n: "```python\nx = " + "lambda: " * n + "1\n```"),
+)
+
+
+def check_reply(reply: str) -> None:
+    """extract_python/extract_fenced return an Extraction; usable code parses and defines parse()."""
+    import ast
+
+    from agents.llm.extract import PYTHON_TAGS, extract_fenced, extract_python
+
+    found = _guard((), lambda: extract_python(reply))
+    if found.ok:
+        tree = _guard((), lambda: ast.parse(found.code))
+        if tree is None:
+            raise ContractBroken("extract_python returned code that does not parse")
+    _guard((), lambda: extract_fenced(reply, frozenset({"idris", "idr"}), "module "))
+    _guard((), lambda: extract_fenced(reply, PYTHON_TAGS, "def parse"))
+
+
+# --- target.toml -------------------------------------------------------------------------
+
+_TOML_PIECES = [
+    'agent = "idris"', 'agent = "bank_parser"', 'agent = "other"', 'project = "ServiceContract"',
+    'project = "Money"', 'project = "lower"', 'document_type = "contract"', 'document = "../x.pdf"',
+    'document = "doc.pdf"', "[limits]", "max_attempts = 5", "max_attempts = -1", "timeout_seconds = 1e309",
+    "memory_mb = 99999999999999999999999", "[[limits]]", "unknown = 1", "a = [[[[[[1]]]]]]", 'a = """',
+    "a = {b = {c = 1}}", "a.b.c = 1", "a = 1979-05-27T07:32:00Z", "= 1", "[", "\x00", "\ufeff",
+]
+TOML_INPUTS = st.one_of(
+    st.text(max_size=300),
+    st.lists(st.one_of(st.sampled_from(_TOML_PIECES), st.text(max_size=20)), max_size=20).map("\n".join),
+    st.integers(1, 50_000).map(lambda n: "a = " + "[" * n + "]" * n),
+    st.integers(1, 20_000).map(lambda n: "a = " + "{b=" * n + "1" + "}" * n),
+    st.integers(60_000, 200_000).map(lambda n: "#" * n),
+)
+
+
+def check_toml(text: str) -> None:
+    """load_target_config returns a TargetConfig (or None) or raises ConfigError/TargetError."""
+    from controller.errors import ConfigError, TargetError
+    from controller.target_config import load_target_config
+
+    with tempfile.TemporaryDirectory(prefix="sandloop-fuzz-") as root:
+        folder = Path(root) / "t"
+        folder.mkdir()
+        (folder / "target.toml").write_bytes(text.encode("utf-8", errors="surrogatepass"))
+        _guard((ConfigError, TargetError), lambda: load_target_config(Path(root), "t"))
+
+
+# --- PDFs --------------------------------------------------------------------------------
+
+_PDF: list[bytes] = []
+
+
+def _sample_pdf() -> bytes:
+    if not _PDF:
+        _PDF.append((ICICI / "icici sample.pdf").read_bytes())
+    return _PDF[0]
+
+
+@st.composite
+def _broken_pdfs(draw: st.DrawFn) -> bytes:
+    raw = bytearray(_sample_pdf())
+    how = draw(st.integers(0, 3))
+    if how == 0:
+        del raw[draw(st.integers(8, len(raw) - 1)):]
+    elif how == 1:
+        for _ in range(draw(st.integers(1, 40))):
+            raw[draw(st.integers(0, len(raw) - 1))] = draw(st.integers(0, 255))
+    elif how == 2:
+        at = draw(st.integers(0, len(raw) - 1))
+        raw[at:at] = draw(st.sampled_from([b"<<" * 5000, b"[" * 5000, b"/Length 999999999", b"stream\n", b"%%EOF",
+                                           b"0 0 obj", b"/Filter /FlateDecode", b"\x00" * 64]))
+    else:
+        raw = bytearray(b"%PDF-1.7\n" + draw(st.binary(max_size=400)))
+    return bytes(raw)
+
+
+PDF_INPUTS = _broken_pdfs()
+
+
+def check_pdf(raw: bytes) -> None:
+    """resolve_target + analyze_pdf return an analysis or raise TargetError, whatever the PDF holds."""
+    from agents.bank_parser.analysis import analyze_pdf
+    from controller.errors import TargetError
+    from controller.targets import resolve_target
+
+    root = Path(tempfile.mkdtemp(prefix="sandloop-fuzz-"))
+    try:
+        (root / "t").mkdir()
+        (root / "t" / "statement.pdf").write_bytes(raw)
+        target = _guard((TargetError,), lambda: resolve_target("t", root))
+        if target is not None:
+            _guard((TargetError,), lambda: analyze_pdf(target.pdf, max_pages=1))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+DECODERS = (
+    Decoder("frame_codec", FRAME_INPUTS, check_frame),
+    Decoder("idris_transcript", IDRIS_INPUTS, check_idris),
+    Decoder("llm_extract", REPLY_INPUTS, check_reply),
+    Decoder("target_toml", TOML_INPUTS, check_toml),
+    Decoder("pdf_analysis", PDF_INPUTS, check_pdf),
+)

@@ -1,0 +1,97 @@
+"""No crash leaves a run without a record: a node that raises ends the run as ``error`` with
+summary.json, a history record and the traceback in events.jsonl (scripted sandboxes, no Docker)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agents.bank_parser.nodes import AGENT
+from agents.bank_parser.run import run_parser_agent
+from agents.idris.document import load_document
+from agents.idris.coder import OfflineIdrisCoder
+from agents.idris.run import IdrisRunRequest, run_idris_agent
+from agents.loop import LoopCrashed
+from controller.errors import SandboxError
+from controller.observability.history import HistoryStore
+from controller.observability.logs import configure_logging
+from controller.observability.recorder import EVENTS_FILE, history_path, observe_run
+from controller.sandbox.instrumented import InstrumentedSandbox
+from controller.settings import PROJECT_ROOT, SandboxLimits, Settings
+from controller.targets import resolve_target
+from tests.conftest import ICICI
+from tests.unit.agents.bank_parser.test_graph import CountingCoder
+
+
+class BuggySandbox:
+    """A test double whose run raises ``error``: stands in for a bug anywhere under a node."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def run(self, spec):  # noqa: ANN001, ANN201
+        raise self.error
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(_env_file=None, runs_dir=tmp_path / "runs", parsers_dir=tmp_path / "parsers", max_attempts=2)
+
+
+def observed_parser_run(settings: Settings, error: Exception) -> None:
+    """Run the parser agent inside observe_run, as commands.run does, with a sandbox that raises."""
+    import io
+
+    configure_logging("json", None, stream=io.StringIO(), cache_loggers=False)
+    sandbox = InstrumentedSandbox(BuggySandbox(error))
+    with observe_run(settings, run_id="r1", agent=AGENT, target="icici", coder="counting", sandbox=sandbox) as obs:
+        summary = run_parser_agent(
+            run_id="r1", target=resolve_target("icici", ICICI.parent), settings=settings, sandbox=sandbox,
+            image="img", coder=CountingCoder(), on_event=lambda e: obs.node(e.node, e.attempt, e.outcome, e.seconds))
+        obs.finish(summary)
+
+
+class TestParserLoopCrash:
+    def test_unexpected_exception_becomes_a_recorded_error(self, settings):
+        """A RecursionError inside execute: LoopCrashed (exit 3), summary.json and history say error."""
+        with pytest.raises(LoopCrashed) as raised:
+            observed_parser_run(settings, RecursionError("maximum recursion depth exceeded"))
+        assert raised.value.exit_code == 3 and "RecursionError" in raised.value.one_line()
+        summary = json.loads((settings.runs_dir / "r1" / "summary.json").read_text())
+        assert summary["status"] == "error" and "RecursionError" in summary["last_problem"]
+        assert summary["attempts"] == 1
+        (row,) = HistoryStore(history_path(settings)).read_runs()
+        assert row["status"] == "error" and "RecursionError" in row["error"]
+
+    def test_traceback_goes_to_the_events_file(self, settings):
+        """events.jsonl holds loop.crashed with the exception, for whoever debugs it."""
+        with pytest.raises(LoopCrashed):
+            observed_parser_run(settings, KeyError("boom"))
+        events = [json.loads(line) for line in (settings.runs_dir / "r1" / EVENTS_FILE).read_text().splitlines()]
+        (crash,) = [e for e in events if e["event"] == "loop.crashed"]
+        assert crash["error_type"] == "KeyError" and "exception" in crash
+        assert any(e["event"] == "node.failed" and e["node"] == "execute" for e in events)
+
+    def test_platform_error_keeps_its_type_and_still_writes_the_summary(self, settings):
+        """A SandboxError is re-raised as itself (its own message and exit code), with summary.json status error."""
+        with pytest.raises(SandboxError):
+            observed_parser_run(settings, SandboxError("engine went away"))
+        summary = json.loads((settings.runs_dir / "r1" / "summary.json").read_text())
+        assert summary["status"] == "error" and "engine went away" in summary["last_problem"]
+
+
+class TestIdrisLoopCrash:
+    def test_unexpected_exception_writes_an_error_summary(self, tmp_path):
+        """The Idris agent's loop: a bug under typecheck ends in LoopCrashed and summary.json status error."""
+        request = IdrisRunRequest(
+            run_id="unit", target="service-contract", project="ServiceContract", document_type="contract",
+            document=load_document(PROJECT_ROOT / "data" / "service-contract" / "service_contract.pdf"),
+            limits=SandboxLimits(), max_attempts=2, runs_dir=tmp_path / "runs", output_dir=tmp_path / "idris")
+        with pytest.raises(LoopCrashed):
+            run_idris_agent(request, sandbox=BuggySandbox(ValueError("bad")), image="img",
+                            coder=OfflineIdrisCoder(), on_event=lambda e: None)
+        summary = json.loads((tmp_path / "runs" / "unit" / "summary.json").read_text())
+        assert summary["status"] == "error" and summary["attempts"] == 1 and "ValueError" in summary["last_problem"]
+        assert not (tmp_path / "idris").exists()
