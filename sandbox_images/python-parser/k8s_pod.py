@@ -1,6 +1,6 @@
 """Runs inside a Kubernetes sandbox Pod: ``launch`` the program, then ``collect`` what it left.
 
-Usage:
+Usage (``--out-dir DIR`` before ``--`` moves /work/out, for tests on a host):
     k8s_pod.py launch --timeout S --fsize BYTES --nofile N --output-bytes N -- ARGV...
     k8s_pod.py collect --output-bytes N --collect-bytes N --frame-bytes N -- NAME...
 
@@ -37,7 +37,7 @@ import time
 
 FRAME = "sandloop.k8s/1"
 OUT_DIR = "/work/out"
-STATE_DIR = f"{OUT_DIR}/.sandloop"
+STATE = ".sandloop"
 CHUNK = 6144  # raw bytes per data line: short log lines, never split by the runtime
 _PR_SET_DUMPABLE = 4
 
@@ -90,30 +90,32 @@ def _oom_kills() -> int:
     return 0
 
 
-def _reset_state_dir() -> None:
-    """Remove whatever sits at STATE_DIR (the program may have planted links) and recreate it."""
+def _reset_state_dir(state_dir: str) -> None:
+    """Remove whatever sits at ``state_dir`` (the program may have planted links) and recreate it."""
     import shutil
 
     try:
-        info = os.lstat(STATE_DIR)
+        info = os.lstat(state_dir)
     except FileNotFoundError:
         info = None
     if info is not None:
         if stat.S_ISDIR(info.st_mode):
-            shutil.rmtree(STATE_DIR, ignore_errors=True)
+            shutil.rmtree(state_dir, ignore_errors=True)
         else:
-            os.unlink(STATE_DIR)
-    os.mkdir(STATE_DIR, 0o755)
+            os.unlink(state_dir)
+    os.mkdir(state_dir, 0o755)
 
 
-def launch(timeout: float, fsize: int, nofile: int, output_bytes: int, argv: list[str]) -> int:
+def launch(timeout: float, fsize: int, nofile: int, output_bytes: int, argv: list[str],
+           out_dir: str = OUT_DIR) -> int:
     """Run ``argv`` as described in the module docstring; always return 0."""
+    state_dir = f"{out_dir}/{STATE}"
     _undumpable()
     ignored = _ignore_signals()
-    _reset_state_dir()
+    _reset_state_dir(state_dir)
     started = time.monotonic()
     timed_out, exit_code, error = False, None, None
-    with open(f"{STATE_DIR}/stdout", "w+b") as out, open(f"{STATE_DIR}/stderr", "w+b") as err:
+    with open(f"{state_dir}/stdout", "w+b") as out, open(f"{state_dir}/stderr", "w+b") as err:
         try:
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                                     preexec_fn=_child_setup(ignored, fsize, nofile), cwd="/tmp")
@@ -134,13 +136,13 @@ def launch(timeout: float, fsize: int, nofile: int, output_bytes: int, argv: lis
         # replaced the paths, never these inodes' identity.
         streams = {name: _read_fd(handle.fileno(), output_bytes) for name, handle in
                    (("stdout", out), ("stderr", err))}
-    _reset_state_dir()
+    _reset_state_dir(state_dir)
     for name, (data, total) in streams.items():
-        _write(f"{STATE_DIR}/{name}", data)
-        _write(f"{STATE_DIR}/{name}.total", str(total).encode("ascii"))
+        _write(f"{state_dir}/{name}", data)
+        _write(f"{state_dir}/{name}.total", str(total).encode("ascii"))
     status = {"exit_code": exit_code, "timed_out": timed_out, "oom_kills": _oom_kills(),
               "wall_seconds": round(wall, 3), "error": error}
-    _write(f"{STATE_DIR}/status.json", json.dumps(status).encode("utf-8"))
+    _write(f"{state_dir}/status.json", json.dumps(status).encode("utf-8"))
     return 0
 
 
@@ -208,28 +210,30 @@ class _Framer:
         sys.stdout.buffer.flush()
 
 
-def collect(output_bytes: int, collect_bytes: int, frame_bytes: int, names: list[str]) -> int:
+def collect(output_bytes: int, collect_bytes: int, frame_bytes: int, names: list[str],
+            out_dir: str = OUT_DIR) -> int:
     """Frame status, streams and files into this container's stdout; exit 0."""
+    state_dir = f"{out_dir}/{STATE}"
     # base64 grows data by 4/3, plus JSON per line: keep the raw budget at 70 % of the log budget.
     raw_budget = min(collect_bytes + 2 * output_bytes, frame_bytes * 7 // 10)
     framer = _Framer(frame_bytes)
     framer.emit({"t": "begin", "frame": FRAME})
-    status_raw, _ = _read_regular(f"{STATE_DIR}/status.json", 4096)
+    status_raw, _ = _read_regular(f"{state_dir}/status.json", 4096)
     try:
         status = json.loads(status_raw.decode("utf-8")) if status_raw else {"error": "no status.json"}
     except ValueError:
         status = {"error": "unreadable status.json"}
     framer.emit({"t": "status", **status} if isinstance(status, dict) else {"t": "status"})
     for name in ("stdout", "stderr"):
-        data, _ = _read_regular(f"{STATE_DIR}/{name}", min(output_bytes, raw_budget))
-        total_raw, _ = _read_regular(f"{STATE_DIR}/{name}.total", 32)
+        data, _ = _read_regular(f"{state_dir}/{name}", min(output_bytes, raw_budget))
+        total_raw, _ = _read_regular(f"{state_dir}/{name}.total", 32)
         total = int(total_raw) if total_raw.strip().isdigit() else len(data)
         raw_budget -= len(data)
         framer.blob("stream", name, data, total)
     file_budget = min(collect_bytes, raw_budget)
     for name in names:
-        data, size = _read_regular(f"{OUT_DIR}/{name}", file_budget + 1)
-        if size == 0 and not data and not _is_regular(f"{OUT_DIR}/{name}"):
+        data, size = _read_regular(f"{out_dir}/{name}", file_budget + 1)
+        if size == 0 and not data and not _is_regular(f"{out_dir}/{name}"):
             continue
         data = data[:file_budget]
         file_budget -= len(data)
@@ -253,10 +257,10 @@ def main(argv: list[str]) -> int:
     tail = rest[split + 1:]
     if mode == "launch":
         return launch(float(options["--timeout"]), int(options["--fsize"]), int(options["--nofile"]),
-                      int(options["--output-bytes"]), tail)
+                      int(options["--output-bytes"]), tail, options.get("--out-dir", OUT_DIR))
     if mode == "collect":
         return collect(int(options["--output-bytes"]), int(options["--collect-bytes"]),
-                       int(options["--frame-bytes"]), tail)
+                       int(options["--frame-bytes"]), tail, options.get("--out-dir", OUT_DIR))
     print(f"k8s_pod.py: unknown mode {mode!r}", file=sys.stderr)
     return 2
 

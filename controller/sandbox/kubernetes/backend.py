@@ -83,8 +83,9 @@ class KubernetesSandbox:
                           frame_bytes=self._settings.frame_bytes)
         started = time.monotonic()
         try:
-            self._api.create_namespaced_config_map(ns, configmap, _request_timeout=self._timeout)
-            self._api.create_namespaced_pod(ns, pod, _request_timeout=self._timeout)
+            for create, body in ((self._api.create_namespaced_config_map, configmap),
+                                 (self._api.create_namespaced_pod, pod)):
+                create(ns, body, _preload_content=False, _request_timeout=self._timeout)
             verdict = self._wait(name, spec, started)
             return self._result(name, spec, verdict, time.monotonic() - started)
         except ApiException as exc:
@@ -170,6 +171,6 @@ class KubernetesSandbox:
         for delete in (self._api.delete_namespaced_pod, self._api.delete_namespaced_config_map):
             try:
                 delete(name, ns, grace_period_seconds=0, propagation_policy="Background",
-                       _request_timeout=self._timeout)
+                       _preload_content=False, _request_timeout=self._timeout)
             except (ApiException, urllib3.exceptions.HTTPError):
                 pass  # gone already, or the API is down: the reaper removes it by its expiry label
