@@ -127,11 +127,11 @@ def launch(timeout: float, fsize: int, nofile: int, output_bytes: int, argv: lis
             except subprocess.TimeoutExpired:
                 timed_out = True
         wall = time.monotonic() - started
-        if os.getpid() == 1:
-            os.kill(-1, signal.SIGKILL)  # every process the program left behind, before any status
         if proc is not None and exit_code is None:
             proc.kill()
             exit_code = proc.wait()
+        if os.getpid() == 1:
+            _kill_all_others()  # every process the program left behind, before any status
         # Read the streams through our own descriptors: the program may have renamed or
         # replaced the paths, never these inodes' identity.
         streams = {name: _read_fd(handle.fileno(), output_bytes) for name, handle in
@@ -144,6 +144,20 @@ def launch(timeout: float, fsize: int, nofile: int, output_bytes: int, argv: lis
               "wall_seconds": round(wall, 3), "error": error}
     _write(f"{state_dir}/status.json", json.dumps(status).encode("utf-8"))
     return 0
+
+
+def _kill_all_others() -> None:
+    """As PID 1: SIGKILL every other process in the container (none left is fine)."""
+    try:
+        os.kill(-1, signal.SIGKILL)
+    except ProcessLookupError:
+        return
+    while True:  # reap them, so none is still writing when the status is written
+        try:
+            if os.waitpid(-1, 0)[0] == 0:
+                return
+        except ChildProcessError:
+            return
 
 
 def _read_fd(fd: int, cap: int) -> tuple[bytes, int]:
