@@ -18,15 +18,23 @@ class ClusterUnavailable(EngineUnavailable):
 
 def _api_client(settings: KubernetesSettings) -> client.ApiClient:
     mode = settings.config
+    configuration = client.Configuration()
     if mode in ("auto", "in-cluster"):
         try:
-            config.load_incluster_config()
-            return client.ApiClient()
+            config.load_incluster_config(client_configuration=configuration)
+            return _without_retries(configuration)
         except ConfigException:
             if mode == "in-cluster":
                 raise
     kubeconfig = str(settings.kubeconfig) if settings.kubeconfig else None
-    return config.new_client_from_config(config_file=kubeconfig, context=settings.context)
+    config.load_kube_config(config_file=kubeconfig, context=settings.context, client_configuration=configuration)
+    return _without_retries(configuration)
+
+
+def _without_retries(configuration: client.Configuration) -> client.ApiClient:
+    # urllib3 would retry (and log each retry) on its own; the backend decides about retries.
+    configuration.retries = False
+    return client.ApiClient(configuration)
 
 
 def connect(settings: KubernetesSettings) -> client.CoreV1Api:
