@@ -194,3 +194,23 @@ class TestJobs:
         """The rendered text parses back to the same objects."""
         settings = _settings()
         assert list(yaml.safe_load_all(render(settings, part="deploy"))) == deploy_objects(settings)
+
+
+class TestKustomize:
+    @pytest.mark.parametrize("folder", ["base", "overlays/gvisor"])
+    def test_kubectl_kustomize_builds_and_the_result_validates(self, folder: str) -> None:
+        """Where kubectl exists: `kubectl kustomize` builds base and overlay, every object validates,
+        and the overlay gives sandbox Pods gVisor. (Skipped without kubectl: render covers the base.)"""
+        import shutil
+        import subprocess
+
+        if shutil.which("kubectl") is None:
+            pytest.skip("kubectl is not installed")
+        built = subprocess.run(["kubectl", "kustomize", str(K8S / folder)], capture_output=True, text=True,
+                               check=True, timeout=60).stdout
+        objects = [o for o in yaml.safe_load_all(built) if o]
+        assert {(o["kind"], o["metadata"]["name"]) for o in load_base()} <= {(o["kind"], o["metadata"]["name"]) for o in objects}
+        for obj in objects:
+            kubernetes_validate.validate(obj, VERSIONS[-1], strict=True)
+        settings_map = next(o for o in objects if o["metadata"]["name"] == "sandloop-settings")["data"]
+        assert (settings_map.get("SBX_KUBERNETES__RUNTIME_CLASS_NAME") == "gvisor") is (folder != "base")
