@@ -75,11 +75,11 @@ def sandbox_objects(settings: Settings) -> list[dict[str, Any]]:
     image = k8s.image_ref(image_spec(IMAGE_NAME, settings).tag)
     labels = {"run_id": "20260101-000000-icici-0000", "agent": "bank_parser", "target": "icici", "attempt": "1"}
     spec = parser_spec(image, "def parse(pdf_path): ...\n", b"%PDF-1.7 placeholder\n", settings.sandbox, labels)
-    pod_labels_ = pod_labels(spec, "sandloop-run-icici-abcde", now())
+    pod_labels_ = pod_labels(spec, "sandloop-run-icici-abcde", now(), k8s.startup_seconds)
     return [input_configmap(SAMPLE_NAME, k8s.namespace, spec, pod_labels_),
             sandbox_pod(SAMPLE_NAME, k8s.namespace, spec, pod_labels_, user=settings.sandbox_user,
                         image_pull_policy=k8s.image_pull_policy, runtime_class_name=k8s.runtime_class_name,
-                        frame_bytes=k8s.frame_bytes)]
+                        frame_bytes=k8s.frame_bytes, startup_seconds=k8s.startup_seconds)]
 
 
 def render(settings: Settings, *, part: str = "all") -> str:

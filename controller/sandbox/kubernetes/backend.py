@@ -75,12 +75,13 @@ class KubernetesSandbox:
     def run(self, spec: SandboxSpec) -> SandboxResult:
         """Execute ``spec`` in a throwaway Pod and return what happened."""
         name = f"sandloop-{uuid.uuid4().hex[:12]}"
-        ns, labels = self._settings.namespace, pod_labels(spec, self._owner, now())
+        startup = self._settings.startup_seconds
+        ns, labels = self._settings.namespace, pod_labels(spec, self._owner, now(), startup)
         configmap = input_configmap(name, ns, spec, labels)  # too large: raised before anything exists
         pod = sandbox_pod(name, ns, spec, labels, user=self._user,
                           image_pull_policy=self._settings.image_pull_policy,
                           runtime_class_name=self._settings.runtime_class_name,
-                          frame_bytes=self._settings.frame_bytes)
+                          frame_bytes=self._settings.frame_bytes, startup_seconds=startup)
         started = time.monotonic()
         try:
             for create, body in ((self._api.create_namespaced_config_map, configmap),
@@ -113,7 +114,7 @@ class KubernetesSandbox:
     def _wait(self, name: str, spec: SandboxSpec, started: float) -> Verdict:
         """Read the Pod until it ends; raise when it cannot start; stop at our own deadline."""
         startup = self._settings.startup_seconds
-        hard_deadline = started + startup + pod_deadline_seconds(spec)
+        hard_deadline = started + pod_deadline_seconds(spec, startup) + 5
         while True:
             verdict = read_verdict(self._read_pod(name))
             if verdict.state in ("succeeded", "failed"):
@@ -153,7 +154,11 @@ class KubernetesSandbox:
             note = (verdict.problem or "") + "\n" + self._log(name, PROGRAM, _DIAGNOSTIC_LOG_BYTES).decode(
                 "utf-8", errors="replace")
             stderr = CapturedStream(note.strip().encode(), len(note.strip().encode()))
+        if verdict.problem_kind == "failed":  # not the program's doing: the launcher or collector broke
+            raise SandboxError(f"sandbox pod {name} failed: {stderr.text[-300:]}")
         exit_code = frame.exit_code if verdict.state == "succeeded" else verdict.program_exit
+        if verdict.problem_kind == "evicted":  # the program filled its emptyDir: its failure, no exit code
+            exit_code = None
         if verdict.state == "succeeded" and frame.error:
             raise SandboxError(f"the sandbox program could not run in {spec.image}: {frame.error}")
         return SandboxResult(

@@ -47,18 +47,27 @@ def label_value(value: object) -> str:
     return text.strip("-._") or "none"
 
 
-def pod_labels(spec: SandboxSpec, owner: str, now: float) -> dict[str, str]:
-    """The ``org.sandloop.*`` labels: managed, owner, created, expires, and the spec's own."""
-    expires = int(now + pod_deadline_seconds(spec) + DEADLINE_GRACE_SECONDS)
+def pod_labels(spec: SandboxSpec, owner: str, now: float, startup_seconds: float = 120.0) -> dict[str, str]:
+    """The ``org.sandloop.*`` labels: managed, owner, created, expires, and the spec's own.
+
+    ``expires`` lies past the latest moment a live controller could still be waiting for
+    the Pod, so the reaper never takes live work.
+    """
+    expires = int(now + pod_deadline_seconds(spec, startup_seconds) + DEADLINE_GRACE_SECONDS)
     labels = {f"{PREFIX}managed": "1", f"{PREFIX}owner": label_value(owner),
               f"{PREFIX}created": str(int(now)), EXPIRES: str(expires)}
     labels.update({f"{PREFIX}{key}": label_value(value) for key, value in spec.labels.items()})
     return labels
 
 
-def pod_deadline_seconds(spec: SandboxSpec) -> int:
-    """``activeDeadlineSeconds``: the program's timeout plus time to start and collect."""
-    return math.ceil(spec.limits.timeout_seconds) + DEADLINE_GRACE_SECONDS
+def pod_deadline_seconds(spec: SandboxSpec, startup_seconds: float = 120.0) -> int:
+    """``activeDeadlineSeconds``: a backstop past the launcher's own timeout.
+
+    It counts from the kubelet's acceptance, image pull included, so it allows the startup
+    time as well as the program's timeout and time to collect; the program itself is held
+    to its timeout by the in-Pod launcher.
+    """
+    return math.ceil(spec.limits.timeout_seconds) + DEADLINE_GRACE_SECONDS + math.ceil(startup_seconds)
 
 
 def input_configmap(name: str, namespace: str, spec: SandboxSpec, labels: Mapping[str, str]) -> dict[str, Any]:
@@ -133,14 +142,14 @@ def _collector_container(spec: SandboxSpec, image: str, pull: str, frame_bytes: 
 def sandbox_pod(
     name: str, namespace: str, spec: SandboxSpec, labels: Mapping[str, str], *,
     user: str, image_pull_policy: str = "IfNotPresent", runtime_class_name: str | None = None,
-    frame_bytes: int = 8 << 20,
+    frame_bytes: int = 8 << 20, startup_seconds: float = 120.0,
 ) -> dict[str, Any]:
     """The Pod of one execution (see the module docstring); ``spec.image`` is the full reference."""
     uid, _, gid = user.partition(":")
     out_mi = spec.limits.file_size_mb * 2
     pod_spec: dict[str, Any] = {
         "restartPolicy": "Never",
-        "activeDeadlineSeconds": pod_deadline_seconds(spec),
+        "activeDeadlineSeconds": pod_deadline_seconds(spec, startup_seconds),
         "terminationGracePeriodSeconds": 0,
         "automountServiceAccountToken": False,
         "enableServiceLinks": False,

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from kubernetes.client import CoreV1Api
 
+from controller.errors import UsageError
 from controller.images.builder import image_spec
 from controller.sandbox.instrumented import InstrumentedSandbox
 from controller.sandbox.kubernetes.backend import KubernetesSandbox
@@ -45,6 +46,12 @@ class KubernetesServices:
             say(f"removed {removed} sandbox pod(s)/configmap(s) left behind by earlier runs")
         backend = KubernetesSandbox(api, k8s, user=settings.sandbox_user, owner=k8s.controller_pod or this_owner())
         return cls(settings, api, InstrumentedSandbox(backend), say, backend)
+
+    @property
+    def client(self) -> None:
+        """Commands that need a Docker engine (bench, building the idris2 image) stop here, in one line."""
+        raise UsageError("this command needs a Docker engine, not the Kubernetes backend",
+                         hint="run it with SBX_SANDBOX_BACKEND=docker; build and push images with make k8s-images")
 
     def image(self, name: str) -> str:
         """The registry reference of sandbox image ``name`` (built and pushed by ``make k8s-images``)."""

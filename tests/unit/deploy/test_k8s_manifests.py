@@ -102,11 +102,12 @@ class TestPodSecurityRestricted:
 
     def test_the_sandbox_pod_has_the_dockers_limits(self) -> None:
         """Memory request = limit, deadline = timeout + grace, size-limited emptyDirs, inputs read-only."""
-        settings = _settings(sandbox={"memory_mb": 700, "timeout_seconds": 12, "tmpfs_mb": 32})
+        settings = _settings(sandbox={"memory_mb": 700, "timeout_seconds": 12, "tmpfs_mb": 32},
+                             kubernetes={"startup_seconds": 60})
         configmap, pod = sandbox_objects(settings)
         program = pod["spec"]["initContainers"][0]
         assert program["resources"]["requests"]["memory"] == program["resources"]["limits"]["memory"] == "700Mi"
-        assert pod["spec"]["activeDeadlineSeconds"] == 12 + 30
+        assert pod["spec"]["activeDeadlineSeconds"] == 12 + 30 + 60  # timeout, collect, startup (pulls count)
         volumes = {v["name"]: v for v in pod["spec"]["volumes"]}
         assert volumes["tmp"]["emptyDir"] == {"medium": "Memory", "sizeLimit": "32Mi"}
         assert "sizeLimit" in volumes["out"]["emptyDir"]

@@ -145,3 +145,39 @@ class TestReaper:
         api.delete_namespaced_pod("live", NS)
         api.delete_namespaced_config_map("live", NS)
         assert cluster.verbs() <= k.role_grants()
+
+
+class TestServices:
+    def test_docker_only_commands_stop_with_one_line(self, cluster: k.Cluster) -> None:
+        """bench and the idris2 image build ask for a Docker client: a UsageError (exit 2), not an AttributeError."""
+        from controller.errors import UsageError
+        from controller.sandbox.instrumented import InstrumentedSandbox
+        from controller.sandbox.kubernetes.services import KubernetesServices
+        from controller.settings import Settings
+
+        settings = Settings(_env_file=None, kubernetes={"registry": "r.example/t"})  # type: ignore[call-arg]
+        backend = _backend(cluster)
+        services = KubernetesServices(settings, cluster.api(), InstrumentedSandbox(backend), print, backend)
+        with pytest.raises(UsageError, match="needs a Docker engine"):
+            services.client  # noqa: B018
+        assert services.image("python-parser").startswith("r.example/t/sandloop/python-parser:")
+
+
+class TestBrokenPods:
+    def test_a_pod_failed_for_another_reason_is_an_engine_error(self, cluster: k.Cluster) -> None:
+        """The collector crashed (phase Failed, no OOM, no deadline): SandboxError, never an empty 'ok'."""
+        cluster.status = lambda pod: {"phase": "Failed", "initContainerStatuses": [k.terminated("program", 0)],
+                                      "containerStatuses": [k.terminated("collector", 1, "Error")]}
+        cluster.logs["program"] = b"launcher: boom"
+        with pytest.raises(SandboxError, match="failed"):
+            _backend(cluster).run(_spec())
+        _assert_clean(cluster)
+
+    def test_an_evicted_pod_is_a_failed_result_saying_why(self, cluster: k.Cluster) -> None:
+        """An emptyDir over its sizeLimit: no exit code, the kubelet's message in stderr."""
+        cluster.status = lambda pod: {"phase": "Failed", "reason": "Evicted",
+                                      "message": "Usage of EmptyDir volume \"out\" exceeds the limit \"128Mi\"."}
+        result = _backend(cluster).run(_spec())
+        assert result.exit_code is None and result.outcome == "nonzero_exit"
+        assert "EmptyDir" in result.stderr.text
+        _assert_clean(cluster)

@@ -70,3 +70,12 @@ class TestVerdicts:
         verdict = read_verdict({"status": {"phase": "Failed", "reason": "Evicted",
                                            "message": "Usage of EmptyDir volume \"out\" exceeds the limit \"128Mi\"."}})
         assert verdict.problem_kind == "evicted" and "EmptyDir" in verdict.problem
+
+
+class TestExpiry:
+    def test_a_pod_still_starting_is_never_expired_while_its_controller_waits(self) -> None:
+        """expires is past the controller's own deadline (startup + timeout + grace)."""
+        from controller.sandbox.kubernetes.podspec import pod_deadline_seconds
+
+        labels = pod_labels(SPEC, "c", now=0.0, startup_seconds=300)
+        assert int(labels["org.sandloop.expires"]) > pod_deadline_seconds(SPEC, 300) + 5 >= 300 + SPEC.limits.timeout_seconds
