@@ -12,6 +12,7 @@ SEED ?= 7
 .PHONY: help install run run-all eval check images test test-unit test-docker bench lint lock clean
 .PHONY: stack stack-down
 .PHONY: fuzz
+.PHONY: k8s-images k8s-manifests k8s-smoke
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -90,3 +91,28 @@ lock: $(STAMP) ## Rewrite constraints.txt from the current environment
 
 clean: ## Remove the virtual environment, caches and run artefacts (keeps images)
 	rm -rf $(VENV) .cache runs .pytest_cache
+
+# Kubernetes (docs/kubernetes.md). k8s-images builds the controller image and every sandbox
+# image locally (no registry needed to build) and, with REGISTRY=host/path, tags and pushes
+# them there; k8s-manifests prints the deployment with those references (k8s render);
+# k8s-smoke deploys to the current kubectl context, runs the ICICI Job and cleans up.
+REGISTRY ?=
+K8S_OUT ?= .cache/k8s
+
+k8s-images: $(STAMP) ## Build the controller + sandbox images; with REGISTRY=host/path also push them there
+	@$(PY) -m controller images
+	@$(PY) -c 'import sys; from controller.images.controller_image import prepare; from pathlib import Path; prepare(Path(".cache"))'
+	@tag=$$($(PY) -c 'from controller.images.controller_image import controller_tag; print(controller_tag("sandloop"))'); \
+	  echo "==> building $$tag"; docker build -q -t "$$tag" deploy/images/controller >/dev/null || exit 3; \
+	  if [ -n "$(REGISTRY)" ]; then \
+	    for image in "$$tag" $$($(PY) -c 'from controller.k8s_render import sandbox_image_tags; from controller.settings import load_settings; print(" ".join(sandbox_image_tags(load_settings()).values()))'); do \
+	      if ! docker image inspect "$$image" >/dev/null 2>&1; then echo "skipping $$image (not built)"; continue; fi; \
+	      echo "==> pushing $(REGISTRY)/$$image"; docker tag "$$image" "$(REGISTRY)/$$image" && docker push -q "$(REGISTRY)/$$image" || exit 3; \
+	    done; \
+	  fi
+
+k8s-manifests: $(STAMP) ## Print every object the deployment creates, and one sandbox Pod + ConfigMap (REGISTRY=...)
+	@$(PY) -m controller k8s render $(if $(REGISTRY),--registry "$(REGISTRY)")
+
+k8s-smoke: $(STAMP) ## On a real cluster (current kubectl context): deploy, run the ICICI Job, check it passed, clean up
+	@tools/k8s-smoke.sh "$(REGISTRY)"

@@ -59,6 +59,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, metavar="PORT",
                        help="port to listen on (default: SBX_OBSERVABILITY__SERVE_PORT or 9466)")
 
+    k8s = sub.add_parser("k8s", help="Kubernetes: print the deployment and a sandbox Pod as YAML")
+    k8s_sub = k8s.add_subparsers(dest="k8s_command", required=True, metavar="K8S_COMMAND")
+    render = k8s_sub.add_parser("render", help="print every object the deployment creates, and one sandbox's Pod + ConfigMap")
+    render.add_argument("--part", choices=("all", "deploy", "sandbox"), default="all",
+                        help="deploy: the objects to apply; sandbox: what one execution creates (default: both)")
+    render.add_argument("--registry", metavar="PREFIX",
+                        help="registry prefix of the images (default: SBX_KUBERNETES__REGISTRY)")
+
     bench = sub.add_parser("bench", help="time the ICICI parser in the sandbox and as a local process")
     bench.add_argument("--target", default="icici", metavar="NAME", help="target to benchmark (default icici)")
     bench.add_argument("--repeat", type=int, default=10, metavar="N", help="repetitions of each way (default and minimum 10)")
@@ -82,6 +90,12 @@ def _settings(args: argparse.Namespace) -> Settings:
                           hint="see the settings table in README.md") from exc
 
 
+def _k8s(args: argparse.Namespace, settings: Settings) -> int:
+    from controller.k8s_render import command
+
+    return command(args, settings)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status."""
     args = build_parser().parse_args(argv)
@@ -91,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                           secrets=[*secret_values(os.environ), *settings_secrets(settings)])
         handler = {"run": commands.run, "check": commands.check,
                    "images": commands.images, "bench": commands.bench,
-                   "serve": commands.serve}[args.command]
+                   "serve": commands.serve, "k8s": _k8s}[args.command]
         return handler(args, settings)
     except PlatformError as exc:
         print(f"error: {exc.one_line()}", file=sys.stderr)

@@ -38,6 +38,10 @@ class Services:
         Raises:
             EngineUnavailable: no engine answers.
         """
+        if settings.sandbox_backend == "kubernetes":  # Pods in a cluster: docs/kubernetes.md
+            from controller.sandbox.kubernetes.services import KubernetesServices
+
+            return KubernetesServices.start(settings, say)  # type: ignore[return-value]
         client = connect()
         removed = reap_leftovers(client)
         if removed:

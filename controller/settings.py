@@ -14,6 +14,8 @@ from urllib.parse import urlsplit
 from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from controller.sandbox.kubernetes.config import KubernetesSettings
+
 #: The folder that holds ``controller/``, ``agents/`` and ``sandbox_images/``.
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -197,6 +199,12 @@ class Settings(BaseSettings):
     )
     sandbox_network: Literal["none"] = Field(
         "none", description="Network of sandbox containers; only 'none' is supported."
+    )
+    sandbox_backend: Literal["docker", "kubernetes"] = Field(
+        "docker", description="Where sandboxes run: containers on a Docker engine, or Pods in a cluster (docs/kubernetes.md)."
+    )
+    kubernetes: KubernetesSettings = Field(
+        default_factory=KubernetesSettings, description="The Kubernetes backend (SBX_KUBERNETES__*)."
     )
 
     image_prefix: str = Field("sandloop", description="Repository prefix of built images.")

@@ -1,0 +1,66 @@
+"""What one CLI invocation uses when ``SBX_SANDBOX_BACKEND=kubernetes``: the same surface as
+:class:`controller.services.Services` (``sandbox``, ``image``, ``prewarm``, ``close``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kubernetes.client import CoreV1Api
+
+from controller.errors import UsageError
+from controller.images.builder import image_spec
+from controller.sandbox.instrumented import InstrumentedSandbox
+from controller.sandbox.kubernetes.backend import KubernetesSandbox
+from controller.sandbox.kubernetes.client import connect
+from controller.sandbox.kubernetes.podspec import now
+from controller.sandbox.kubernetes.reaper import reap_expired
+from controller.sandbox.labels import this_owner
+from controller.sandbox.spec import SandboxSpec
+from controller.settings import Settings
+
+Say = Callable[[str], None]
+
+
+@dataclass
+class KubernetesServices:
+    """A CoreV1Api, the (instrumented) Pod backend on it, and image references by name."""
+
+    settings: Settings
+    api: CoreV1Api
+    sandbox: InstrumentedSandbox
+    say: Say
+    backend: KubernetesSandbox
+
+    @classmethod
+    def start(cls, settings: Settings, say: Say) -> KubernetesServices:
+        """Connect, check access to the sandbox namespace and delete expired leftovers.
+
+        Raises:
+            ClusterUnavailable: no cluster answers or the namespace is not ours (exit 2).
+        """
+        k8s = settings.kubernetes
+        api = connect(k8s)
+        removed = reap_expired(api, k8s.namespace, now(), k8s.request_timeout_seconds)
+        if removed:
+            say(f"removed {removed} sandbox pod(s)/configmap(s) left behind by earlier runs")
+        backend = KubernetesSandbox(api, k8s, user=settings.sandbox_user, owner=k8s.controller_pod or this_owner())
+        return cls(settings, api, InstrumentedSandbox(backend), say, backend)
+
+    @property
+    def client(self) -> None:
+        """Commands that need a Docker engine (bench, building the idris2 image) stop here, in one line."""
+        raise UsageError("this command needs a Docker engine, not the Kubernetes backend",
+                         hint="run it with SBX_SANDBOX_BACKEND=docker; build and push images with make k8s-images")
+
+    def image(self, name: str) -> str:
+        """The registry reference of sandbox image ``name`` (built and pushed by ``make k8s-images``)."""
+        k8s = self.settings.kubernetes
+        return k8s.image_ref(k8s.image_tags.get(name) or image_spec(name, self.settings).tag)
+
+    def prewarm(self, spec: SandboxSpec) -> None:
+        """No warm pool on Kubernetes: every Pod is made for its execution."""
+
+    def close(self) -> None:
+        """Release the API connection."""
+        self.api.api_client.close()
