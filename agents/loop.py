@@ -55,11 +55,22 @@ def node(name: str) -> Callable[[NodeFn], Callable[[Any, Runtime[Any]], Update]]
     return wrap
 
 
-def stream_graph(graph: Any, context: Any, recursion_limit: int, on_event: OnEvent) -> dict[str, Any]:
-    """Run ``graph`` to its end, calling ``on_event`` per node; return the final state."""
+def stream_graph(graph: Any, context: Any, recursion_limit: int, on_event: OnEvent,
+                 checkpoint: Any = None) -> dict[str, Any]:
+    """Run ``graph`` to its end, calling ``on_event`` per node; return the final state.
+
+    With a ``checkpoint`` (:class:`controller.checkpoints.Checkpoint`) every node's update
+    is saved before the next node starts; a resumed run continues from the last one.
+    """
     final: dict[str, Any] = {}
-    config = {"recursion_limit": recursion_limit}
-    for mode, chunk in graph.stream({}, config, context=context, stream_mode=["updates", "values"]):
+    config: dict[str, Any] = {"recursion_limit": recursion_limit}
+    inputs: dict[str, Any] | None = {}
+    extra: dict[str, Any] = {}
+    if checkpoint is not None:
+        config.update(checkpoint.config)
+        inputs = None if checkpoint.resume else {}
+        extra["durability"] = "sync"
+    for mode, chunk in graph.stream(inputs, config, context=context, stream_mode=["updates", "values"], **extra):
         if mode == "updates":
             for update in chunk.values():
                 for event in (update or {}).get("events", []):

@@ -14,6 +14,7 @@ from agents.bank_parser.state import NodeEvent, ParserContext, ParserState
 from agents.lessons import ExecutionHistory, lessons_markdown
 from agents.loop import stream_graph
 from controller.artifacts import SUMMARY_FILE, RunArtifacts
+from controller.checkpoints import Checkpoint
 from controller.report import RunSummary
 from controller.sandbox.spec import Sandbox
 from controller.settings import Settings
@@ -33,6 +34,7 @@ def run_parser_agent(
     coder: Coder,
     on_event: OnEvent,
     history: ExecutionHistory | None = None,
+    checkpoint: Checkpoint | None = None,
 ) -> RunSummary:
     """Run the loop to its end and write ``summary.json``; return the summary.
 
@@ -46,10 +48,10 @@ def run_parser_agent(
         limits=settings.sandbox, max_attempts=settings.max_attempts, artifacts=artifacts,
         parsers_dir=str(settings.parsers_dir),
     )
-    if history is not None:
+    if history is not None and not (checkpoint and checkpoint.resume):
         lessons = history.lessons(AGENT, target.name)
         artifacts.write(LESSONS_MD, lessons_markdown(AGENT, target.name, lessons))
-    final = _stream(context, settings.max_attempts, on_event)
+    final = _stream(context, settings.max_attempts, on_event, checkpoint)
     if history is not None:
         history.record(run_record(run_id, target.name, coder.name, final))
     summary = _summary(context, final, coder.name, time.monotonic() - started)
@@ -57,8 +59,10 @@ def run_parser_agent(
     return summary
 
 
-def _stream(context: ParserContext, max_attempts: int, on_event: OnEvent) -> ParserState:
-    final = stream_graph(build_graph(max_attempts), context, recursion_backstop(max_attempts), on_event)
+def _stream(context: ParserContext, max_attempts: int, on_event: OnEvent,
+            checkpoint: Checkpoint | None = None) -> ParserState:
+    graph = build_graph(max_attempts, checkpoint.saver if checkpoint else None)
+    final = stream_graph(graph, context, recursion_backstop(max_attempts), on_event, checkpoint)
     return final  # type: ignore[return-value]
 
 

@@ -15,6 +15,7 @@ from agents.idris.nodes import AGENT
 from agents.idris.state import IdrisContext, IdrisState, NodeEvent
 from agents.loop import stream_graph
 from controller.artifacts import SUMMARY_FILE, RunArtifacts
+from controller.checkpoints import Checkpoint
 from controller.report import RunSummary
 from controller.sandbox.spec import Sandbox
 from controller.settings import SandboxLimits
@@ -73,7 +74,7 @@ class IdrisRunRequest:
 
 
 def run_idris_agent(request: IdrisRunRequest, *, sandbox: Sandbox, image: str, coder: IdrisCoder,
-                    on_event: OnEvent) -> IdrisRunSummary:
+                    on_event: OnEvent, checkpoint: Checkpoint | None = None) -> IdrisRunSummary:
     """Run the loop to its end and write ``summary.json``; return the summary.
 
     ``image`` is the tag of the image checks run in: the real idris2 image, or any image
@@ -87,14 +88,16 @@ def run_idris_agent(request: IdrisRunRequest, *, sandbox: Sandbox, image: str, c
         coder=coder, limits=request.limits, max_attempts=request.max_attempts, artifacts=artifacts,
         output_dir=request.output_dir,
     )
-    final = _stream(context, request.max_attempts, on_event)
+    final = _stream(context, request.max_attempts, on_event, checkpoint)
     summary = _summary(context, final, coder.name, time.monotonic() - started)
     artifacts.write_json(SUMMARY_FILE, summary.to_json())
     return summary
 
 
-def _stream(context: IdrisContext, max_attempts: int, on_event: OnEvent) -> IdrisState:
-    final = stream_graph(build_graph(max_attempts), context, recursion_backstop(max_attempts), on_event)
+def _stream(context: IdrisContext, max_attempts: int, on_event: OnEvent,
+            checkpoint: Checkpoint | None = None) -> IdrisState:
+    graph = build_graph(max_attempts, checkpoint.saver if checkpoint else None)
+    final = stream_graph(graph, context, recursion_backstop(max_attempts), on_event, checkpoint)
     return final  # type: ignore[return-value]
 
 
