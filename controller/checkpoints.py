@@ -32,6 +32,7 @@ from typing import Any
 import ormsgpack
 from langgraph.checkpoint.serde.jsonplus import (
     EXT_CONSTRUCTOR_KW_ARGS,
+    EXT_CONSTRUCTOR_SINGLE_ARG,
     JsonPlusSerializer,
     _msgpack_default,
     _option,
@@ -75,10 +76,23 @@ def _default(obj: Any) -> Any:
     if callable(hook):
         restorer, kwargs = hook()
         return ormsgpack.Ext(EXT_CONSTRUCTOR_KW_ARGS, _encode((restorer.__module__, restorer.__qualname__, kwargs)))
+    if isinstance(obj, _Tuple):
+        return ormsgpack.Ext(EXT_CONSTRUCTOR_SINGLE_ARG, _encode(("builtins", "tuple", list(obj.items))))
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        fields = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+        fields = {f.name: _keep_tuple(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
         return ormsgpack.Ext(EXT_CONSTRUCTOR_KW_ARGS, _encode((type(obj).__module__, type(obj).__name__, fields)))
     return _msgpack_default(obj)
+
+
+@dataclass(frozen=True)
+class _Tuple:
+    """A tuple field of a dataclass: msgpack would turn it into a list; this brings it back as a tuple."""
+
+    items: tuple[Any, ...]
+
+
+def _keep_tuple(value: Any) -> Any:
+    return _Tuple(tuple(_keep_tuple(item) for item in value)) if isinstance(value, tuple) else value
 
 
 def allowed_types(roots: Iterable[Any]) -> set[tuple[str, str]]:
@@ -105,8 +119,12 @@ def open_checkpoint(run_dir: Path, run_id: str, types: Iterable[Any], *, resume:
     """Open (or create) the run's checkpoint file with a strict serializer for ``types``."""
     run_dir.mkdir(parents=True, exist_ok=True)
     connection = sqlite3.connect(run_dir / CHECKPOINT_FILE, check_same_thread=False)
-    serde = StrictSerializer(allowed_msgpack_modules=sorted(allowed_types(types) | _PLATFORM_TYPES))
-    return Checkpoint(SqliteSaver(connection, serde=serde), run_id, resume)
+    return Checkpoint(SqliteSaver(connection, serde=strict_serializer(types)), run_id, resume)
+
+
+def strict_serializer(types: Iterable[Any]) -> StrictSerializer:
+    """A serializer that reconstructs only what ``types`` reach (and a few platform types)."""
+    return StrictSerializer(allowed_msgpack_modules=sorted(allowed_types(types) | _PLATFORM_TYPES))
 
 
 def close_checkpoint(checkpoint: Checkpoint | None) -> None:
@@ -116,4 +134,4 @@ def close_checkpoint(checkpoint: Checkpoint | None) -> None:
 
 
 #: Types of the platform's own that any agent's state may hold.
-_PLATFORM_TYPES = {("pathlib", "PosixPath"), ("pathlib", "Path")}
+_PLATFORM_TYPES = {("pathlib", "PosixPath"), ("pathlib", "Path"), ("builtins", "tuple")}
