@@ -26,12 +26,14 @@ import sqlite3
 import typing
 from collections.abc import Iterable
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import ormsgpack
 from langgraph.checkpoint.serde.jsonplus import (
     EXT_CONSTRUCTOR_KW_ARGS,
+    EXT_CONSTRUCTOR_POS_ARGS,
     EXT_CONSTRUCTOR_SINGLE_ARG,
     JsonPlusSerializer,
     _msgpack_default,
@@ -76,6 +78,9 @@ def _default(obj: Any) -> Any:
     if callable(hook):
         restorer, kwargs = hook()
         return ormsgpack.Ext(EXT_CONSTRUCTOR_KW_ARGS, _encode((restorer.__module__, restorer.__qualname__, kwargs)))
+    if isinstance(obj, Fraction):  # exact rates (the Idris analysis): not in LangGraph's encoder
+        return ormsgpack.Ext(EXT_CONSTRUCTOR_POS_ARGS, _encode(("fractions", "Fraction", (obj.numerator,
+                                                                                          obj.denominator))))
     if isinstance(obj, _Tuple):
         return ormsgpack.Ext(EXT_CONSTRUCTOR_SINGLE_ARG, _encode(("builtins", "tuple", list(obj.items))))
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
@@ -134,4 +139,5 @@ def close_checkpoint(checkpoint: Checkpoint | None) -> None:
 
 
 #: Types of the platform's own that any agent's state may hold.
-_PLATFORM_TYPES = {("pathlib", "PosixPath"), ("pathlib", "Path"), ("builtins", "tuple")}
+_PLATFORM_TYPES = {("pathlib", "PosixPath"), ("pathlib", "Path"), ("builtins", "tuple"),
+                   ("fractions", "Fraction")}

@@ -105,11 +105,3 @@ class TestResumeAfterInterruption:
         summary = json.loads((run_dir / "summary.json").read_text())
         assert summary["status"] == "failed" and summary["attempts"] == 3
         assert all(execute_events(run_dir, n) == 1 for n in (2, 3))
-
-    def test_a_finished_run_is_not_resumed(self, tmp_path, icici_copy):
-        """--resume of a run that finished is one line and exit 2, and changes nothing."""
-        done = cli(tmp_path, icici_copy, "run", "--target", "icici")
-        assert done.returncode == 0, done.stdout + done.stderr
-        run_id = re.search(r"^==> run ([A-Za-z0-9_-]+): ", done.stdout, re.M)[1]
-        again = cli(tmp_path, icici_copy, "run", "--resume", run_id)
-        assert again.returncode == 2 and "already finished" in again.stderr

@@ -76,6 +76,18 @@ class TestRoundTrip:
             assert serde.loads_typed(serde.dumps_typed(value)) == value
 
 
+    def test_idris_analysis_round_trips_exactly(self):
+        """The Idris analysis (tuples of dataclasses, Fraction rates, dates) comes back equal."""
+        from agents.idris.analysis import analyze_document
+        from agents.idris.document import load_document
+        from controller.settings import PROJECT_ROOT
+
+        document = load_document(PROJECT_ROOT / "data" / "service-contract" / "service_contract.pdf")
+        analysis = analyze_document(document, "contract")
+        serde = serializer(IdrisAgent())
+        assert serde.loads_typed(serde.dumps_typed(analysis)) == analysis
+
+
 class TestStrictness:
     def test_unlisted_type_is_not_constructed(self):
         """A checkpoint holding a type outside the allowlist yields raw data, not the object."""
