@@ -10,6 +10,11 @@ serialisable); and `IdrisAgent.replay` of that run's attempt gives the same outc
 from __future__ import annotations
 
 import io
+import os
+import re
+import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -79,3 +84,24 @@ class TestRunCheckpointReplay:
         outcome = agent.replay(sandbox, standin_image, run_dir, record, 1)
         assert outcome.same, (outcome.recorded, outcome.replayed)
         assert outcome.replayed["outcome"] == "passed"
+
+
+class TestCheckCliWithoutImage:
+    def test_check_module_fails_in_one_line_when_the_image_cannot_be_built(self, tmp_path):
+        """`check --target service-contract --module Model.idr` without an idris2 image: exit 2, one line."""
+        images = tmp_path / "sandbox_images"
+        shutil.copytree(PROJECT_ROOT / "sandbox_images" / "idris2", images / "idris2",
+                        ignore=shutil.ignore_patterns("idris2-*.tar.gz"))
+        dockerfile = images / "idris2" / "Dockerfile"
+        dockerfile.write_text(re.sub(r"^ARG IDRIS2_URL=\S+", "ARG IDRIS2_URL=http://127.0.0.1:9/idris2-0.8.0.tar.gz",
+                                     dockerfile.read_text(), flags=re.M))
+        (tmp_path / "Model.idr").write_text(MODEL)
+        env = {**os.environ, "SBX_DATA_DIR": str(PROJECT_ROOT / "data"), "SBX_RUNS_DIR": str(tmp_path / "runs"),
+               "SBX_IMAGES_DIR": str(images)}
+        proc = subprocess.run([sys.executable, "-m", "controller", "check", "--target", "service-contract",
+                               "--module", "Model.idr"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=120, check=False)
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and "Traceback" not in proc.stderr
+        assert "idris2-0.8.0.tar.gz" in lines[0]
