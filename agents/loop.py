@@ -81,18 +81,33 @@ def node(name: str) -> Callable[[NodeFn], Callable[[Any, Runtime[Any]], Update]]
 
 
 def stream_graph(
-    graph: Any, context: Any, recursion_limit: int, on_event: OnEvent, on_crash: OnCrash | None = None
+    graph: Any,
+    context: Any,
+    recursion_limit: int,
+    on_event: OnEvent,
+    on_crash: OnCrash | None = None,
+    checkpoint: Any = None,
 ) -> dict[str, Any]:
     """Run ``graph`` to its end, calling ``on_event`` per node; return the final state.
+
+    With a ``checkpoint`` (:class:`controller.checkpoints.Checkpoint`) every node's update
+    is saved before the next node starts; a resumed run continues from the last one.
 
     Raises:
         PlatformError: a node raised one (e.g. the engine failed), or :class:`LoopCrashed`
             wrapping anything else; ``on_crash`` has been called first.
     """
     final: dict[str, Any] = {}
-    config = {"recursion_limit": recursion_limit}
+    config: dict[str, Any] = {"recursion_limit": recursion_limit}
+    inputs: dict[str, Any] | None = {}
+    extra: dict[str, Any] = {}
+    if checkpoint is not None:
+        config.update(checkpoint.config)
+        inputs = None if checkpoint.resume else {}
+        extra["durability"] = "sync"
     try:
-        for mode, chunk in graph.stream({}, config, context=context, stream_mode=["updates", "values"]):
+        for mode, chunk in graph.stream(inputs, config, context=context,
+                                        stream_mode=["updates", "values"], **extra):
             if mode == "updates":
                 for update in chunk.values():
                     for event in (update or {}).get("events", []):
@@ -100,14 +115,20 @@ def stream_graph(
             else:
                 final = chunk
     except Exception as exc:  # noqa: BLE001 - the one place a loop's unexpected failure is turned into a record
-        error = exc if isinstance(exc, PlatformError) else LoopCrashed(exc)
-        log.error("loop.crashed", error_type=type(exc).__name__, error=error.one_line(), exc_info=exc)
-        if on_crash is not None:
-            try:
-                on_crash(final, error)
-            except Exception as crash_exc:  # noqa: BLE001 - the original error is what the run ends with
-                log.error("loop.crash_record_failed", error_type=type(crash_exc).__name__, error=str(crash_exc)[:300])
-        if error is exc:
-            raise
-        raise error from exc
+        _record_crash(final, exc, on_crash)
     return final
+
+
+def _record_crash(final: dict[str, Any], exc: Exception, on_crash: OnCrash | None) -> None:
+    """Log the crash, let ``on_crash`` write the run's record, and re-raise it typed."""
+    error = exc if isinstance(exc, PlatformError) else LoopCrashed(exc)
+    log.error("loop.crashed", error_type=type(exc).__name__, error=error.one_line(), exc_info=exc)
+    if on_crash is not None:
+        try:
+            on_crash(final, error)
+        except Exception as crash_exc:  # noqa: BLE001 - the original error is what the run ends with
+            log.error("loop.crash_record_failed", error_type=type(crash_exc).__name__,
+                      error=str(crash_exc)[:300])
+    if error is exc:
+        raise exc
+    raise error from exc

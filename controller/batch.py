@@ -30,7 +30,6 @@ from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import TextIO
 
-from agents.bank_parser.evaluate import IMAGE_NAME
 from controller.artifacts import SUMMARY_FILE
 from controller.errors import TargetError
 from controller.services import Services
@@ -135,10 +134,27 @@ def run_all(args: argparse.Namespace, settings: Settings, stream: TextIO = sys.s
 
 
 def prepare(settings: Settings, say: Callable[[str], None]) -> None:
-    """Reap leftovers and make sure of the parser image once, before any child starts."""
+    """Reap leftovers and make sure of the targets' agents' images once, before any child starts.
+
+    An image that cannot be built is left for its targets' runs to report, one line each.
+    """
+    from agents.registry import agent_for_target
+    from controller.errors import ImageBuildError, PlatformError
+
+    agents = {}
+    for name in known_targets(settings.data_dir):
+        try:
+            agent = agent_for_target(settings.data_dir, name)
+        except PlatformError:
+            continue  # the target's own run reports it
+        agents[agent.name] = agent
     services = Services.start(settings, say)
     try:
-        services.image(IMAGE_NAME)
+        for agent in agents.values():
+            try:
+                agent.ensure_image(services, agent.images[0], say)
+            except ImageBuildError as exc:
+                say(f"{agent.images[0]}: not built: {exc.one_line()}")
     finally:
         services.close()
 

@@ -1,4 +1,4 @@
-"""The command line: ``python -m controller {run,check,images,serve,bench}``.
+"""The command line: ``python -m controller {run,check,replay,graph,images,serve,bench}``.
 
 Exit status: 0 the parser passed (or ran and cannot be verified), 1 the loop gave up or the
 checked parser failed, 2 a usage or input error (or no Docker engine), 3 the environment
@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from pydantic import ValidationError
 
+from agents.registry import AGENTS
 from controller import commands
 from controller.errors import ConfigError, PlatformError
 from controller.observability.logs import configure_logging, secret_values, settings_secrets
@@ -37,6 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     which.add_argument("--all", action="store_true",
                        help="every target in data/, SBX_PARALLEL_RUNS (default 2) at a time; ends "
                             "with a table and 'N passed, M failed'")
+    which.add_argument("--resume", metavar="RUN_ID",
+                       help="continue an interrupted run from its last completed node (runs/RUN_ID/)")
     run.add_argument("--max-attempts", type=int, metavar="N",
                      help="attempts before giving up (default: SBX_MAX_ATTEMPTS or 3)")
     run.add_argument("--coder", choices=("offline", "gemini", "openai", "ollama"),
@@ -44,12 +47,22 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--model", metavar="NAME",
                      help="the LLM coder's model (default: SBX_LLM__MODEL or the provider's default)")
 
-    check = sub.add_parser("check", help="run an existing parser through the same sandbox and comparison")
+    check = sub.add_parser("check", help="run existing parsers or modules through the same sandbox and judgement")
     check.add_argument("--target", required=True, metavar="NAME", help="target whose PDF and result.csv to use")
-    check.add_argument("--parser", required=True, nargs="+", metavar="PATH",
-                       help="parser files (each defining parse(pdf_path)) or folders of them")
+    artefacts = check.add_mutually_exclusive_group(required=True)
+    artefacts.add_argument("--parser", nargs="+", metavar="PATH",
+                           help="parser files (each defining parse(pdf_path)) or folders of them")
+    artefacts.add_argument("--module", nargs="+", metavar="PATH",
+                           help="Idris modules (.idr files or folders of them) for an idris target: idris2 --check")
     check.add_argument("--jobs", type=int, metavar="N",
                        help="parsers checked at once (default: SBX_PARALLEL_CHECKS or 2)")
+
+    replay = sub.add_parser("replay", help="run a stored attempt again in a fresh sandbox; same or different outcome")
+    replay.add_argument("run_id", metavar="RUN_ID", help="the run's id (its folder under runs/)")
+    replay.add_argument("--attempt", type=int, metavar="N", help="which attempt (default: the last)")
+
+    graph = sub.add_parser("graph", help="print an agent's graph as Mermaid (LangGraph's own drawing)")
+    graph.add_argument("--agent", required=True, metavar="NAME", choices=sorted(AGENTS), help="the agent")
 
     sub.add_parser("images", help="build every sandbox image that is missing")
 
@@ -103,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = _settings(args)
         configure_logging(settings.log_format, settings.observability.log_level,
                           secrets=[*secret_values(os.environ), *settings_secrets(settings)])
-        handler = {"run": commands.run, "check": commands.check,
+        handler = {"run": commands.run, "check": commands.check, "replay": commands.replay, "graph": commands.graph,
                    "images": commands.images, "bench": commands.bench,
                    "serve": commands.serve, "k8s": _k8s}[args.command]
         return handler(args, settings)

@@ -38,6 +38,21 @@ class Execution:
     message: str
     detail: str
 
+    def __checkpoint__(self) -> tuple[object, dict[str, object]]:
+        """How a checkpoint stores this: without the DataFrame, which is decoded again from
+        the sandbox's raw result on restore (see controller.checkpoints)."""
+        return restore_execution, {"sandbox": self.sandbox, "failure": self.failure,
+                                   "message": self.message, "detail": self.detail}
+
+
+def restore_execution(*, sandbox: SandboxResult, failure: FailureKind | None, message: str, detail: str) -> Execution:
+    """An :class:`Execution` read back from a checkpoint: the frame decoded again from result.json."""
+    frame = None
+    if failure is None and RESULT_FILE in sandbox.files:
+        decoded = decode_result(sandbox.files[RESULT_FILE])
+        frame = None if isinstance(decoded, ParserFailure) else decoded
+    return Execution(sandbox, frame, failure, message, detail)
+
 
 def parser_spec(
     image: str, code: str, pdf: bytes, limits: SandboxLimits, labels: dict[str, str]

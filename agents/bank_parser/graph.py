@@ -43,8 +43,8 @@ def route_after_coder(state: ParserState, max_attempts: int) -> Literal["save", 
     return "save"
 
 
-def build_graph(max_attempts: int):  # noqa: ANN201 - LangGraph's compiled type is generic
-    """Compile the agent's graph for a given attempt limit."""
+def build_graph(max_attempts: int, checkpointer: object = None):  # noqa: ANN201 - LangGraph's compiled type is generic
+    """Compile the agent's graph for a given attempt limit (with a checkpointer: resumable)."""
     builder = StateGraph(ParserState, context_schema=ParserContext)
     for name in ("analyze", "generate", "save", "execute", "compare", "refine", "finalize"):
         builder.add_node(name, getattr(nodes, name))
@@ -60,7 +60,7 @@ def build_graph(max_attempts: int):  # noqa: ANN201 - LangGraph's compiled type 
     builder.add_conditional_edges("refine", lambda s: route_after_coder(s, max_attempts),
                                   ["save", "refine", "finalize"])
     builder.add_edge("finalize", END)
-    return builder.compile(name="bank_parser")
+    return builder.compile(name="bank_parser", checkpointer=checkpointer)
 
 
 def recursion_backstop(max_attempts: int) -> int:

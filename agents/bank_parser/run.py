@@ -17,6 +17,7 @@ from agents.lessons import ExecutionHistory, lessons_markdown
 from agents.loop import OnCrash, stream_graph
 from controller.errors import PlatformError
 from controller.artifacts import SUMMARY_FILE, RunArtifacts
+from controller.checkpoints import Checkpoint
 from controller.report import RunSummary
 from controller.sandbox.spec import Sandbox
 from controller.settings import Settings
@@ -36,6 +37,7 @@ def run_parser_agent(
     coder: Coder,
     on_event: OnEvent,
     history: ExecutionHistory | None = None,
+    checkpoint: Checkpoint | None = None,
 ) -> RunSummary:
     """Run the loop to its end and write ``summary.json``; return the summary.
 
@@ -49,10 +51,11 @@ def run_parser_agent(
         limits=settings.sandbox, max_attempts=settings.max_attempts, artifacts=artifacts,
         parsers_dir=str(settings.parsers_dir),
     )
-    if history is not None:
+    if history is not None and not (checkpoint and checkpoint.resume):
         lessons = history.lessons(AGENT, target.name)
         artifacts.write(LESSONS_MD, lessons_markdown(AGENT, target.name, lessons))
-    final = _stream(context, settings.max_attempts, on_event, _on_crash(context, coder.name, started))
+    final = _stream(context, settings.max_attempts, on_event,
+                    _on_crash(context, coder.name, started), checkpoint)
     if history is not None:
         history.record(run_record(run_id, target.name, coder.name, final))
     summary = _summary(context, final, coder.name, time.monotonic() - started)
@@ -60,8 +63,10 @@ def run_parser_agent(
     return summary
 
 
-def _stream(context: ParserContext, max_attempts: int, on_event: OnEvent, on_crash: OnCrash) -> ParserState:
-    final = stream_graph(build_graph(max_attempts), context, recursion_backstop(max_attempts), on_event, on_crash)
+def _stream(context: ParserContext, max_attempts: int, on_event: OnEvent, on_crash: OnCrash,
+            checkpoint: Checkpoint | None = None) -> ParserState:
+    graph = build_graph(max_attempts, checkpoint.saver if checkpoint else None)
+    final = stream_graph(graph, context, recursion_backstop(max_attempts), on_event, on_crash, checkpoint)
     return final  # type: ignore[return-value]
 
 

@@ -30,8 +30,8 @@ def route_after_fix(state: IdrisState) -> Literal["save", "fail"]:
     return "fail" if state.get("exhausted") else "save"
 
 
-def build_graph(max_attempts: int):  # noqa: ANN201 - LangGraph's compiled type is generic
-    """Compile the agent's graph for a given attempt limit."""
+def build_graph(max_attempts: int, checkpointer: object = None):  # noqa: ANN201 - LangGraph's compiled type is generic
+    """Compile the agent's graph for a given attempt limit (with a checkpointer: resumable)."""
     builder = StateGraph(IdrisState, context_schema=IdrisContext)
     for name in ("analyze", "generate", "save", "typecheck", "fix", "finish", "fail"):
         builder.add_node(name, getattr(nodes, name))
@@ -43,7 +43,7 @@ def build_graph(max_attempts: int):  # noqa: ANN201 - LangGraph's compiled type 
     builder.add_conditional_edges("fix", route_after_fix, ["save", "fail"])
     builder.add_edge("finish", END)
     builder.add_edge("fail", END)
-    return builder.compile(name="idris")
+    return builder.compile(name="idris", checkpointer=checkpointer)
 
 
 def recursion_backstop(max_attempts: int) -> int:

@@ -17,6 +17,7 @@ from agents.idris.state import IdrisContext, IdrisState, NodeEvent
 from agents.loop import OnCrash, stream_graph
 from controller.errors import PlatformError
 from controller.artifacts import SUMMARY_FILE, RunArtifacts
+from controller.checkpoints import Checkpoint
 from controller.report import RunSummary
 from controller.sandbox.spec import Sandbox
 from controller.settings import SandboxLimits
@@ -75,7 +76,7 @@ class IdrisRunRequest:
 
 
 def run_idris_agent(request: IdrisRunRequest, *, sandbox: Sandbox, image: str, coder: IdrisCoder,
-                    on_event: OnEvent) -> IdrisRunSummary:
+                    on_event: OnEvent, checkpoint: Checkpoint | None = None) -> IdrisRunSummary:
     """Run the loop to its end and write ``summary.json``; return the summary.
 
     ``image`` is the tag of the image checks run in: the real idris2 image, or any image
@@ -89,14 +90,17 @@ def run_idris_agent(request: IdrisRunRequest, *, sandbox: Sandbox, image: str, c
         coder=coder, limits=request.limits, max_attempts=request.max_attempts, artifacts=artifacts,
         output_dir=request.output_dir,
     )
-    final = _stream(context, request.max_attempts, on_event, _on_crash(context, coder.name, started))
+    final = _stream(context, request.max_attempts, on_event,
+                    _on_crash(context, coder.name, started), checkpoint)
     summary = _summary(context, final, coder.name, time.monotonic() - started)
     artifacts.write_json(SUMMARY_FILE, summary.to_json())
     return summary
 
 
-def _stream(context: IdrisContext, max_attempts: int, on_event: OnEvent, on_crash: OnCrash) -> IdrisState:
-    final = stream_graph(build_graph(max_attempts), context, recursion_backstop(max_attempts), on_event, on_crash)
+def _stream(context: IdrisContext, max_attempts: int, on_event: OnEvent, on_crash: OnCrash,
+            checkpoint: Checkpoint | None = None) -> IdrisState:
+    graph = build_graph(max_attempts, checkpoint.saver if checkpoint else None)
+    final = stream_graph(graph, context, recursion_backstop(max_attempts), on_event, on_crash, checkpoint)
     return final  # type: ignore[return-value]
 
 

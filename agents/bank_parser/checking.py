@@ -1,0 +1,161 @@
+"""``controller check`` for the bank-statement parser agent: run existing parsers through the sandbox and the comparison.
+
+One parser or many (files or folders of them, e.g. a class's challenge submissions). Each
+runs in its own fresh sandbox, several at once (bounded), with a progress line per parser,
+a table at the end and ``N passed, M failed`` as the last line. Nothing is generated and
+nothing a parser returns is trusted beyond the JSON the sandbox hands back.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+import textwrap
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+
+from agents.bank_parser.compare import Comparison
+from agents.bank_parser.evaluate import Execution, execute_parser, judge, parser_spec
+from controller.errors import TargetError
+from controller.progress import Progress
+from controller.sandbox.spec import Sandbox
+from controller.settings import Settings
+from controller.targets import Target
+
+FIRST_DIFF_WIDTH = 60
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    """One parser's verdict."""
+
+    parser: str
+    status: str  # pass | fail | unverified
+    execution: Execution
+    comparison: Comparison | None
+
+    @property
+    def rows(self) -> str:
+        """Rows returned, or '-' when the parser returned nothing."""
+        frame = self.execution.frame
+        return "-" if frame is None else str(len(frame))
+
+    @property
+    def first_difference(self) -> str:
+        """The first thing that is wrong, in a few words."""
+        if self.execution.failure is not None:
+            return f"{self.execution.failure.value}: {self.execution.message}"
+        if self.comparison is None or self.comparison.passed:
+            return ""
+        cells = self.comparison.cells
+        if cells:
+            cell = cells[0]
+            return f"row {cell.row} {cell.column!r}: expected {cell.expected}, got {cell.actual}"
+        return self.comparison.summary()
+
+
+def collect_parsers(paths: list[str]) -> list[Path]:
+    """Expand files and folders into the parser files to check, in a stable order.
+
+    Raises:
+        TargetError: a path does not exist, or nothing to check was found.
+    """
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found += sorted(p for p in path.rglob("*.py") if p.is_file() and "__pycache__" not in p.parts)
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise TargetError(f"no parser file {path}", hint="pass .py files or folders that hold them")
+    if not found:
+        raise TargetError(f"no .py files in {', '.join(paths)}", hint="pass .py files or folders that hold them")
+    return list(dict.fromkeys(found))
+
+
+def read_parser(path: Path) -> str:
+    """The parser's source; a syntax error is left for the sandbox to report."""
+    try:
+        code = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TargetError(f"cannot read {path} as UTF-8 text ({type(exc).__name__})") from exc
+    try:
+        ast.parse(code, filename=str(path))
+    except SyntaxError as exc:
+        print(f"note: {path} has a syntax error at line {exc.lineno}; the sandbox will report it",
+              file=sys.stderr)
+    return code
+
+
+def check_one(sandbox: Sandbox, image: str, target: Target, settings: Settings, path: Path, code: str) -> CheckOutcome:
+    """Run one parser in a fresh sandbox and compare its frame with result.csv."""
+    labels = {"agent": "check", "target": target.name}
+    spec = parser_spec(image, code, target.pdf.read_bytes(), settings.sandbox, labels)
+    execution = execute_parser(sandbox, spec)
+    comparison = judge(execution, target.expected_csv)
+    if execution.failure is not None:
+        status = "fail"
+    elif comparison is None:
+        status = "unverified"
+    else:
+        status = "pass" if comparison.passed else "fail"
+    return CheckOutcome(str(path), status, execution, comparison)
+
+
+def check_many(
+    sandbox: Sandbox, image: str, target: Target, settings: Settings, parsers: list[Path],
+    jobs: int, progress: Progress,
+) -> list[CheckOutcome]:
+    """Check every parser, ``jobs`` at a time; return the outcomes in the parsers' order."""
+    sources = {path: read_parser(path) for path in parsers}
+    outcomes: dict[Path, CheckOutcome] = {}
+    with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="sandloop-check") as pool:
+        futures = {pool.submit(check_one, sandbox, image, target, settings, path, code): path
+                   for path, code in sources.items()}
+        for done, future in enumerate(as_completed(futures), start=1):
+            outcome = future.result()
+            outcomes[futures[future]] = outcome
+            progress.say(f"[{done}/{len(parsers)}] {outcome.status.upper():<10} {outcome.parser} "
+                         f"({outcome.execution.sandbox.wall_seconds:.2f}s)")
+    return [outcomes[path] for path in parsers]
+
+
+def print_report(outcomes: list[CheckOutcome]) -> None:
+    """Details for a single parser, a table for several, and the closing count line."""
+    if len(outcomes) == 1:
+        _print_single(outcomes[0])
+    else:
+        _print_table(outcomes)
+    passed = sum(o.status == "pass" for o in outcomes)
+    failed = sum(o.status == "fail" for o in outcomes)
+    unverified = len(outcomes) - passed - failed
+    print(f"{passed} passed, {failed} failed" + (f", {unverified} unverified" if unverified else ""))
+
+
+def _print_single(outcome: CheckOutcome) -> None:
+    execution, seconds = outcome.execution, outcome.execution.sandbox.wall_seconds
+    if execution.failure is not None:
+        print(f"FAIL {outcome.parser}: {execution.failure.value}: {execution.message} ({seconds:.2f}s in the sandbox)")
+        if execution.detail:  # the sandbox's text, indented: none of its lines can pass for ours
+            print(textwrap.indent(execution.detail.rstrip(), "  | ", lambda line: True))
+    elif outcome.comparison is None:
+        print(f"UNVERIFIED {outcome.parser}: {execution.message}; the target has no result.csv")
+    else:
+        word = "PASS" if outcome.comparison.passed else "FAIL"
+        print(f"{word} {outcome.parser}: {outcome.comparison.summary()} ({seconds:.2f}s in the sandbox)")
+        if not outcome.comparison.passed:
+            print(outcome.comparison.report())
+
+
+def _print_table(outcomes: list[CheckOutcome]) -> None:
+    width = max(len("parser"), *(len(o.parser) for o in outcomes))
+    print(f"\n{'parser':<{width}}  {'outcome':<10} {'rows':>5} {'time':>7}  first difference")
+    for o in outcomes:
+        diff = o.first_difference
+        diff = diff if len(diff) <= FIRST_DIFF_WIDTH else diff[: FIRST_DIFF_WIDTH - 1] + "…"
+        print(f"{o.parser:<{width}}  {o.status:<10} {o.rows:>5} {o.execution.sandbox.wall_seconds:6.2f}s  {diff}")
+
+
+__all__ = ["CheckOutcome", "check_many", "collect_parsers", "print_report"]

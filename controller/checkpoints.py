@@ -1,0 +1,143 @@
+"""Checkpoints of a run's graph: LangGraph's own SQLite checkpointer, under the run folder.
+
+Every run writes ``runs/<run_id>/checkpoints.sqlite`` (thread id = run id) with
+``durability="sync"``: a node's update is on disk before the next node starts, so a run
+killed at any point (Ctrl-C, SIGKILL, a lost Pod or machine) resumes from its last
+completed node with ``controller run --resume RUN_ID``.
+
+Deserialising a checkpoint may construct objects, so it is strict, as the checkpointer's
+README advises (``LANGGRAPH_STRICT_MSGPACK``): the serializer is given an explicit
+allowlist, built from the agent's state schema (every dataclass and enum reachable from
+its type hints) plus the agent's named restorers; anything else in a checkpoint file is
+left as raw data, never imported or called. Pickle is never used.
+
+A state value may say how it is stored by defining ``__checkpoint__()``, returning
+``(restorer, kwargs)``: the bank-parser agent's execution keeps the sandbox's raw JSON
+result and drops the decoded DataFrame, which its restorer decodes again with the same
+untrusted-input decoder.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import inspect
+import sqlite3
+import typing
+from collections.abc import Iterable
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import ormsgpack
+from langgraph.checkpoint.serde.jsonplus import (
+    EXT_CONSTRUCTOR_KW_ARGS,
+    EXT_CONSTRUCTOR_POS_ARGS,
+    EXT_CONSTRUCTOR_SINGLE_ARG,
+    JsonPlusSerializer,
+    _msgpack_default,
+    _option,
+)
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+CHECKPOINT_FILE = "checkpoints.sqlite"
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """Where a run's graph checkpoints, and whether this process resumes it."""
+
+    saver: SqliteSaver
+    thread_id: str
+    resume: bool = False
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """The ``configurable`` part of a graph config naming this run's thread."""
+        return {"configurable": {"thread_id": self.thread_id}}
+
+
+class StrictSerializer(JsonPlusSerializer):
+    """LangGraph's msgpack serializer with an explicit allowlist and ``__checkpoint__`` support."""
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        """Encode like JsonPlusSerializer, letting values with ``__checkpoint__`` choose their form."""
+        if obj is None or isinstance(obj, bytes | bytearray):
+            return super().dumps_typed(obj)
+        return "msgpack", _encode(obj)
+
+
+def _encode(obj: Any) -> bytes:
+    return ormsgpack.packb(obj, default=_default, option=_option)
+
+
+def _default(obj: Any) -> Any:
+    """Our values first (so nested ones are encoded by us too), then LangGraph's default."""
+    hook = getattr(obj, "__checkpoint__", None)
+    if callable(hook):
+        restorer, kwargs = hook()
+        return ormsgpack.Ext(EXT_CONSTRUCTOR_KW_ARGS, _encode((restorer.__module__, restorer.__qualname__, kwargs)))
+    if isinstance(obj, Fraction):  # exact rates (the Idris analysis): not in LangGraph's encoder
+        return ormsgpack.Ext(EXT_CONSTRUCTOR_POS_ARGS, _encode(("fractions", "Fraction", (obj.numerator,
+                                                                                          obj.denominator))))
+    if isinstance(obj, _Tuple):
+        return ormsgpack.Ext(EXT_CONSTRUCTOR_SINGLE_ARG, _encode(("builtins", "tuple", list(obj.items))))
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        fields = {f.name: _keep_tuple(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        return ormsgpack.Ext(EXT_CONSTRUCTOR_KW_ARGS, _encode((type(obj).__module__, type(obj).__name__, fields)))
+    return _msgpack_default(obj)
+
+
+@dataclass(frozen=True)
+class _Tuple:
+    """A tuple field of a dataclass: msgpack would turn it into a list; this brings it back as a tuple."""
+
+    items: tuple[Any, ...]
+
+
+def _keep_tuple(value: Any) -> Any:
+    return _Tuple(tuple(_keep_tuple(item) for item in value)) if isinstance(value, tuple) else value
+
+
+def allowed_types(roots: Iterable[Any]) -> set[tuple[str, str]]:
+    """(module, name) of every dataclass, enum and callable reachable from ``roots``' type hints."""
+    seen: set[Any] = set()
+    out: set[tuple[str, str]] = set()
+    stack = list(roots)
+    while stack:
+        item = stack.pop()
+        if item in seen:
+            continue
+        seen.add(item)
+        stack += typing.get_args(item)
+        if inspect.isfunction(item):  # a restorer named by a __checkpoint__ hook
+            out.add((item.__module__, item.__qualname__))
+        elif isinstance(item, type) and (dataclasses.is_dataclass(item) or issubclass(item, enum.Enum)):
+            out.add((item.__module__, item.__name__))
+        if isinstance(item, type) and (dataclasses.is_dataclass(item) or typing.is_typeddict(item)):
+            stack += list(typing.get_type_hints(item, include_extras=True).values())
+    return out
+
+
+def open_checkpoint(run_dir: Path, run_id: str, types: Iterable[Any], *, resume: bool) -> Checkpoint:
+    """Open (or create) the run's checkpoint file with a strict serializer for ``types``."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    connection = sqlite3.connect(run_dir / CHECKPOINT_FILE, check_same_thread=False)
+    return Checkpoint(SqliteSaver(connection, serde=strict_serializer(types)), run_id, resume)
+
+
+def strict_serializer(types: Iterable[Any]) -> StrictSerializer:
+    """A serializer that reconstructs only what ``types`` reach (and a few platform types)."""
+    return StrictSerializer(allowed_msgpack_modules=sorted(allowed_types(types) | _PLATFORM_TYPES))
+
+
+def close_checkpoint(checkpoint: Checkpoint | None) -> None:
+    """Close the checkpoint file's connection."""
+    if checkpoint is not None:
+        checkpoint.saver.conn.close()
+
+
+#: Types of the platform's own that any agent's state may hold.
+_PLATFORM_TYPES = {("pathlib", "PosixPath"), ("pathlib", "Path"), ("builtins", "tuple"),
+                   ("fractions", "Fraction")}

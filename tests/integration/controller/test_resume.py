@@ -1,0 +1,107 @@
+"""Resume after a real interruption, through the real CLI and the real engine.
+
+A copy of the ICICI target whose result.csv has one cell changed makes the offline coder
+mismatch on every attempt, so the run goes through three attempts. The test interrupts the
+child `python -m controller run` (SIGKILL: a crashed machine or a killed Pod; SIGINT: Ctrl-C)
+as soon as attempt 1's compare has been printed, i.e. after attempt 1's sandbox execution
+finished and was checkpointed, then runs `run --resume RUN_ID`. Nothing that finished runs
+again: no analyze, generate, save or execute of attempt 1 (no coder call, no sandbox
+execution), attempt 1's records are untouched, and the run ends as an uninterrupted one does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from controller.settings import PROJECT_ROOT
+
+pytestmark = pytest.mark.usefixtures("no_leftovers", "parser_image")
+
+
+def cli_env(tmp_path: Path, data_dir: Path) -> dict[str, str]:
+    return {
+        **os.environ, "SBX_DATA_DIR": str(data_dir), "SBX_RUNS_DIR": str(tmp_path / "runs"),
+        "SBX_PARSERS_DIR": str(tmp_path / "custom_parsers"), "SBX_CACHE_DIR": str(PROJECT_ROOT / ".cache"),
+        # A loaded CI machine must not turn a slow container start into a timeout failure.
+        "SBX_SANDBOX__TIMEOUT_SECONDS": "120",
+    }
+
+
+def cli(tmp_path: Path, data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "controller", *args], cwd=tmp_path, env=cli_env(tmp_path, data_dir),
+                          capture_output=True, text=True, timeout=900, check=False)
+
+
+def spoil_one_cell(data_dir: Path) -> None:
+    """Change the first row's balance in result.csv: no parser can match it any more."""
+    csv = data_dir / "icici" / "result.csv"
+    lines = csv.read_text().splitlines()
+    cells = lines[1].split(",")
+    cells[-1] = f"{float(cells[-1]) + 1:.2f}"
+    lines[1] = ",".join(cells)
+    csv.write_text("\n".join(lines) + "\n")
+
+
+def interrupt_after(tmp_path: Path, data_dir: Path, marker: str, sig: int) -> tuple[str, str, int]:
+    """Start `run --target icici`, send ``sig`` once ``marker`` is printed; return (run id, output, status)."""
+    child = subprocess.Popen([sys.executable, "-m", "controller", "run", "--target", "icici"], cwd=tmp_path,
+                             env=cli_env(tmp_path, data_dir), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             text=True)
+    seen = []
+    assert child.stdout is not None
+    for line in child.stdout:
+        seen.append(line)
+        if marker in line:
+            child.send_signal(sig)
+            break
+    seen.append(child.stdout.read())
+    status = child.wait(timeout=120)
+    output = "".join(seen)
+    run_id = re.search(r"^==> run ([A-Za-z0-9_-]+): ", output, re.M)
+    assert run_id and marker in output, output
+    return run_id[1], output, status
+
+
+def execute_events(run_dir: Path, attempt: int) -> int:
+    """How many times attempt ``attempt``'s execute node finished, over every process of the run."""
+    events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines() if line.strip()]
+    return sum(e.get("event") == "node.finished" and e.get("node") == "execute" and e.get("attempt") == attempt
+               for e in events)
+
+
+class TestResumeAfterInterruption:
+    @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "SIGINT"])
+    def test_resume_skips_every_finished_node(self, tmp_path, icici_copy, sig):
+        """After an interruption past attempt 1, --resume skips attempt 1 entirely and finishes the run."""
+        spoil_one_cell(icici_copy)
+        run_id, first, status = interrupt_after(tmp_path, icici_copy, "[attempt 1] compare", sig)
+        if sig == signal.SIGINT:
+            assert status == 130 and f"--resume {run_id}" in first
+        else:
+            assert status == -signal.SIGKILL
+        run_dir = tmp_path / "runs" / run_id
+        assert not (run_dir / "summary.json").exists()
+        record = run_dir / "attempts" / "1" / "sandbox.json"
+        before = (record.read_bytes(), record.stat().st_mtime_ns)
+
+        resumed = cli(tmp_path, icici_copy, "run", "--resume", run_id)
+
+        assert resumed.returncode == 1, resumed.stdout + resumed.stderr  # three mismatches: gave up
+        skipped = next(line for line in resumed.stdout.splitlines() if "resuming run" in line)
+        for node in ("analyze", "generate [1]", "save [1]", "execute [1]"):
+            assert node in skipped
+        steps = [line.strip() for line in resumed.stdout.splitlines() if line.startswith("  [")]
+        assert steps and not any(s.startswith(("[setup]", "[attempt 1]")) for s in steps), steps
+        assert (record.read_bytes(), record.stat().st_mtime_ns) == before
+        assert execute_events(run_dir, 1) == 1
+        summary = json.loads((run_dir / "summary.json").read_text())
+        assert summary["status"] == "failed" and summary["attempts"] == 3
+        assert all(execute_events(run_dir, n) == 1 for n in (2, 3))
