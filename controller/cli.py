@@ -50,6 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="parser files (each defining parse(pdf_path)) or folders of them")
     check.add_argument("--jobs", type=int, metavar="N",
                        help="parsers checked at once (default: SBX_PARALLEL_CHECKS or 2)")
+    check.add_argument("--as-of", metavar="DATE",
+                       help="resolve submissions' unpinned requirements as of DATE (YYYY-MM-DD); "
+                            "default: each submission's last git commit date, else today")
 
     sub.add_parser("images", help="build every sandbox image that is missing")
 

@@ -9,6 +9,8 @@ from agents.bank_parser.evaluate import IMAGE_NAME, parser_spec
 from agents.bank_parser.nodes import AGENT
 from agents.bank_parser.run import run_parser_agent
 from agents.bank_parser.state import NodeEvent
+from agents.bank_parser.submission_check import check_submissions_command
+from agents.bank_parser.submissions import find_submissions
 from agents.lessons import LESSONS_FILE, ExecutionHistory
 from controller.artifacts import new_run_id
 from controller.checking import check_many, collect_parsers, print_report
@@ -75,6 +77,9 @@ def check(args: argparse.Namespace, settings: Settings) -> int:
         raise TargetError(f"{args.target} is a target of the {config.agent} agent; check runs bank-statement parsers",
                           hint="use make run TARGET=" + args.target)
     target = resolve_target(args.target, settings.data_dir)
+    submissions = find_submissions(args.parser, target.name)  # folders with their own environment
+    if submissions is not None:
+        return check_submissions_command(args.as_of, args.jobs, settings, target, submissions)
     parsers = collect_parsers(args.parser)
     jobs = args.jobs or settings.parallel_checks
     progress = Progress()
