@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 
 from controller.errors import TargetError
 from controller.environments.declared import PYPROJECT_FILE, REQUIREMENTS_FILE, DeclaredEnv, read_declared
+from controller.environments.resolution import parse_as_of
 
 ARCHIVE_NAME = "submission.zip"
 MAX_MODULES = 400
@@ -137,7 +138,7 @@ def _zip(entries: dict[str, bytes]) -> bytes:
 
 
 def git_commit_date(folder: Path) -> str | None:
-    """The last commit's date (ISO 8601) when ``folder`` is the top of a git checkout, else None.
+    """The last commit's date (UTC, for uv) when ``folder`` is the top of a git checkout, else None.
 
     The repository is untrusted: git runs without its hooks, pager or fsmonitor.
     """
@@ -149,5 +150,7 @@ def git_commit_date(folder: Path) -> str | None:
         proc = subprocess.run(command, capture_output=True, text=True, timeout=20, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    date = proc.stdout.strip()
-    return date or None if proc.returncode == 0 else None
+    try:
+        return parse_as_of(proc.stdout.strip()) if proc.returncode == 0 else None
+    except ValueError:
+        return None

@@ -72,25 +72,26 @@ class EnvImageSpec:
 
 
 def dockerfile(debian: tuple[str, ...]) -> str:
-    """The environment's Dockerfile: Debian packages, the venv and its wheels, finder, judge."""
+    """The environment's Dockerfile: one RUN (layers are costly on fuse-overlayfs) that adds the
+    Debian packages, the venv with its wheels, the submission finder and the judge."""
     apt = (
-        "RUN apt-get update && apt-get install -y --no-install-recommends "
-        + " ".join(debian) + " && rm -rf /var/lib/apt/lists/*\n"
+        "apt-get update && apt-get install -y --no-install-recommends "
+        + " ".join(debian) + " && rm -rf /var/lib/apt/lists/* && "
         if debian else ""
     )
     return (
-        "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nUSER root\n" + apt
-        + "COPY wheels/ /tmp/wheels/\n"
-        f"RUN python3 -m venv --without-pip --system-site-packages {ENV_PREFIX} \\\n"
-        "    && if [ -s /tmp/wheels/requirements.txt ]; then \\\n"
+        "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nUSER root\n"
+        "COPY . /tmp/context/\n"
+        f"RUN {apt}python3 -m venv --without-pip --system-site-packages {ENV_PREFIX} \\\n"
+        "    && if [ -s /tmp/context/wheels/requirements.txt ]; then \\\n"
         f"       {ENV_PREFIX}/bin/python3 -m pip install --quiet --no-index --no-cache-dir \\\n"
         "         --disable-pip-version-check --ignore-installed --no-deps \\\n"
-        "         --find-links /tmp/wheels -r /tmp/wheels/requirements.txt; fi \\\n"
-        "    && rm -rf /tmp/wheels\n"
-        f"COPY sandloop_submission.py sandloop-submission.pth {SITE}/\n"
-        f"COPY judge/ {JUDGE_DIR}/\n"
+        "         --find-links /tmp/context/wheels -r /tmp/context/wheels/requirements.txt; fi \\\n"
+        f"    && cp /tmp/context/sandloop_submission.py /tmp/context/sandloop-submission.pth {SITE}/ \\\n"
+        f"    && mkdir -p {JUDGE_DIR} && cp /tmp/context/judge/*.py {JUDGE_DIR}/ \\\n"
+        "    && rm -rf /tmp/context \\\n"
+        f"    && {ENV_PREFIX}/bin/python3 -I -c \"import sys, pandas, pdfplumber; assert sys.prefix == '{ENV_PREFIX}'\"\n"
         f"ENV PATH={_PATH}\n"
-        f"RUN python3 -c \"import sys, pandas, pdfplumber; assert sys.prefix == '{ENV_PREFIX}'\"\n"
         "USER 10001:10001\n"
     )
 
