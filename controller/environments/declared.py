@@ -97,5 +97,8 @@ def pyproject_dependencies(text: str) -> list[str]:
 
 
 def _read(path: Path) -> str:
+    """Text of a declaration file; UTF-16 with a BOM too (PowerShell's `pip freeze > file`)."""
     with path.open("rb") as handle:
-        return handle.read(MAX_DECLARATION_BYTES).decode("utf-8", errors="replace")
+        data = handle.read(MAX_DECLARATION_BYTES)
+    encoding = "utf-16" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"
+    return data.decode(encoding, errors="replace")

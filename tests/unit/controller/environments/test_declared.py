@@ -55,6 +55,11 @@ class TestReadDeclared:
         (tmp_path / "pyproject.toml").write_text('[project]\ndependencies=["camelot-py"]\n')
         assert read_declared(tmp_path) == DeclaredEnv(("PyPDF2",), (), "requirements.txt")
 
+    def test_a_utf16_requirements_file_is_read(self, tmp_path):
+        """A Windows `pip freeze > requirements.txt` (UTF-16 with BOM) is understood."""
+        (tmp_path / "requirements.txt").write_bytes("pandas==2.2.3\r\ncamelot-py\r\n".encode("utf-16"))
+        assert read_declared(tmp_path).python == ("camelot-py", "pandas==2.2.3")
+
     def test_a_symlinked_requirements_file_is_not_followed(self, tmp_path):
         """A requirements.txt that is a symlink (maybe to a host file) is ignored."""
         (tmp_path / "real.txt").write_text("pandas\n")
