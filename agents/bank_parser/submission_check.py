@@ -120,7 +120,7 @@ def run_submission(services: Services, submission: Submission, env: Environment 
 def print_submission_report(outcomes: list[SubmissionOutcome], as_of: str | None) -> None:
     """The table (environment tag, built/reused, build and run time), the totals, the count."""
     width = max(len("submission"), *(len(o.submission.name) for o in outcomes))
-    print(f"\n{'submission':<{width}}  {'outcome':<10} {'rows':>5} {'env':<12} {'env':<7} "
+    print(f"\n{'submission':<{width}}  {'outcome':<10} {'rows':>5} {'env tag':<12} {'env':<7} "
           f"{'build':>7} {'run':>7}  first difference")
     for o in outcomes:
         env = o.environment

@@ -29,7 +29,7 @@ class TestDiscovery:
         """Each member with requirements.txt / pyproject.toml / custom_parsers/ is one submission."""
         found = find_submissions([str(FIXTURES)], "icici")
         assert [s.name for s in found] == ["a_pypdf2_old_pandas", "b_helper_module", "c_unresolvable",
-                                           "d_no_requirements"]
+                                           "d_no_requirements", "e_looks_for_the_answer"]
         assert found[0].declared.python == ("pandas==2.2.3", "PyPDF2")
         assert found[3].declared.empty
 
