@@ -49,6 +49,7 @@ class TestSubmissionsInTheirEnvironments:
         proc = check(tmp_path, page_target, CLASS)
         assert proc.returncode == 1, proc.stdout + proc.stderr
         rows = table(proc.stdout)
+        assert len(rows) == 5, proc.stdout + proc.stderr
         assert rows["a_pypdf2_old_pandas"][1] == "pass", proc.stdout + proc.stderr
         assert rows["b_helper_module"][1] == "pass", proc.stdout + proc.stderr
         assert rows["a_pypdf2_old_pandas"][3] == rows["b_helper_module"][3]  # one image for equal sets
@@ -57,7 +58,7 @@ class TestSubmissionsInTheirEnvironments:
         assert "cannot be resolved" in proc.stdout
         assert rows["d_no_requirements"][1] == "pass"
         assert rows["e_looks_for_the_answer"][1] == "fail"
-        assert "RuntimeError: the expected answer is nowhere" in proc.stdout
+        assert "RuntimeError: the expected answer" in proc.stdout
         assert proc.stdout.strip().splitlines()[-1] == "3 passed, 2 failed"
 
     def test_a_second_check_builds_nothing(self, tmp_path, page_target):
