@@ -67,6 +67,8 @@ class CheckRequest:
     target: str
     paths: list[str]
     jobs: int | None
+    #: Resolve unpinned requirements of submissions as of this date (bank parsers; issue 13).
+    as_of: str | None = None
 
 
 @dataclass(frozen=True)

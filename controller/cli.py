@@ -56,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
                            help="Idris modules (.idr files or folders of them) for an idris target: idris2 --check")
     check.add_argument("--jobs", type=int, metavar="N",
                        help="parsers checked at once (default: SBX_PARALLEL_CHECKS or 2)")
+    check.add_argument("--as-of", metavar="DATE",
+                       help="resolve submissions' unpinned requirements as of DATE (YYYY-MM-DD); "
+                            "default: each submission's last git commit date, else today")
 
     replay = sub.add_parser("replay", help="run a stored attempt again in a fresh sandbox; same or different outcome")
     replay.add_argument("run_id", metavar="RUN_ID", help="the run's id (its folder under runs/)")

@@ -24,6 +24,8 @@ from agents.bank_parser.graph import build_graph
 from agents.bank_parser.nodes import AGENT
 from agents.bank_parser.run import run_parser_agent
 from agents.bank_parser.state import ParserState
+from agents.bank_parser.submission_check import check_submissions_command
+from agents.bank_parser.submissions import find_submissions
 from agents.base import CheckRequest, ReplayOutcome, RunPlan
 from agents.lessons import LESSONS_FILE, ExecutionHistory
 from agents.loop import OnEvent
@@ -88,6 +90,9 @@ class BankParserAgent:
     def check(self, request: CheckRequest, settings: Settings, progress: Progress) -> int:
         """Run existing parsers through the sandbox and the comparison; exit 0 all pass, 1 otherwise."""
         target = resolve_target(request.target, settings.data_dir)
+        submissions = find_submissions(request.paths, target.name)  # folders with their own environment
+        if submissions is not None:
+            return check_submissions_command(request.as_of, request.jobs, settings, target, submissions)
         parsers = collect_parsers(request.paths)
         jobs = request.jobs or settings.parallel_checks
         if len(parsers) > 1:

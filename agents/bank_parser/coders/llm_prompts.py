@@ -21,6 +21,7 @@ from agents.bank_parser.coders.base import FailureKind, Feedback
 from agents.lessons import Lesson, render_lessons
 from agents.llm.client import ChatMessage
 from agents.llm.prompts import PromptFolder
+from agents.bank_parser.installed import libraries_line
 
 PROMPTS = PromptFolder(Path(__file__).resolve().parent.parent / "prompts")
 PAGE_TEXT_CHARS = 2500
@@ -167,7 +168,7 @@ def describe_expected(expected: ExpectedSchema | None) -> str:
 
 
 def _system(folder: PromptFolder) -> ChatMessage:
-    return ChatMessage("system", folder.template("system").render({}))
+    return ChatMessage("system", folder.template("system").render({"libraries": libraries_line()}))
 
 
 def _head(text: str, limit: int) -> str:

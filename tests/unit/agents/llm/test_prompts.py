@@ -14,7 +14,7 @@ IDRIS = PromptFolder(PROJECT_ROOT / "agents" / "idris" / "prompts")
 
 #: The placeholders each template is documented (and rendered) with.
 PARSER_FIELDS = {
-    "system": set(), "task": {"pdf_analysis", "expected_schema"},
+    "system": {"libraries"}, "task": {"pdf_analysis", "expected_schema"},
     "generate": {"pdf_name", "task", "lessons"},
     "fix_execution": {"pdf_name", "task", "attempt", "kind", "summary", "error", "code", "earlier", "lessons"},
     "fix_mismatch": {"pdf_name", "task", "attempt", "summary", "diff", "code", "earlier", "lessons"},
