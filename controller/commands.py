@@ -35,6 +35,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         return run_idris(args, settings, config)
     if config is not None and config.limits.max_attempts is not None and args.max_attempts is None:
         settings = settings.model_copy(update={"max_attempts": config.limits.max_attempts})
+    if config is not None and config.output is not None:  # issue 15: [output] of target.toml
+        settings = settings.model_copy(update={"output": config.output})
     target = resolve_target(args.target, settings.data_dir)
     history = ExecutionHistory(settings.runs_dir / LESSONS_FILE)
     coder = make_coder(settings, lessons=history.lessons(AGENT, target.name))

@@ -368,3 +368,12 @@ def _line_match(amounts: Sequence[int], keys: Counter) -> tuple[int, ...] | None
         if keys.get((a,), 0) > 0:
             return (a,)
     return None
+
+
+def check_consistency(execution: object, analysis: object) -> Verification | None:
+    """The checks for an attempt that returned a frame (None: no frame or no facts)."""
+    frame = getattr(execution, "frame", None)
+    facts = getattr(analysis, "facts", None)
+    if frame is None or facts is None:
+        return None
+    return verify(frame, facts)
