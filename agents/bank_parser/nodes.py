@@ -22,6 +22,7 @@ from agents.bank_parser.evaluate import (
     parser_spec,
 )
 from agents.bank_parser.state import ParserContext, ParserState
+from agents.bank_parser.statement_pdf import scanned_limits
 from agents.bank_parser.verify import Verification, check_consistency
 from agents.loop import Update, node
 from controller.artifacts import ANALYSIS_FILE, write_atomic
@@ -67,7 +68,8 @@ def execute(state: ParserState, runtime: Runtime[ParserContext]) -> tuple[Update
     """Run the parser in a fresh sandbox with only the PDF and the parser inside."""
     ctx, attempt = runtime.context, state["attempt"]
     labels = {"run_id": ctx.run_id, "agent": AGENT, "target": ctx.target.name, "attempt": str(attempt)}
-    spec = parser_spec(ctx.image, state["code"].code, ctx.target.pdf.read_bytes(), ctx.limits, labels)
+    limits = scanned_limits(ctx.limits, state["analysis"])  # issue 15: OCR takes longer
+    spec = parser_spec(ctx.image, state["code"].code, ctx.target.pdf.read_bytes(), limits, labels)
     execution = execute_parser(ctx.sandbox, spec)
     _keep_execution(ctx, attempt, execution)
     update: Update = {"execution": execution, "comparison": None,

@@ -25,12 +25,26 @@ import pdfplumber
 from agents.bank_parser.analysis import PageAnalysis, Word
 from agents.bank_parser.statement_facts import AMOUNT_PATTERN, StatementFacts, has_date, read_facts
 from controller.errors import TargetError
+from controller.settings import SandboxLimits
 
 #: Pages a scanned PDF's facts are read from (OCR is slow: ~2-5 s a page on one core).
 OCR_FACT_PAGES = 4
 #: The OCR setting the analysis uses; the parser's first setting is the same.
 HOST_OCR = {"dpi": 300, "psm": 6, "threshold": 0}
+#: A scanned statement's parser OCRs every page, several times if its balances do not add
+#: up: its sandbox gets this many seconds per page on top of the configured timeout.
+SCANNED_SECONDS_PER_PAGE = 60.0
+SCANNED_TIMEOUT_CAP = 900.0
 HINT_PDF = "replace it with the statement PDF exported from the bank"
+
+
+def scanned_limits(limits: SandboxLimits, analysis: object) -> SandboxLimits:
+    """The sandbox limits for a parser of ``analysis``: more time for a scanned statement."""
+    if not getattr(analysis, "scanned", False):
+        return limits
+    pages = getattr(analysis, "page_count", 1)
+    timeout = min(limits.timeout_seconds + SCANNED_SECONDS_PER_PAGE * pages, SCANNED_TIMEOUT_CAP)
+    return limits.model_copy(update={"timeout_seconds": max(limits.timeout_seconds, timeout)})
 
 
 def check_not_encrypted(pdf_path: Path) -> None:

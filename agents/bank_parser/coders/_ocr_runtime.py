@@ -38,26 +38,27 @@ def render_gray(page: Any, dpi: int) -> Any:
     return page.to_image(resolution=dpi).original.convert("L")
 
 
-def skew_angle(image: Any, limit: float = 3.0, step: float = 0.1) -> float:
+def skew_angle(image: Any, limit: float = 3.0) -> float:
     """The rotation (degrees, counter-clockwise) that makes text rows horizontal.
 
-    Tries angles on a small, inverted copy and keeps the one whose row sums vary most:
-    straight rows of text give sharp peaks and empty gaps between them.
+    Tries angles on a small, inverted copy, coarse steps first and then fine ones around
+    the best, and keeps the one whose row sums change most sharply: straight rows of text
+    give sharp peaks with empty gaps between them.
     """
     import numpy as np
     from PIL import Image, ImageOps
 
     small = ImageOps.invert(image.convert("L"))
-    small.thumbnail((900, 900))
-    best, best_score = 0.0, -1.0
-    steps = int(round(limit / step))
-    for i in range(-steps, steps + 1):
-        angle = i * step
-        rows = np.asarray(small.rotate(angle, resample=Image.BILINEAR), dtype="float64").sum(axis=1)
-        score = float(np.square(np.diff(rows)).sum())
-        if score > best_score:
-            best, best_score = angle, score
-    return best
+    small.thumbnail((700, 700))
+
+    def sharpness(angle: float) -> float:
+        rotated = small.rotate(angle, resample=Image.BILINEAR)
+        rows = np.asarray(rotated, dtype="float64").sum(axis=1)
+        return float(np.square(np.diff(rows)).sum())
+
+    coarse = max((i * 0.5 for i in range(-int(limit * 2), int(limit * 2) + 1)), key=sharpness)
+    fine = [round(coarse + i * 0.1, 2) for i in range(-4, 5)]
+    return max(fine, key=sharpness)
 
 
 def prepare(image: Any, threshold: int) -> Any:

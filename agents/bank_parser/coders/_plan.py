@@ -61,10 +61,12 @@ Strategy = Literal["ruled_tables", "word_positions", "aligned_tables", "ocr_word
 #: OCR settings a scanned statement's parser tries in order until its balances add up.
 OCR_SETTINGS = (
     {"dpi": 300, "psm": 6, "threshold": 0},
+    {"dpi": 300, "psm": 4, "threshold": 0},
     {"dpi": 400, "psm": 6, "threshold": 0},
-    {"dpi": 300, "psm": 4, "threshold": 170},
-    {"dpi": 350, "psm": 6, "threshold": 140},
+    {"dpi": 250, "psm": 6, "threshold": 150},
 )
+#: Seconds per page after which an OCR parser tries no further setting (see scanned_limits).
+OCR_BUDGET_PER_PAGE = 25.0
 TEXT_DTYPES = frozenset({"str", "object", "string"})
 NUMERIC_DTYPES = frozenset({"float64", "int64", "Float64", "Int64", "float32", "int32"})
 
@@ -120,6 +122,8 @@ class ParserPlan:
     """Header position of the running balance (OCR parsers check their reading with it)."""
     ocr_first: int = 0
     """Which OCR setting an OCR parser tries first (a refine starts elsewhere)."""
+    pages: int = 1
+    """Pages of the statement (an OCR parser's time budget grows with them)."""
 
     @property
     def label(self) -> str:
@@ -192,7 +196,7 @@ class ParserPlan:
         if self.strategy == "ocr_words":
             settings = list(OCR_SETTINGS[self.ocr_first :] + OCR_SETTINGS[: self.ocr_first])
             out |= {"balance_index": self.balance_index, "ocr_settings": settings,
-                    "ocr_budget_seconds": 20.0}
+                    "ocr_budget_seconds": OCR_BUDGET_PER_PAGE * self.pages}
         if self.strategy == "ruled_tables":
             out["table_settings"] = {}
         else:
@@ -363,7 +367,7 @@ def base_plans(analysis: Analysis) -> list[ParserPlan]:
     if analysis.scanned:  # no text layer: OCR words are the only extraction
         words = word_layout(analysis.pages, expected)
         plan = base_plan("ocr_words", words, expected, schema) if words else None
-        return [plan] if plan is not None else []
+        return [replace(plan, pages=analysis.page_count)] if plan is not None else []
     tables = table_layout(analysis.pages, expected)
     words = word_layout(analysis.pages, expected)
     if words is None and expected is not None:

@@ -93,11 +93,12 @@ OCR_PARSE = '''
 
 def parse(pdf_path: str) -> pd.DataFrame:
     """OCR every page of the scanned statement and return its transactions."""
+    os.environ.setdefault("OMP_THREAD_LIMIT", "1")  # one CPU in the sandbox: more threads only wait
     with pdfplumber.open(pdf_path) as pdf:
         rows = ocr_collect(pdf, CONFIG)
     return build_frame(rows, CONFIG)
 '''
-OCR_IMPORTS = "import time\n\nimport numpy as np  # noqa: F401 - used by skew_angle\nimport pytesseract  # noqa: F401\n"
+OCR_IMPORTS = "import os\nimport time\n\nimport numpy as np  # noqa: F401 - used by skew_angle\nimport pytesseract  # noqa: F401\n"
 EXTRACTION = {
     "ocr_words": ("ocr_collect", (*WORD_HEADER, rt.split_line, rt.page_word_rows, *OCR)),
     "ruled_tables": ("table_rows", (rt.header_positions, rt.page_table_rows, rt.table_rows)),
