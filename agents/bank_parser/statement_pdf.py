@@ -33,7 +33,7 @@ OCR_FACT_PAGES = 4
 HOST_OCR = {"dpi": 300, "psm": 6, "threshold": 0}
 #: A scanned statement's parser OCRs every page, several times if its balances do not add
 #: up: its sandbox gets this many seconds per page on top of the configured timeout.
-SCANNED_SECONDS_PER_PAGE = 60.0
+SCANNED_SECONDS_PER_PAGE = 90.0
 SCANNED_TIMEOUT_CAP = 900.0
 HINT_PDF = "replace it with the statement PDF exported from the bank"
 
@@ -48,12 +48,13 @@ def scanned_limits(limits: SandboxLimits, analysis: object) -> SandboxLimits:
 
 
 def check_not_encrypted(pdf_path: Path) -> None:
-    """Raise TargetError when the PDF needs a password to open."""
-    from pdfminer.pdfdocument import PDFPasswordIncorrect
+    """Raise TargetError when the PDF needs a password to open (pdfminer says so directly)."""
+    from pdfminer.pdfdocument import PDFDocument, PDFPasswordIncorrect
+    from pdfminer.pdfparser import PDFParser
 
     try:
-        with pdfplumber.open(pdf_path) as pdf:
-            _ = pdf.pages[:1]
+        with pdf_path.open("rb") as stream:
+            PDFDocument(PDFParser(stream))
     except PDFPasswordIncorrect as exc:
         raise TargetError(
             f"{pdf_path} is password-protected",

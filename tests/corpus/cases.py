@@ -71,7 +71,9 @@ def write_hostile(out: Path, name: str) -> Path:
     lines = {
         "locked": ["Locked Bank", "Statement of Account", "01-08-2024 Salary 1,200.00 5,200.00"],
         "empty": ["Quiet Bank", "Statement of Account", "Account number: 1234 5678",
-                  "Date Description Debit Credit Balance", "No transactions in this period."],
+                  "Statement period: 01-08-2024 to 31-08-2024", "Opening balance 1,234.56",
+                  "Date Description Debit Credit Balance", "No transactions in this period.",
+                  "Closing balance 1,234.56"],
         "letter": ["Dear customer,", "We are writing to tell you about our new branch opening",
                    "hours. Nothing in this letter needs your action.", "Kind regards, the team"],
     }[name]

@@ -66,7 +66,7 @@ OCR_SETTINGS = (
     {"dpi": 250, "psm": 6, "threshold": 150},
 )
 #: Seconds per page after which an OCR parser tries no further setting (see scanned_limits).
-OCR_BUDGET_PER_PAGE = 25.0
+OCR_BUDGET_PER_PAGE = 30.0
 TEXT_DTYPES = frozenset({"str", "object", "string"})
 NUMERIC_DTYPES = frozenset({"float64", "int64", "Float64", "Int64", "float32", "int32"})
 
