@@ -22,12 +22,13 @@ DATE_PATTERN = re.compile(
     rf"|\b\d{{1,2}}[ \-]{MONTHS}[ \-,]*\d{{2,4}}\b|\b{MONTHS} \d{{1,2}},? \d{{4}}\b",
     re.IGNORECASE,
 )
-#: An amount: digits in groups of three (any separator), two decimals after "." or ",".
+#: An amount: digits in groups (of three, or Indian lakh groups of two), then one or two
+#: decimals after "." or ",".
 AMOUNT_PATTERN = re.compile(
-    r"(?<![\d.,])\d{1,3}(?:[,.'\u00a0]\d{3})*[.,]\d{2}(?!\d)|(?<![\d.,])\d+[.,]\d{2}(?!\d)"
+    r"(?<![\d.,])\d{1,3}(?:[,.'\u00a0]\d{2,3})*[.,]\d{1,2}(?!\d)|(?<![\d.,])\d+[.,]\d{1,2}(?!\d)"
 )
 #: The same with spaces between groups ("1 234,56"): read as an extra, alternative amount.
-SPACED_PATTERN = re.compile(r"(?<![\d.,])\d{1,3}(?: \d{3})+[.,]\d{2}(?!\d)")
+SPACED_PATTERN = re.compile(r"(?<![\d.,])\d{1,3}(?: \d{3})+[.,]\d{1,2}(?!\d)")
 OPENING = re.compile(r"\b(opening|previous|starting|beginning)\s+balance\b|\bbalance\s+(brought|b/)\s*f", re.I)
 CLOSING = re.compile(r"\b(closing|ending|final|new)\s+balance\b", re.I)
 SUMMARY = re.compile(
@@ -81,8 +82,9 @@ class StatementFacts:
 
 
 def cents(token: str) -> int:
-    """An amount token as absolute cents: every digit counts, the last two are the cents."""
-    return int(re.sub(r"\D", "", token))
+    """An amount token as absolute cents: every digit counts; one decimal means tens of cents."""
+    decimals = len(re.split(r"[.,]", token)[-1])
+    return int(re.sub(r"\D", "", token)) * (10 if decimals == 1 else 1)
 
 
 def amounts_in(text: str) -> tuple[int, ...]:

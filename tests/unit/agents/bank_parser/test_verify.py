@@ -36,6 +36,7 @@ class TestStatementFacts:
         assert amounts_in("05.08.24 Card €1.234,56 Dr €15.506,15") == (123456, 1550615)
         assert amounts_in("2024-08-05 Salary (1,200.00) 9,999.99") == (120000, 999999)
         assert amounts_in("Loan instalment 98 937.02 31,764.84")[-2:] == (93702, 3176484)
+        assert amounts_in("01-08-2024 Salary 1935.3 1,23,456.00") == (193530, 12345600)
 
     def test_balances_totals_and_lines(self) -> None:
         """Opening/closing balances, printed totals, and dated lines with amounts are read."""
