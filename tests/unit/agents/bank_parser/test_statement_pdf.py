@@ -80,6 +80,17 @@ class TestWithoutCsv:
             OutputSchema(date_format="%Y")
 
 
+class TestLlmPrompt:
+    """An LLM coder without result.csv is told the schema and how the run is judged."""
+
+    def test_prompt_names_schema_and_checks(self) -> None:
+        """The expected-output part lists the schema's columns and the self-consistency rule."""
+        from agents.bank_parser.coders.llm_prompts import describe_expected
+
+        text = describe_expected(None, OutputSchema(amounts="signed"))
+        assert "`Amount` (amount)" in text and "self-consistent" in text and "%Y-%m-%d" in text
+
+
 class TestRouting:
     """Without result.csv the graph retries a parser that is not self-consistent."""
 
