@@ -62,15 +62,41 @@ def skew_angle(image: Any, limit: float = 3.0) -> float:
 
 
 def prepare(image: Any, threshold: int) -> Any:
-    """Deskew the page, then binarise at ``threshold`` (0: leave the grey to Tesseract)."""
+    """Deskew the page, erase ruling lines, then binarise at ``threshold`` (0: leave the grey
+    to Tesseract)."""
     from PIL import Image
 
     angle = skew_angle(image)
     if angle:
         image = image.rotate(angle, resample=Image.BICUBIC, fillcolor=255)
+    image = erase_rules(image)
     if threshold:
         image = image.point(lambda v: 255 if v > threshold else 0)
     return image
+
+
+def erase_rules(image: Any) -> Any:
+    """Paint a ruled table's lines in the paper's grey: pixel rows dark over half the page's
+    width, and pixel columns dark over most of the band between the first and last such row.
+    Tesseract would read them as "|" and "_" and lose the text beside them."""
+    import numpy as np
+    from PIL import Image
+
+    pixels = np.asarray(image, dtype="uint8").copy()
+    paper = int(np.median(pixels))
+    dark = pixels < paper - 60
+    rules = np.flatnonzero(dark.mean(axis=1) > 0.5)
+    if rules.size == 0:
+        return image
+    top, bottom = int(rules.min()), int(rules.max()) + 1
+    columns = np.flatnonzero(dark[top:bottom].mean(axis=0) > 0.6)
+    inked = pixels < paper - 20
+    for row in {r + d for r in rules for d in (-1, 0, 1)} & set(range(pixels.shape[0])):
+        pixels[row, inked[row]] = paper
+    for column in {c + d for c in columns for d in (-1, 0, 1)} & set(range(pixels.shape[1])):
+        band = pixels[top:bottom, column]
+        band[inked[top:bottom, column]] = paper
+    return Image.fromarray(pixels, mode="L")
 
 
 def ocr_words(image: Any, dpi: int, psm: int) -> list[Word]:
@@ -83,7 +109,8 @@ def ocr_words(image: Any, dpi: int, psm: int) -> list[Word]:
     scale = 72.0 / dpi
     lines: dict[tuple[int, int, int], list[int]] = {}
     for i, text in enumerate(data["text"]):
-        if text and text.strip() and float(data["conf"][i]) >= 0:
+        data["text"][i] = text = (text or "").strip().strip("|")
+        if text and text.strip("_—-") and float(data["conf"][i]) >= 0:
             key = (data["block_num"][i], data["par_num"][i], data["line_num"][i])
             lines.setdefault(key, []).append(i)
     words: list[Word] = []

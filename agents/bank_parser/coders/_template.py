@@ -84,6 +84,7 @@ OCR = (
     ort.render_gray,
     ort.skew_angle,
     ort.prepare,
+    ort.erase_rules,
     ort.ocr_words,
     ort.page_ocr_words,
     ort.balance_breaks,
