@@ -69,6 +69,7 @@ class TestModuleRules:
             local |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
             local |= {(a.asname or a.name) for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
                       for a in n.names}  # imports inside a function travel with it
+            local |= {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}  # and helpers
             loaded = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
             unknown = loaded - local - functions - PARSER_IMPORTS - set(dir(builtins))
             assert not unknown, (fn.__name__, unknown)
