@@ -26,7 +26,7 @@ from tests.corpus.specs import BANKS, BankSpec
 
 PDF_NAME, CSV_NAME, WITHHELD = "statement.pdf", "result.csv", "withheld.csv"
 #: Scanned cases: (bank, transactions). Short, so OCR stays quick on two cores.
-SCANNED = (("dunmore", 18), ("brightwater", 24), ("corvid", 20))
+SCANNED = (("dunmore", 18), ("brightwater", 24), ("corvid", 20), ("glenrock", 15))
 HOSTILE = ("locked", "empty", "letter")
 
 
