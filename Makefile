@@ -7,6 +7,8 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | cksum |
 TARGET ?=
 ARGS ?=
 SEED ?= 7
+# make eval's issue-15 cases: banks without result.csv and short scans (EVAL_CASES= for the banks only)
+EVAL_CASES ?= --cases
 
 .DEFAULT_GOAL := help
 .PHONY: help install run run-all eval check images test test-unit test-docker bench lint lock clean
@@ -41,7 +43,7 @@ eval: $(STAMP) ## Generate the synthetic corpus (SEED=7) and run the agent on ev
 	@set -e; mkdir -p .cache/eval; dir=$$(mktemp -d .cache/eval/run-XXXXXX); \
 	ls -dt .cache/eval/run-* | tail -n +6 | xargs -r rm -rf; \
 	echo "==> synthetic corpus (seed $(SEED)) and its runs: $$dir"; \
-	$(PY) -m tests.corpus.generate --out "$$dir/data" --seed "$(SEED)" >/dev/null; \
+	$(PY) -m tests.corpus.generate --out "$$dir/data" --seed "$(SEED)" $(EVAL_CASES) >/dev/null; \
 	status=0; SBX_DATA_DIR="$$dir/data" SBX_RUNS_DIR="$$dir/runs" SBX_PARSERS_DIR="$$dir/custom_parsers" \
 	  $(PY) -m controller run --all $(ARGS) || status=$$?; \
 	if [ $$status -gt 1 ]; then exit $$status; fi

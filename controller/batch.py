@@ -42,7 +42,7 @@ STATUS_BY_EXIT = {
     -signal.SIGINT: "interrupted",  # stopped before Python could turn SIGINT into exit 130
 }  # fmt: skip
 STOPPED = frozenset({"interrupted", "not run"})
-OK_STATUSES = frozenset({"passed", "unverified"})
+OK_STATUSES = frozenset({"passed", "unverified", "self-consistent"})
 #: ``run`` options passed on to every child when given (argparse dest -> option).
 FORWARDED = {"max_attempts": "--max-attempts", "coder": "--coder", "model": "--model"}
 #: The child's first line naming its run (run ids are letters, digits, '-' and '_' only).
@@ -60,6 +60,7 @@ class TargetResult:
     seconds: float
     run_dir: str = ""
     note: str = ""
+    verified: str = ""  # issue 15: compared / self-consistent / both
 
     @property
     def ok(self) -> bool:
@@ -306,6 +307,7 @@ def outcome(
             seconds=seconds,
             run_dir=str(summary.get("run_dir", "")),
             note=str(summary.get("last_problem", "")),
+            verified=str(summary.get("verified", "")),
         )
     status = STATUS_BY_EXIT.get(code, "error")
     return TargetResult(name, status, None, None, seconds, note=_error_line(stderr_tail, code))
@@ -327,11 +329,12 @@ def print_table(results: Sequence[TargetResult], stream: TextIO) -> None:
     """The closing table (target, status, attempts, time), problems, then 'N passed, M failed'."""
     width = max([len("target"), *(len(r.target) for r in results)])
     print("", file=stream)
-    print(f"{'target':<{width}}  {'status':<11} {'attempts':>8}  {'time':>8}", file=stream)
+    print(f"{'target':<{width}}  {'status':<15} {'attempts':>8}  {'time':>8}  verified", file=stream)
     for r in results:
         attempts = f"{r.attempts}/{r.max_attempts}" if r.attempts is not None else "-"
         print(
-            f"{r.target:<{width}}  {r.status:<11} {attempts:>8}  {r.seconds:>6.1f} s", file=stream
+            f"{r.target:<{width}}  {r.status:<15} {attempts:>8}  {r.seconds:>6.1f} s  {r.verified or '-'}",
+            file=stream,
         )
     problems = [r for r in results if not r.ok and r.note and r.status not in STOPPED]
     if problems:
@@ -345,6 +348,6 @@ def print_table(results: Sequence[TargetResult], stream: TextIO) -> None:
     stopped = sum(1 for r in results if r.status in STOPPED)
     if stopped:
         print(f"{stopped} interrupted or not run", file=stream)
-    passed = sum(1 for r in results if r.status == "passed")
+    passed = sum(1 for r in results if r.status in ("passed", "self-consistent"))
     failed = sum(1 for r in results if not r.ok and r.status not in STOPPED)
     print(f"{passed} passed, {failed} failed", file=stream, flush=True)

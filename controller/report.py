@@ -8,7 +8,7 @@ from typing import Any
 from controller.artifacts import SUMMARY_SCHEMA_VERSION
 
 #: CLI exit status per final status.
-EXIT_CODES = {"passed": 0, "unverified": 0, "failed": 1}
+EXIT_CODES = {"passed": 0, "unverified": 0, "self-consistent": 0, "failed": 1}
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,10 @@ class RunSummary:
     coder: str
     failures: list[str] = field(default_factory=list)
     last_problem: str = ""
+    verified: str = ""
+    """How the published parser was verified: compared, self-consistent, both, or '' (issue 15)."""
+    checks: str = ""
+    """The self-consistency checks of the last attempt, in one line (issue 15)."""
 
     @property
     def exit_code(self) -> int:
@@ -43,6 +47,7 @@ class RunSummary:
         verdict = {
             "passed": "PASSED: the parser's DataFrame equals result.csv",
             "unverified": "UNVERIFIED: the parser ran, but there is no result.csv to check it against",
+            "self-consistent": "SELF-CONSISTENT: no result.csv; the parser's rows agree with the statement's own figures",
             "failed": "FAILED: no parser produced the expected DataFrame",
         }.get(self.status, self.status)
         lines = [
@@ -55,6 +60,8 @@ class RunSummary:
             f"  wall time     {self.wall_seconds:.1f} s",
             f"  in sandboxes  {self.sandbox_seconds:.1f} s",
         ]
+        if self.checks:
+            lines.append(f"  checks        {self.checks}")
         if self.status == "failed" and self.last_problem:
             lines.append(f"  last problem  {self.last_problem}")
         return lines

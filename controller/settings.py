@@ -15,6 +15,7 @@ from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator,
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from controller.sandbox.kubernetes.config import KubernetesSettings
+from controller.output_schema import OutputSchema
 
 #: The folder that holds ``controller/``, ``agents/`` and ``sandbox_images/``.
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -170,6 +171,9 @@ class Settings(BaseSettings):
     )
 
     max_attempts: int = Field(3, ge=1, le=50, description="Attempts before the loop gives up.")
+    output: OutputSchema = Field(  # issue 15: the frame to aim for when a target has no result.csv
+        default_factory=OutputSchema, description="Bank parser output without a result.csv."
+    )
     coder: Literal["offline", "gemini", "openai", "ollama"] = Field(
         "offline", description="Which coder writes the code: offline rules or an LLM provider."
     )

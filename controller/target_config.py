@@ -25,6 +25,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from controller.errors import ConfigError, TargetError
+from controller.output_schema import OutputSchema
 from controller.targets import check_target_name, known_targets
 
 TARGET_FILE = "target.toml"
@@ -63,6 +64,7 @@ class TargetConfig(BaseModel):
     document_type: Literal["contract", "invoice", "approval", "other"] = "other"
     document: str | None = Field(None, description="idris: the document's file name in the folder.")
     limits: TargetLimits = Field(default_factory=TargetLimits)
+    output: OutputSchema | None = Field(None, description="bank_parser: the frame without result.csv.")
 
     @field_validator("project")
     @classmethod

@@ -51,6 +51,8 @@ class BankParserAgent:
         config = load_target_config(settings.data_dir, target)
         if max_attempts is None and config is not None and config.limits.max_attempts is not None:
             max_attempts = config.limits.max_attempts
+        if config is not None and config.output is not None:  # issue 15: [output] of target.toml
+            settings = settings.model_copy(update={"output": config.output})
         resolved = resolve_target(target, settings.data_dir)
         history = ExecutionHistory(settings.runs_dir / LESSONS_FILE)
         coder = make_coder(settings, lessons=history.lessons(AGENT, resolved.name))
@@ -59,7 +61,7 @@ class BankParserAgent:
             agent=AGENT, target=resolved.name, max_attempts=max_attempts or settings.max_attempts,
             limits=settings.sandbox, coder=coder, coder_name=coder.name,
             banner=f"({resolved.pdf.name})", notes=(coder_line,) if coder_line else (),
-            inputs={"target": resolved, "history": history},
+            inputs={"target": resolved, "history": history, "output": settings.output},
         )
 
     def ensure_image(self, services: Services, name: str, say: Any) -> str:
@@ -77,7 +79,8 @@ class BankParserAgent:
     def run(self, plan: RunPlan, *, run_id: str, settings: Settings, sandbox: Any, image: str,
             on_event: OnEvent, checkpoint: Any) -> RunSummary:
         """Stream the graph (see :func:`agents.bank_parser.run.run_parser_agent`)."""
-        run_settings = settings.model_copy(update={"max_attempts": plan.max_attempts, "sandbox": plan.limits})
+        run_settings = settings.model_copy(update={"max_attempts": plan.max_attempts, "sandbox": plan.limits,
+                                                   "output": plan.inputs.get("output", settings.output)})
         return run_parser_agent(
             run_id=run_id, target=plan.inputs["target"], settings=run_settings, sandbox=sandbox, image=image,
             coder=plan.coder, on_event=on_event, history=plan.inputs["history"], checkpoint=checkpoint,

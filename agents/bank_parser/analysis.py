@@ -13,7 +13,9 @@ import pandas as pd
 import pdfplumber
 from pdfminer.pdfparser import PDFSyntaxError
 
+from agents.bank_parser.statement_facts import StatementFacts
 from controller.errors import TargetError
+from controller.output_schema import OutputSchema
 
 #: Pages analysed in depth (seed 000: "limited to first 3 pages for performance").
 ANALYSED_PAGES = 3
@@ -66,6 +68,12 @@ class Analysis:
     page_count: int
     pages: list[PageAnalysis]
     expected: ExpectedSchema | None
+    facts: StatementFacts | None = None
+    """What the statement prints about itself (issue 15: self-consistency checks)."""
+    schema: OutputSchema | None = None
+    """The frame to aim for when there is no expected CSV (set by the analyze node)."""
+    scanned: bool = False
+    """Whether the analysed pages had no text layer and were read by OCR."""
 
     def summary(self) -> str:
         """A few human-readable lines for the progress display and the run's artefacts."""
@@ -75,8 +83,10 @@ class Analysis:
             f"pdf: {self.pdf_name}, {self.page_count} page(s); first {len(self.pages)} analysed: "
             f"{tables} ruled table(s), {words} words",
         ]
+        if self.facts is not None:
+            lines.append(("scanned (OCR); " if self.scanned else "") + self.facts.describe())
         if self.expected is None:
-            lines.append("expected: none (no result.csv): the run can only be 'unverified'")
+            lines.append("expected: none (no result.csv): the parser must be self-consistent")
         else:
             cols = ", ".join(f"{c}:{self.expected.dtypes[c]}" for c in self.expected.columns)
             lines.append(f"expected: {self.expected.row_count} rows; columns {cols}")
@@ -138,8 +148,19 @@ def analyze_expected(csv_path: Path) -> ExpectedSchema:
     )
 
 
+def check_readable(pdf_path: Path) -> None:
+    """A password-protected PDF is one clear line (issue 15), before anything reads it."""
+    from agents.bank_parser.statement_pdf import check_not_encrypted
+
+    check_not_encrypted(pdf_path)
+
+
 def analyze(pdf_path: Path, csv_path: Path | None) -> Analysis:
     """Analyse a target's statement and, when present, its expected CSV."""
+    from agents.bank_parser.statement_pdf import inspect_statement  # issue 15: OCR, facts
+
+    check_readable(pdf_path)
     page_count, pages = analyze_pdf(pdf_path)
     expected = analyze_expected(csv_path) if csv_path is not None and csv_path.exists() else None
-    return Analysis(pdf_path.name, page_count, pages, expected)
+    pages, facts, scanned = inspect_statement(pdf_path, page_count, pages)
+    return Analysis(pdf_path.name, page_count, pages, expected, facts, None, scanned)

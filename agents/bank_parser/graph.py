@@ -27,7 +27,12 @@ def route_after_execute(state: ParserState, max_attempts: int) -> Literal["compa
 def route_after_compare(state: ParserState, max_attempts: int) -> Literal["refine", "finalize"]:
     """Finish on a pass (or when there is nothing to compare); retry a mismatch."""
     comparison = state.get("comparison")
-    if comparison is None or comparison.passed:
+    if comparison is None:  # no result.csv: self-consistency decides (issue 15)
+        verification = state.get("verification")
+        if verification is None or verification.self_consistent:
+            return "finalize"
+        return "refine" if state["attempt"] < max_attempts else "finalize"
+    if comparison.passed:
         return "finalize"
     return "refine" if state["attempt"] < max_attempts else "finalize"
 

@@ -7,6 +7,7 @@ node.finished log events (with node and attempt bound as log context).
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from langgraph.runtime import Runtime
@@ -21,6 +22,8 @@ from agents.bank_parser.evaluate import (
     parser_spec,
 )
 from agents.bank_parser.state import ParserContext, ParserState
+from agents.bank_parser.statement_pdf import scanned_limits
+from agents.bank_parser.verify import Verification, check_consistency
 from agents.loop import Update, node
 from controller.artifacts import ANALYSIS_FILE, write_atomic
 
@@ -32,6 +35,8 @@ def analyze(state: ParserState, runtime: Runtime[ParserContext]) -> tuple[Update
     """Read the PDF's structure and the expected CSV's schema."""
     target = runtime.context.target
     analysis = analyze_target(target.pdf, target.expected_csv)
+    if analysis.expected is None:  # issue 15: the frame to aim for comes from the settings
+        analysis = replace(analysis, schema=runtime.context.output)
     runtime.context.artifacts.write(ANALYSIS_FILE, f"# Analysis of {target.name}\n\n{analysis.summary()}\n")
     return {"analysis": analysis}, "ok", analysis.summary().splitlines()[0]
 
@@ -63,7 +68,8 @@ def execute(state: ParserState, runtime: Runtime[ParserContext]) -> tuple[Update
     """Run the parser in a fresh sandbox with only the PDF and the parser inside."""
     ctx, attempt = runtime.context, state["attempt"]
     labels = {"run_id": ctx.run_id, "agent": AGENT, "target": ctx.target.name, "attempt": str(attempt)}
-    spec = parser_spec(ctx.image, state["code"].code, ctx.target.pdf.read_bytes(), ctx.limits, labels)
+    limits = scanned_limits(ctx.limits, state["analysis"])  # issue 15: OCR takes longer
+    spec = parser_spec(ctx.image, state["code"].code, ctx.target.pdf.read_bytes(), limits, labels)
     execution = execute_parser(ctx.sandbox, spec)
     _keep_execution(ctx, attempt, execution)
     update: Update = {"execution": execution, "comparison": None,
@@ -78,14 +84,31 @@ def execute(state: ParserState, runtime: Runtime[ParserContext]) -> tuple[Update
 def compare(state: ParserState, runtime: Runtime[ParserContext]) -> tuple[Update, str, str]:
     """Compare the parser's DataFrame with the expected CSV (on the host)."""
     ctx, attempt = runtime.context, state["attempt"]
+    verification = check_consistency(state["execution"], state["analysis"])
+    if verification is not None:
+        ctx.artifacts.write_attempt(attempt, "verify.txt", verification.report() + "\n")
     comparison = judge(state["execution"], ctx.target.expected_csv)
+    update: Update = {"comparison": comparison, "verification": verification}
     if comparison is None:
-        return {"comparison": None}, "unverified", "no result.csv to compare with"
+        return _self_consistency(state, update, verification)
     ctx.artifacts.write_attempt(attempt, "diff.txt", comparison.report() + "\n")
+    beside = f"; {verification.summary()}" if verification is not None else ""
     if comparison.passed:
-        return {"comparison": comparison}, "passed", comparison.summary()
+        return update, "passed", comparison.summary() + beside
     feedback = _feedback(state, FailureKind.MISMATCH, comparison.summary(), comparison.report())
-    return {"comparison": comparison, "feedback": [feedback]}, "mismatch", comparison.summary()
+    return {**update, "feedback": [feedback]}, "mismatch", comparison.summary() + beside
+
+
+def _self_consistency(
+    state: ParserState, update: Update, verification: Verification | None
+) -> tuple[Update, str, str]:
+    """No result.csv: the frame passes only when it is self-consistent (issue 15)."""
+    if verification is None:
+        return update, "unverified", "no result.csv and no statement facts to check against"
+    if verification.self_consistent:
+        return update, "self-consistent", verification.summary()
+    feedback = _feedback(state, FailureKind.MISMATCH, verification.summary(), verification.report())
+    return {**update, "feedback": [feedback]}, "inconsistent", verification.summary()
 
 
 @node("refine")
@@ -104,10 +127,13 @@ def refine(state: ParserState, runtime: Runtime[ParserContext]) -> tuple[Update,
 def finalize(state: ParserState, runtime: Runtime[ParserContext]) -> tuple[Update, str, str]:
     """Decide the run's status and publish the parser if it passed (or cannot be verified)."""
     ctx = runtime.context
-    comparison = state.get("comparison")
+    comparison, verification = state.get("comparison"), state.get("verification")
+    ran = bool(state.get("execution")) and state["execution"].failure is None
     if comparison is not None and comparison.passed:
         status = "passed"
-    elif comparison is None and state.get("execution") and state["execution"].failure is None:
+    elif comparison is None and ran and verification is not None:
+        status = "self-consistent" if verification.self_consistent else "failed"
+    elif comparison is None and ran:
         status = "unverified"
     else:
         status = "failed"

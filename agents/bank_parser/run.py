@@ -49,7 +49,7 @@ def run_parser_agent(
     context = ParserContext(
         run_id=run_id, target=target, sandbox=sandbox, image=image, coder=coder,
         limits=settings.sandbox, max_attempts=settings.max_attempts, artifacts=artifacts,
-        parsers_dir=str(settings.parsers_dir),
+        parsers_dir=str(settings.parsers_dir), output=settings.output,
     )
     if history is not None and not (checkpoint and checkpoint.resume):
         lessons = history.lessons(AGENT, target.name)
@@ -97,4 +97,14 @@ def _summary(context: ParserContext, state: ParserState, coder: str, wall: float
         failures=[f.kind.value for f in feedback],
         last_problem=f"attempt {feedback[-1].attempt}: {feedback[-1].kind.value}: {feedback[-1].summary}"
         if feedback else "",
+        **verified(state),
     )
+
+
+def verified(state: ParserState) -> dict[str, str]:
+    """How the run's parser was verified, and the last self-consistency checks (issue 15)."""
+    status, verification = state.get("status"), state.get("verification")
+    checks = verification.summary() if verification is not None else ""
+    consistent = verification is not None and verification.self_consistent
+    how = {"passed": "both" if consistent else "compared", "self-consistent": "self-consistent"}
+    return {"verified": how.get(status or "", ""), "checks": checks}

@@ -15,12 +15,14 @@ from agents.loop import NodeEvent
 from agents.bank_parser.coders.base import Coder, Feedback, GeneratedCode
 from agents.bank_parser.compare import Comparison
 from agents.bank_parser.evaluate import Execution
+from agents.bank_parser.verify import Verification
+from controller.output_schema import OutputSchema
 from controller.artifacts import RunArtifacts
 from controller.sandbox.spec import Sandbox
 from controller.settings import SandboxLimits
 from controller.targets import Target
 
-FinalStatus = Literal["passed", "failed", "unverified"]
+FinalStatus = Literal["passed", "failed", "unverified", "self-consistent"]
 
 
 class ParserState(TypedDict, total=False):
@@ -36,6 +38,8 @@ class ParserState(TypedDict, total=False):
     """The current attempt's sandbox run."""
     comparison: Comparison | None
     """The current attempt's comparison, if it got that far and there is a result.csv."""
+    verification: Verification | None
+    """The current attempt's self-consistency checks (issue 15), if it returned a frame."""
     feedback: Annotated[list[Feedback], operator.add]
     """Every failed attempt so far, oldest first (what refine learns from)."""
     exhausted: bool
@@ -65,3 +69,5 @@ class ParserContext:
     max_attempts: int
     artifacts: RunArtifacts
     parsers_dir: str
+    output: OutputSchema | None = None
+    """The frame to aim for without a result.csv (settings or target.toml; issue 15)."""

@@ -26,7 +26,7 @@ SCHEMA_VERSION = 2
 POOL_RESULTS = ("hit", "miss")
 BUSY_TIMEOUT_SECONDS = 10.0
 #: Final statuses a run can be recorded with (bounded: they label metrics).
-STATUSES = ("passed", "failed", "unverified", "error")
+STATUSES = ("passed", "failed", "unverified", "self-consistent", "error")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (

@@ -78,6 +78,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="NAME",
         help="only this bank (repeatable; may name an outside layout such as kestrel)",
     )
+    parser.add_argument(
+        "--cases",
+        action="store_true",
+        help="also write the issue-15 cases: every bank without result.csv (nocsv-*), "
+        "short scanned statements (scan-*); with --hostile, PDFs to refuse",
+    )
+    parser.add_argument("--hostile", action="store_true", help="with --cases: locked, empty, letter")
     args = parser.parse_args(argv)
     try:
         written = generate(args.out, args.seed, args.bank)
@@ -86,6 +93,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     for item in written:
         print(f"{item.spec.name:<12} {item.pages:>3} page(s) {item.rows:>4} rows  {item.folder}")
+    if args.cases:
+        from tests.corpus.cases import write_cases
+
+        for folder in write_cases(args.out, args.seed, hostile=args.hostile):
+            print(f"{folder.name:<12} (issue 15 case)  {folder}")
     return 0
 
 

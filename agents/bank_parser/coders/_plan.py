@@ -21,7 +21,9 @@ from types import SimpleNamespace
 from typing import Literal
 
 from agents.bank_parser.analysis import Analysis, ExpectedSchema
+from controller.output_schema import OutputSchema
 from agents.bank_parser.coders._amounts import AmountModel, detect_amounts
+from agents.bank_parser.coders._schema import balance_position, schema_specs
 from agents.bank_parser.coders._mapping import (
     DERIVED_NAMES,
     Source,
@@ -55,7 +57,16 @@ __all__ = [
 ]  # fmt: skip
 
 Kind = Literal["text", "number", "date"]
-Strategy = Literal["ruled_tables", "word_positions", "aligned_tables"]
+Strategy = Literal["ruled_tables", "word_positions", "aligned_tables", "ocr_words"]
+#: OCR settings a scanned statement's parser tries in order until its balances add up.
+OCR_SETTINGS = (
+    {"dpi": 300, "psm": 6, "threshold": 0},
+    {"dpi": 300, "psm": 4, "threshold": 0},
+    {"dpi": 400, "psm": 6, "threshold": 0},
+    {"dpi": 250, "psm": 6, "threshold": 150},
+)
+#: Seconds per page after which an OCR parser tries no further setting (see scanned_limits).
+OCR_BUDGET_PER_PAGE = 30.0
 TEXT_DTYPES = frozenset({"str", "object", "string"})
 NUMERIC_DTYPES = frozenset({"float64", "int64", "Float64", "Int64", "float32", "int32"})
 
@@ -107,6 +118,12 @@ class ParserPlan:
     max_continuation_gap: float = 0.0
     date_choice: int = 0
     """Which of each date column's equally good rules to use (0: the best)."""
+    balance_index: int | None = None
+    """Header position of the running balance (OCR parsers check their reading with it)."""
+    ocr_first: int = 0
+    """Which OCR setting an OCR parser tries first (a refine starts elsewhere)."""
+    pages: int = 1
+    """Pages of the statement (an OCR parser's time budget grows with them)."""
 
     @property
     def label(self) -> str:
@@ -116,6 +133,8 @@ class ParserPlan:
             parts.append(self.boundary)
         if self.date_choice:
             parts.append(f"dates-{self.date_choice + 1}")
+        if self.ocr_first:
+            parts.append(f"ocr-{self.ocr_first + 1}")
         return "/".join(parts)
 
     @property
@@ -174,6 +193,10 @@ class ParserPlan:
             "merge_continuations": self.continuation == "merge",
             "max_continuation_gap": self.max_continuation_gap,
         }
+        if self.strategy == "ocr_words":
+            settings = list(OCR_SETTINGS[self.ocr_first :] + OCR_SETTINGS[: self.ocr_first])
+            out |= {"balance_index": self.balance_index, "ocr_settings": settings,
+                    "ocr_budget_seconds": OCR_BUDGET_PER_PAGE * self.pages}
         if self.strategy == "ruled_tables":
             out["table_settings"] = {}
         else:
@@ -298,16 +321,24 @@ def shows_summaries(expected: ExpectedSchema | None, specs: Sequence[ColumnSpec]
 
 
 def base_plan(
-    strategy: Strategy, layout: Layout, expected: ExpectedSchema | None
+    strategy: Strategy,
+    layout: Layout,
+    expected: ExpectedSchema | None,
+    schema: OutputSchema | None = None,
 ) -> ParserPlan | None:
-    """The plan for one extraction strategy, or None if its table matches no column."""
+    """The plan for one extraction strategy, or None if its table matches no column.
+
+    Without an expected CSV the columns come from ``schema`` (the target's output
+    setting), or failing that from the header itself.
+    """
     numbers = detect_numbers(c for cells, _ in layout.rows for c in cells)
     amounts = detect_amounts(layout, numbers)
-    specs = (
-        expected_specs(layout, expected, numbers, amounts)
-        if expected
-        else inferred_specs(layout, numbers)
-    )
+    if expected:
+        specs = expected_specs(layout, expected, numbers, amounts)
+    elif schema is not None:
+        specs = schema_specs(layout, schema, numbers, amounts)
+    else:
+        specs = inferred_specs(layout, numbers)
     if not any(s.source is not None for s in specs):
         return None
     words = layout.source == "words"
@@ -318,9 +349,10 @@ def base_plan(
         columns=tuple(specs),
         numbers=numbers,
         amounts=amounts,
-        summaries="keep" if shows_summaries(expected, specs) else "drop",
+        summaries="keep" if (expected or not schema) and shows_summaries(expected, specs) else "drop",
         continuation="merge" if layout.continuations else "drop",
         max_continuation_gap=round(CONTINUATION_PITCHES * layout.line_pitch, 2) if words else 0.0,
+        balance_index=balance_position(layout, numbers),
     )
 
 
@@ -331,15 +363,19 @@ def fallback_layout(expected: ExpectedSchema) -> Layout:
 
 def base_plans(analysis: Analysis) -> list[ParserPlan]:
     """One plan per extraction that found the header: ruled tables, words, aligned."""
-    expected = analysis.expected
+    expected, schema = analysis.expected, analysis.schema
+    if analysis.scanned:  # no text layer: OCR words are the only extraction
+        words = word_layout(analysis.pages, expected)
+        plan = base_plan("ocr_words", words, expected, schema) if words else None
+        return [replace(plan, pages=analysis.page_count)] if plan is not None else []
     tables = table_layout(analysis.pages, expected)
     words = word_layout(analysis.pages, expected)
     if words is None and expected is not None:
         words = fallback_layout(expected)
     plans = [
-        base_plan("ruled_tables", tables, expected) if tables else None,
-        base_plan("word_positions", words, expected) if words else None,
-        base_plan("aligned_tables", words, expected) if words else None,
+        base_plan("ruled_tables", tables, expected, schema) if tables else None,
+        base_plan("word_positions", words, expected, schema) if words else None,
+        base_plan("aligned_tables", words, expected, schema) if words else None,
     ]
     found = [p for p in plans if p is not None]
     if (
@@ -359,9 +395,10 @@ def variants(base: ParserPlan) -> list[ParserPlan]:
     varies fastest.
     """
     dimensions: dict[str, tuple[object, ...]] = {
+        "ocr_first": tuple(range(len(OCR_SETTINGS))) if base.strategy == "ocr_words" else (0,),
         "date_choice": (0, 1) if any(len(c.dates) > 1 for c in base.columns) else (0,),
         "boundary": _first(base.boundary, ("valley", "gap_midpoint", "center_midpoint"))
-        if base.strategy != "ruled_tables"
+        if base.strategy not in ("ruled_tables", "ocr_words")
         else (base.boundary,),
         "continuation": _first(base.continuation, ("merge", "drop")),
         "summaries": _first(base.summaries, ("drop", "keep")),

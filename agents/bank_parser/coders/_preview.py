@@ -12,12 +12,19 @@ what counts. Aligned-table plans need pdfplumber's page objects and are not prev
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import SimpleNamespace
 
 from agents.bank_parser.analysis import Analysis, ExpectedSchema
 from agents.bank_parser.coders._plan import ParserPlan
-from agents.bank_parser.coders._runtime import RawRow, collect_rows, page_table_rows, page_word_rows
+from agents.bank_parser.coders._runtime import (
+    RawRow,
+    build_frame,
+    collect_rows,
+    page_table_rows,
+    page_word_rows,
+)
+from agents.bank_parser.verify import verify
 from agents.bank_parser.coders._table import page_words
 
 FULL, UNKNOWN, PARTIAL = 2, 1, 0
@@ -60,6 +67,8 @@ class Previewer:
     def score(self, plan: ParserPlan) -> PreviewScore:
         """The plan's preview against the expected CSV's samples and row count."""
         expected = self.analysis.expected
+        if expected is None and self.analysis.facts is not None:
+            return self.consistency(plan)
         rows = self.rows(plan) if expected is not None else None
         if expected is None or rows is None:
             return PreviewScore(UNKNOWN, 0, True)
@@ -68,6 +77,28 @@ class Previewer:
         count_ok = len(rows) == total if self.complete else len(rows) <= total
         full = matched == min(len(expected.sample_rows), total) and count_ok
         return PreviewScore(FULL if full else PARTIAL, matched, count_ok)
+
+    def consistency(self, plan: ParserPlan) -> PreviewScore:
+        """Without a CSV: the preview's frame checked for self-consistency (issue 15).
+
+        FULL when it is self-consistent on the analysed pages; ``matched`` counts the checks
+        that held; ``count_ok`` is whether every transaction-like line there became a row.
+        """
+        rows = self.rows(plan)
+        facts = self.analysis.facts
+        if rows is None or facts is None:
+            return PreviewScore(UNKNOWN, 0, True)
+        read = {p.number for p in self.analysis.pages}
+        shown = replace(facts, lines=tuple(x for x in facts.lines if x.page in read),
+                        complete=self.complete, closing=facts.closing if self.complete else None,
+                        total_debits=None, total_credits=None, totals=())
+        try:
+            frame = build_frame(rows, SimpleNamespace(**plan.config()))
+        except (ValueError, KeyError, TypeError):
+            return PreviewScore(PARTIAL, 0, False)
+        result = verify(frame, shown)
+        held = [c.name for c in result.checks if c.state == "held"]
+        return PreviewScore(FULL if result.self_consistent else PARTIAL, len(held), "coverage" in held)
 
     def _raw_rows(self, plan: ParserPlan, config: SimpleNamespace) -> list[RawRow]:
         key = (

@@ -13,6 +13,7 @@ import functools
 import inspect
 import json
 
+from agents.bank_parser.coders import _ocr_runtime as ort
 from agents.bank_parser.coders import _runtime as rt
 from agents.bank_parser.coders._plan import ParserPlan
 
@@ -50,6 +51,11 @@ STRATEGY_DOCS = {
         "Rows come from the words' positions: column boundaries lie between the header\n"
         "labels, words are grouped into lines by their top edge and placed by x position."
     ),
+    "ocr_words": (
+        "The PDF is a scan: each page is rendered, deskewed and read by Tesseract OCR; rows\n"
+        "come from the OCR words' positions as for a text PDF. Other OCR settings are tried\n"
+        "while the running balance does not add up (a misread digit)."
+    ),
     "aligned_tables": (
         "Rows come from pdfplumber tables with column lines drawn at the header's\n"
         "boundaries and rows found by text alignment."
@@ -74,7 +80,28 @@ WORD_HEADER = (
     rt.column_cuts,
     rt.emptiest_x,
 )
+OCR = (
+    ort.render_gray,
+    ort.skew_angle,
+    ort.prepare,
+    ort.erase_rules,
+    ort.ocr_words,
+    ort.page_ocr_words,
+    ort.balance_breaks,
+    ort.ocr_collect,
+)
+OCR_PARSE = '''
+
+def parse(pdf_path: str) -> pd.DataFrame:
+    """OCR every page of the scanned statement and return its transactions."""
+    os.environ.setdefault("OMP_THREAD_LIMIT", "1")  # one CPU in the sandbox: more threads only wait
+    with pdfplumber.open(pdf_path) as pdf:
+        rows = ocr_collect(pdf, CONFIG)
+    return build_frame(rows, CONFIG)
+'''
+OCR_IMPORTS = "import os\nimport time\n\nimport numpy as np  # noqa: F401 - used by skew_angle\nimport pytesseract  # noqa: F401\n"
 EXTRACTION = {
+    "ocr_words": ("ocr_collect", (*WORD_HEADER, rt.split_line, rt.page_word_rows, *OCR)),
     "ruled_tables": ("table_rows", (rt.header_positions, rt.page_table_rows, rt.table_rows)),
     "word_positions": ("word_rows", (*WORD_HEADER, rt.split_line, rt.page_word_rows, rt.word_rows)),
     "aligned_tables": ("aligned_rows", (*WORD_HEADER, rt.page_aligned_rows, rt.aligned_rows)),
@@ -114,6 +141,10 @@ COMMENTS = {
     "skip_pattern": "...and no cell reads like a summary row (empty: summary rows are kept).",
     "merge_continuations": "Text-only lines right under a row (within the gap) continue its text.",
     "table_settings": "pdfplumber table settings (empty: find tables by their ruling lines).",
+    "balance_index": "Header position of the running balance (checks the OCR reading; None: no check).",
+    "ocr_settings": "OCR settings tried in order until the balances add up: dpi, Tesseract psm, "
+    "threshold (0: none).",
+    "ocr_budget_seconds": "No further OCR setting is tried after this many seconds.",
     "line_tolerance": "Words whose tops differ by at most this many points share a line.",
     "boundary_rule": "How column boundaries are placed between header labels.",
 }
@@ -124,6 +155,8 @@ def render(plan: ParserPlan) -> str:
     extract, functions = EXTRACTION[plan.strategy]
     header = HEADER.format(strategy=plan.label, strategy_doc=STRATEGY_DOCS[plan.strategy])
     body = "".join(f"\n\n{_source(fn)}" for fn in (*functions, *COMMON))
+    if plan.strategy == "ocr_words":
+        return header + OCR_IMPORTS + "\n" + config_block(plan) + "\n" + OCR_PARSE + body
     return header + "\n" + config_block(plan) + "\n" + PARSE.format(extract=extract) + body
 
 

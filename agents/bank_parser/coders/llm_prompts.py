@@ -93,7 +93,7 @@ def refine_prompt(
 def task(analysis: Analysis, folder: PromptFolder = PROMPTS) -> str:
     """The shared part of every prompt: statement, expected output, interface, rules."""
     return folder.template("task").render({
-        "pdf_analysis": describe_pdf(analysis), "expected_schema": describe_expected(analysis.expected),
+        "pdf_analysis": describe_pdf(analysis), "expected_schema": describe_expected(analysis.expected, getattr(analysis, "schema", None)),
     })
 
 
@@ -155,8 +155,10 @@ def _word_lines(words: list[Word]) -> list[str]:
             for line in lines[:WORD_LINES]]
 
 
-def describe_expected(expected: ExpectedSchema | None) -> str:
+def describe_expected(expected: ExpectedSchema | None, schema: object = None) -> str:
     """The DataFrame parse() must return: columns, dtypes, row count, the CSV's first lines."""
+    if expected is None and schema is not None:  # issue 15: the output setting, self-consistency
+        return describe_schema(schema)
     if expected is None:
         return ("No expected output is known for this statement. Return one row per transaction with "
                 "the columns of the statement's table, named as in its header.")
@@ -177,3 +179,15 @@ def _head(text: str, limit: int) -> str:
 
 def _tail(text: str, limit: int) -> str:
     return text if len(text) <= limit else f"({len(text) - limit} characters before) ...\n" + text[-limit:]
+
+
+def describe_schema(schema: object) -> str:
+    """Without a result.csv: the columns the output setting names, and how the run is judged."""
+    names = ", ".join(f"`{name}` ({role})" for name, role in schema.columns())  # type: ignore[attr-defined]
+    return (f"No result.csv exists. Return one row per transaction (no opening, closing or "
+            f"carried-forward balance rows) with these columns in this order: {names}. Dates as "
+            f"text in the strftime format `{schema.date_format}`; amounts and balances as floats; "  # type: ignore[attr-defined]
+            "debit and credit positive with the other left empty, a single amount column signed "
+            "(credits positive). The run passes only if the frame is self-consistent: each balance "
+            "equals the previous balance plus the row's amount to the cent, the printed opening/"
+            "closing balances and totals agree, and every transaction line of the PDF is a row.")

@@ -76,6 +76,8 @@ class OfflineCoder:
             raise CoderExhausted(f"all {len(candidates)} offline candidates were tried")
         if not history:
             return _answer(fresh[0], "next candidate", analysis)
+        if analysis.expected is None:  # self-consistency decides: the next best-ranked plan
+            return _answer(fresh[0], f"after {history[-1].kind.value}: next self-consistent candidate", analysis)
         failed = read_failure(history, candidates, analysis)
         best = min(fresh, key=lambda c: (preference(c.plan, failed), c.rank))
         why = f"after {failed.kind.value} with {history[-1].strategy} ({failed.hint})"
@@ -213,7 +215,7 @@ def mismatch_hint(detail: str, analysis: Analysis) -> Hint:
 
 def _answer(candidate: Candidate, why: str, analysis: Analysis) -> GeneratedCode:
     """Wrap a candidate as the coder's answer, with why it was chosen in the notes."""
-    samples = len(analysis.expected.sample_rows) if analysis.expected else 0
+    samples = len(analysis.expected.sample_rows) if analysis.expected else 8
     notes = f"{why}; {candidate.preview.describe(samples)}; {describe(candidate.plan)}"
     return GeneratedCode(candidate.code, candidate.plan.label, notes)
 

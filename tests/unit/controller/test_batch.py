@@ -100,7 +100,7 @@ class TestTable:
     """The closing table."""
 
     def results(self) -> list[TargetResult]:
-        return [TargetResult("aldermoor", "passed", 1, 3, 6.25),
+        return [TargetResult("aldermoor", "passed", 1, 3, 6.25, verified="both"),
                 TargetResult("kestrel", "failed", 3, 3, 20.0, "runs/k", "attempt 3: mismatch"),
                 TargetResult("docs", "unverified", 1, 3, 4.0)]
 
@@ -109,11 +109,18 @@ class TestTable:
         out = io.StringIO()
         print_table(self.results(), out)
         lines = out.getvalue().splitlines()
-        assert lines[1].split() == ["target", "status", "attempts", "time"]
-        assert lines[2].split() == ["aldermoor", "passed", "1/3", "6.2", "s"]
+        assert lines[1].split() == ["target", "status", "attempts", "time", "verified"]
+        assert lines[2].split() == ["aldermoor", "passed", "1/3", "6.2", "s", "both"]
         assert "  kestrel: attempt 3: mismatch (runs/k)" in lines
         assert "1 unverified (no result.csv to check against)" in lines
         assert lines[-1] == "1 passed, 1 failed"
+
+    def test_self_consistent_counts_as_passed(self) -> None:
+        """A run without result.csv that is self-consistent passes, and the table says how."""
+        out = io.StringIO()
+        print_table([TargetResult("nocsv", "self-consistent", 1, 3, 2.0, verified="self-consistent")], out)
+        lines = out.getvalue().splitlines()
+        assert lines[2].split()[-1] == "self-consistent" and lines[-1] == "1 passed, 0 failed"
 
     def test_all_passed(self) -> None:
         """Nothing failed: the last line says so."""

@@ -16,11 +16,12 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
+from agents.bank_parser.coders import _ocr_runtime as ort
 from agents.bank_parser.coders import _runtime as rt
 from agents.bank_parser.coders._template import COMMON, EXTRACTION
 
 #: Names the generated parser's header imports or defines (see _template.HEADER).
-PARSER_IMPORTS = {"re", "csv", "io", "datetime", "Decimal", "pairwise", "pd", "pdfplumber",
+PARSER_IMPORTS = {"time", "np", "pytesseract", "re", "csv", "io", "datetime", "Decimal", "pairwise", "pd", "pdfplumber",
                   "SimpleNamespace", "Iterable", "Iterator", "Any", "Word", "RawRow"}
 NUMBERS = {"thousands_separator": ",", "decimal_separator": ".",
            "currency_tokens": ["Rs.", "$", "£"], "suffix_signs": {"Dr": "-", "Cr": ""}}
@@ -52,7 +53,8 @@ class TestModuleRules:
 
     def test_every_function_is_carried_by_some_strategy(self) -> None:
         """Each public runtime function is copied into at least one kind of parser."""
-        carried = {fn.__name__ for fn in COMMON} | {fn.__name__ for _, fns in EXTRACTION.values() for fn in fns}
+        carried = {fn.__name__ for fn in COMMON} | {fn.__name__ for _, fns in EXTRACTION.values() for fn in fns
+                                                    if fn.__module__ == rt.__name__}
         defined = {name for name, obj in vars(rt).items()
                    if inspect.isfunction(obj) and obj.__module__ == rt.__name__}
         assert defined == carried
@@ -60,10 +62,14 @@ class TestModuleRules:
     def test_functions_use_no_module_constants(self) -> None:
         """Copied alone, a function may only use builtins, the parser's imports and other functions."""
         functions = {n for n, o in vars(rt).items() if inspect.isfunction(o)}
+        functions |= {n for n, o in vars(ort).items() if inspect.isfunction(o)}
         for fn in {*COMMON, *(f for _, fns in EXTRACTION.values() for f in fns)}:
             tree = ast.parse(inspect.getsource(fn))
             local = {a.arg for n in ast.walk(tree) if isinstance(n, ast.arguments) for a in n.args}
             local |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            local |= {(a.asname or a.name) for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+                      for a in n.names}  # imports inside a function travel with it
+            local |= {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}  # and helpers
             loaded = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
             unknown = loaded - local - functions - PARSER_IMPORTS - set(dir(builtins))
             assert not unknown, (fn.__name__, unknown)

@@ -1,0 +1,172 @@
+"""OCR functions a parser for scanned statements carries, kept here as real code.
+
+Like :mod:`._runtime`, the template copies these functions' source into each OCR parser,
+and the host imports them for its analysis of image-only pages, so what the analysis reads
+and what the parser reads are the same. Rules: standard library, numpy, Pillow, pdfplumber
+and pytesseract only; no module-level state; every setting comes in through arguments.
+
+A page is rendered (pdfplumber's ``to_image``, pypdfium2 underneath) in grey, deskewed by
+the angle that makes its rows of text sharpest (projection profile), optionally
+thresholded, and read by Tesseract word by word. Words of one Tesseract line share the
+line's top and bottom, so slightly wavy baselines still group into one line; positions are
+returned in PDF points, like pdfplumber's ``extract_words``.
+"""
+
+from __future__ import annotations
+
+import time
+from decimal import Decimal
+from types import SimpleNamespace
+from typing import Any
+
+# Copied parsers carry these functions too; the host imports them from their module.
+from agents.bank_parser.coders._runtime import (
+    clean_number,
+    collect_rows,
+    is_transaction,
+    page_word_rows,
+    row_values,
+    signed_amount,
+)
+
+Word = dict[str, Any]
+RawRow = tuple[list[str], float]
+
+
+def render_gray(page: Any, dpi: int) -> Any:
+    """The page as a greyscale PIL image at ``dpi``."""
+    return page.to_image(resolution=dpi).original.convert("L")
+
+
+def skew_angle(image: Any, limit: float = 3.0) -> float:
+    """The rotation (degrees, counter-clockwise) that makes text rows horizontal.
+
+    Tries angles on a small, inverted copy, coarse steps first and then fine ones around
+    the best, and keeps the one whose row sums change most sharply: straight rows of text
+    give sharp peaks with empty gaps between them.
+    """
+    import numpy as np
+    from PIL import Image, ImageOps
+
+    small = ImageOps.invert(image.convert("L"))
+    small.thumbnail((700, 700))
+
+    def sharpness(angle: float) -> float:
+        rotated = small.rotate(angle, resample=Image.BILINEAR)
+        rows = np.asarray(rotated, dtype="float64").sum(axis=1)
+        return float(np.square(np.diff(rows)).sum())
+
+    coarse = max((i * 0.5 for i in range(-int(limit * 2), int(limit * 2) + 1)), key=sharpness)
+    fine = [round(coarse + i * 0.1, 2) for i in range(-4, 5)]
+    return max(fine, key=sharpness)
+
+
+def prepare(image: Any, threshold: int) -> Any:
+    """Deskew the page, erase ruling lines, then binarise at ``threshold`` (0: leave the grey
+    to Tesseract)."""
+    from PIL import Image
+
+    angle = skew_angle(image)
+    if angle:
+        image = image.rotate(angle, resample=Image.BICUBIC, fillcolor=255)
+    image = erase_rules(image)
+    if threshold:
+        image = image.point(lambda v: 255 if v > threshold else 0)
+    return image
+
+
+def erase_rules(image: Any) -> Any:
+    """Paint a ruled table's lines in the paper's grey: pixel rows dark over half the page's
+    width, and pixel columns dark over most of the band between the first and last such row.
+    Tesseract would read them as "|" and "_" and lose the text beside them."""
+    import numpy as np
+    from PIL import Image
+
+    pixels = np.asarray(image, dtype="uint8").copy()
+    paper = int(np.median(pixels))
+    dark = pixels < paper - 60
+    rules = np.flatnonzero(dark.mean(axis=1) > 0.5)
+    if rules.size == 0:
+        return image
+    top, bottom = int(rules.min()), int(rules.max()) + 1
+    columns = np.flatnonzero(dark[top:bottom].mean(axis=0) > 0.6)
+    inked = pixels < paper - 20
+    for row in {r + d for r in rules for d in (-1, 0, 1)} & set(range(pixels.shape[0])):
+        pixels[row, inked[row]] = paper
+    for column in {c + d for c in columns for d in (-1, 0, 1)} & set(range(pixels.shape[1])):
+        band = pixels[top:bottom, column]
+        band[inked[top:bottom, column]] = paper
+    return Image.fromarray(pixels, mode="L")
+
+
+def ocr_words(image: Any, dpi: int, psm: int) -> list[Word]:
+    """Tesseract's words with boxes in PDF points; words of a line share its top and bottom."""
+    import pytesseract
+
+    data = pytesseract.image_to_data(
+        image, lang="eng", config=f"--psm {psm}", output_type=pytesseract.Output.DICT
+    )
+    scale = 72.0 / dpi
+    lines: dict[tuple[int, int, int], list[int]] = {}
+    for i, text in enumerate(data["text"]):
+        data["text"][i] = text = (text or "").strip().strip("|")
+        if text and text.strip("_—-") and float(data["conf"][i]) >= 0:
+            key = (data["block_num"][i], data["par_num"][i], data["line_num"][i])
+            lines.setdefault(key, []).append(i)
+    words: list[Word] = []
+    for members in lines.values():
+        top = min(data["top"][i] for i in members) * scale
+        bottom = max(data["top"][i] + data["height"][i] for i in members) * scale
+        for i in members:
+            left = data["left"][i] * scale
+            words.append({"text": data["text"][i].strip(), "x0": left,
+                          "x1": left + data["width"][i] * scale, "top": top, "bottom": bottom})
+    return words
+
+
+def page_ocr_words(page: Any, setting: dict) -> list[Word]:
+    """One page's words read by OCR with one setting (dpi, psm, threshold)."""
+    image = prepare(render_gray(page, setting["dpi"]), setting["threshold"])
+    return ocr_words(image, setting["dpi"], setting["psm"])
+
+
+def balance_breaks(raw_rows: list[RawRow], config: SimpleNamespace) -> int:
+    """Kept rows whose balance is not the previous balance plus their amount (OCR misreads)."""
+    if config.balance_index is None:
+        return 0
+    breaks, previous = 0, None
+    for cells, _ in raw_rows:
+        values = row_values(cells, config)
+        if not is_transaction(values, cells, config):
+            continue
+        signed, _ok = signed_amount(cells, config)
+        text = clean_number(cells[config.balance_index], config)
+        balance = Decimal(text) if text else None
+        if previous is not None and balance is not None and previous + (signed or 0) != balance:
+            breaks += 1
+        previous = balance if balance is not None else previous
+    return breaks
+
+
+def ocr_collect(pdf: Any, config: SimpleNamespace) -> list[dict[str, str]]:
+    """Read every page by OCR, retrying other settings while the balances do not add up.
+
+    Each setting in ``config.ocr_settings`` is tried in order until one gives rows whose
+    running balance agrees on every row, or the time budget is spent; the rows with the
+    fewest breaks (then the most rows) are returned.
+    """
+    started = time.monotonic()
+    best: tuple[int, int, list[dict[str, str]]] | None = None
+    for setting in config.ocr_settings:
+        state: dict = {}
+        raw: list[RawRow] = []
+        for page in pdf.pages:
+            raw.extend(page_word_rows(page_ocr_words(page, setting), state, config))
+        rows = collect_rows(raw, config)
+        breaks = balance_breaks(raw, config) if rows else 10**9
+        if best is None or (breaks, -len(rows)) < (best[0], -best[1]):
+            best = (breaks, len(rows), rows)
+        if breaks == 0 or time.monotonic() - started > config.ocr_budget_seconds:
+            break
+    return best[2] if best else []
+

@@ -1,0 +1,94 @@
+"""The corpus's issue-15 cases: statements without result.csv, scans, and PDFs to refuse.
+
+* ``nocsv-<bank>``: a bank's statement with its CSV withheld; the run must end
+  ``self-consistent`` (the CSV is kept aside as ``withheld.csv`` for tests to compare with,
+  a name the controller never reads);
+* ``scan-<bank>``: a short statement of a borderless bank, turned into page images
+  (:mod:`tests.corpus.scan`), with its ``result.csv``; ``scan-nocsv-<bank>`` without it;
+* ``locked`` (password-protected), ``empty`` (a statement with no transactions) and
+  ``letter`` (a PDF that is no statement): each must end with one clear line, exit 2.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+from reportlab.lib.pagesizes import A4
+from reportlab.pdfgen.canvas import Canvas
+
+from tests.corpus.expected import write_expected
+from tests.corpus.ledger import make_statement
+from tests.corpus.render import render_pdf
+from tests.corpus.scan import scan_pdf
+from tests.corpus.specs import BANKS, BankSpec
+
+PDF_NAME, CSV_NAME, WITHHELD = "statement.pdf", "result.csv", "withheld.csv"
+#: Scanned cases: (bank, transactions). Short, so OCR stays quick on two cores.
+SCANNED = (("dunmore", 18), ("brightwater", 24), ("corvid", 20), ("glenrock", 15))
+HOSTILE = ("locked", "empty", "letter")
+
+
+def _fresh(folder: Path) -> Path:
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    return folder
+
+
+def _bank(name: str) -> BankSpec:
+    return next(s for s in BANKS if s.name == name)
+
+
+def write_nocsv(out: Path, spec: BankSpec, seed: int) -> Path:
+    """``nocsv-<bank>``: the bank's PDF, its CSV only as withheld.csv."""
+    folder = _fresh(out / f"nocsv-{spec.name}")
+    statement = make_statement(spec, seed)
+    render_pdf(folder / PDF_NAME, statement, spec)
+    write_expected(folder / WITHHELD, statement, spec)
+    return folder
+
+
+def write_scanned(out: Path, bank: str, rows: int, seed: int, *, with_csv: bool = True) -> Path:
+    """``scan-<bank>`` (or ``scan-nocsv-<bank>``): a short statement as page images."""
+    spec = replace(_bank(bank), rows=rows)
+    folder = _fresh(out / (f"scan-{bank}" if with_csv else f"scan-nocsv-{bank}"))
+    statement = make_statement(spec, seed)
+    text_pdf = folder / "text.pdf"
+    render_pdf(text_pdf, statement, spec)
+    scan_pdf(text_pdf, folder / PDF_NAME, seed)
+    text_pdf.unlink()
+    write_expected(folder / (CSV_NAME if with_csv else WITHHELD), statement, spec)
+    return folder
+
+
+def write_hostile(out: Path, name: str) -> Path:
+    """``locked``, ``empty`` or ``letter``: PDFs no parser can be written for."""
+    folder = _fresh(out / name)
+    path = str(folder / PDF_NAME)
+    canvas = Canvas(path, pagesize=A4, invariant=1, encrypt="open-sesame" if name == "locked" else None)
+    lines = {
+        "locked": ["Locked Bank", "Statement of Account", "01-08-2024 Salary 1,200.00 5,200.00"],
+        "empty": ["Quiet Bank", "Statement of Account", "Account number: 1234 5678",
+                  "Statement period: 01-08-2024 to 31-08-2024", "Opening balance 1,234.56",
+                  "Date Description Debit Credit Balance", "No transactions in this period.",
+                  "Closing balance 1,234.56"],
+        "letter": ["Dear customer,", "We are writing to tell you about our new branch opening",
+                   "hours. Nothing in this letter needs your action.", "Kind regards, the team"],
+    }[name]
+    for i, text in enumerate(lines):
+        canvas.drawString(72, 760 - 16 * i, text)
+    canvas.showPage()
+    canvas.save()
+    return folder
+
+
+def write_cases(out: Path, seed: int, *, hostile: bool = True) -> list[Path]:
+    """Every issue-15 case: nocsv of every bank, the scans, and (optionally) hostile PDFs."""
+    folders = [write_nocsv(out, spec, seed) for spec in BANKS]
+    folders += [write_scanned(out, bank, rows, seed) for bank, rows in SCANNED]
+    folders.append(write_scanned(out, SCANNED[0][0], SCANNED[0][1], seed, with_csv=False))
+    if hostile:
+        folders += [write_hostile(out, name) for name in HOSTILE]
+    return folders

@@ -1,0 +1,65 @@
+"""Issue 15 through the real CLI and sandbox: a statement without result.csv, a scan, a PDF to refuse.
+
+Kept small for CI on two cores: one CSV-less bank, one short scanned statement (OCR runs in
+the sandbox), one password-protected PDF. ``make eval`` runs the fuller set.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.corpus.cases import WITHHELD, _bank, write_hostile, write_nocsv, write_scanned
+from tests.integration.agents.test_corpus import cli, finish, summaries
+
+pytestmark = pytest.mark.usefixtures("no_leftovers", "parser_image")
+SEED = 7
+
+
+class TestWithoutCsv:
+    """A bank whose CSV is withheld."""
+
+    def test_passes_as_self_consistent(self, tmp_path: Path) -> None:
+        """Exit 0, status self-consistent with its checks listed; the parser's balances are right."""
+        folder = write_nocsv(tmp_path / "data", _bank("dunmore"), SEED)
+        code, out, err = finish(cli(tmp_path, tmp_path / "data", "run", "--target", folder.name))
+        assert code == 0, out + err[-3000:]
+        (summary,) = summaries(tmp_path)
+        assert summary["status"] == "self-consistent" and summary["verified"] == "self-consistent"
+        assert "held: " in str(summary["checks"]) and "running balance" in str(summary["checks"])
+        assert "SELF-CONSISTENT" in out
+        result = Path(str(summary["run_dir"])) / "attempts" / str(summary["attempts"]) / "verify.txt"
+        assert "[held] coverage" in result.read_text()
+        assert (tmp_path / "custom_parsers" / f"{folder.name}_parser.py").exists()
+        withheld = pd.read_csv(folder / WITHHELD)
+        assert "Balance" in withheld.columns
+
+
+class TestScanned:
+    """A short scanned statement (page images only) with its result.csv."""
+
+    def test_ocr_parser_passes_and_is_self_consistent(self, tmp_path: Path) -> None:
+        """The OCR parser's frame equals result.csv, and the run reports both verifications."""
+        folder = write_scanned(tmp_path / "data", "dunmore", 8, SEED)
+        code, out, err = finish(cli(tmp_path, tmp_path / "data", "run", "--target", folder.name))
+        assert code == 0, out + err[-3000:]
+        (summary,) = summaries(tmp_path)
+        assert summary["status"] == "passed" and summary["verified"] == "both", summary
+        parser = (tmp_path / "custom_parsers" / f"{folder.name}_parser.py").read_text()
+        assert "pytesseract" in parser and "ocr_collect" in parser
+
+
+class TestRefused:
+    """A PDF no parser can be written for."""
+
+    def test_password_protected_is_one_line_and_exit_2(self, tmp_path: Path) -> None:
+        """One 'error:' line naming the password, exit 2, no traceback, no parser."""
+        write_hostile(tmp_path / "data", "locked")
+        code, out, err = finish(cli(tmp_path, tmp_path / "data", "run", "--target", "locked"))
+        assert code == 2, out + err[-3000:]
+        errors = [line for line in (out + err).splitlines() if line.startswith("error: ")]
+        assert len(errors) == 1 and "password-protected" in errors[0]
+        assert "Traceback" not in out + err
+        assert not (tmp_path / "custom_parsers").exists() or not any((tmp_path / "custom_parsers").iterdir())

@@ -1,0 +1,94 @@
+"""Self-consistency (issue 15): the statement's facts and the checks of a frame against them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pdfplumber
+import pytest
+
+from agents.bank_parser.statement_facts import amounts_in, read_facts
+from agents.bank_parser.verify import verify
+from tests.corpus.generate import generate
+
+SEED = 7
+
+
+def facts_of(pdf: Path):
+    with pdfplumber.open(pdf) as document:
+        return read_facts((p.page_number, p.extract_text() or "") for p in document.pages)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Three banks with different amount styles: split, suffix Dr/Cr, signed with totals."""
+    out = tmp_path_factory.mktemp("verify-corpus")
+    generate(out, SEED, ["aldermoor", "dunmore", "glenrock"])
+    return out
+
+
+class TestStatementFacts:
+    """Reading what a statement prints about itself."""
+
+    def test_amount_forms(self) -> None:
+        """Separators, decimal commas and suffixes read as absolute cents; dates are no amounts."""
+        assert amounts_in("05.08.24 Card €1.234,56 Dr €15.506,15") == (123456, 1550615)
+        assert amounts_in("2024-08-05 Salary (1,200.00) 9,999.99") == (120000, 999999)
+        assert amounts_in("Loan instalment 98 937.02 31,764.84")[-2:] == (93702, 3176484)
+        assert amounts_in("01-08-2024 Salary 1935.3 1,23,456.00") == (193530, 12345600)
+
+    def test_balances_totals_and_lines(self) -> None:
+        """Opening/closing balances, printed totals, and dated lines with amounts are read."""
+        text = ("Statement period 01/08/2024 to 31/08/2024\nOpening balance 1,000.00\n"
+                "02/08/2024 Coffee 3.50 996.50\n03/08/2024 Salary 500.00 1,496.50\n"
+                "Total debits 3.50\nTotal credits 500.00\nClosing balance 1,496.50\n")
+        facts = read_facts([(1, text)])
+        assert (facts.opening, facts.closing) == (100000, 149650)
+        assert (facts.total_debits, facts.total_credits) == (350, 50000)
+        assert [line.amounts for line in facts.lines] == [(350, 99650), (50000, 149650)]
+
+
+class TestVerify:
+    """The checks on real corpus statements and their expected frames."""
+
+    @pytest.mark.parametrize("bank", ["aldermoor", "dunmore", "glenrock"])
+    def test_expected_frames_are_self_consistent(self, corpus: Path, bank: str) -> None:
+        """The right answer passes: balances chain, every PDF line is a row, counts agree."""
+        result = verify(pd.read_csv(corpus / bank / "result.csv"), facts_of(corpus / bank / "statement.pdf"))
+        held = {c.name for c in result.checks if c.state == "held"}
+        assert result.self_consistent, result.report()
+        assert {"running balance", "row count", "coverage"} <= held
+
+    def test_a_wrong_amount_breaks_the_chain(self, corpus: Path) -> None:
+        """One misread digit in a debit fails the running balance and the coverage."""
+        frame = pd.read_csv(corpus / "aldermoor" / "result.csv")
+        row = frame.index[frame["Debit"].notna()][3]
+        frame.loc[row, "Debit"] += 9.0
+        result = verify(frame, facts_of(corpus / "aldermoor" / "statement.pdf"))
+        failed = {c.name for c in result.checks if c.state == "failed"}
+        assert not result.self_consistent and {"running balance", "coverage"} <= failed
+
+    def test_a_missing_row_is_noticed(self, corpus: Path) -> None:
+        """A dropped transaction fails the chain, the row count and the coverage."""
+        frame = pd.read_csv(corpus / "dunmore" / "result.csv").drop(index=5).reset_index(drop=True)
+        result = verify(frame, facts_of(corpus / "dunmore" / "statement.pdf"))
+        failed = {c.name for c in result.checks if c.state == "failed"}
+        assert {"running balance", "row count", "coverage"} <= failed
+
+    def test_newest_first_is_still_consistent(self, corpus: Path) -> None:
+        """Rows in reverse date order (as some banks print them) chain the other way."""
+        frame = pd.read_csv(corpus / "glenrock" / "result.csv")[::-1].reset_index(drop=True)
+        result = verify(frame, facts_of(corpus / "glenrock" / "statement.pdf"))
+        assert result.self_consistent and "newest first" in result.roles
+
+    def test_no_rows_fails(self, corpus: Path) -> None:
+        """An empty frame is not self-consistent."""
+        frame = pd.read_csv(corpus / "glenrock" / "result.csv").iloc[0:0]
+        assert not verify(frame, facts_of(corpus / "glenrock" / "statement.pdf")).self_consistent
+
+    def test_status_lists_checks_not_made(self, corpus: Path) -> None:
+        """The summary names the checks that held and those that could not be made."""
+        result = verify(pd.read_csv(corpus / "dunmore" / "result.csv"), facts_of(corpus / "dunmore" / "statement.pdf"))
+        assert result.summary().startswith("self-consistent; held: ")
+        assert "not made: opening balance" in result.summary()
