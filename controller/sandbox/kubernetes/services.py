@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NoReturn
 
 from kubernetes.client import CoreV1Api
 
@@ -48,7 +49,7 @@ class KubernetesServices:
         return cls(settings, api, InstrumentedSandbox(backend), say, backend)
 
     @property
-    def client(self) -> None:
+    def client(self) -> NoReturn:
         """Commands that need a Docker engine (bench, building the idris2 image) stop here, in one line."""
         raise UsageError("this command needs a Docker engine, not the Kubernetes backend",
                          hint="run it with SBX_SANDBOX_BACKEND=docker; build and push images with make k8s-images")

@@ -86,7 +86,7 @@ def _run(client: docker.DockerClient, pod: dict[str, Any], container: dict[str, 
         name=f"sandloop-pod-{container['name']}-{uuid.uuid4().hex[:8]}")
     try:
         created.start()
-        status = created.wait(timeout=120)
+        status = created.wait(timeout=300)
         log = created.logs(stdout=True, stderr=False)
         created.reload()
         return status["StatusCode"], log, bool(created.attrs["State"].get("OOMKilled"))

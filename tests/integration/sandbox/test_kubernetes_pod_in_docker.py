@@ -17,13 +17,22 @@ from controller.sandbox.kubernetes.podspec import input_configmap, pod_labels, s
 from controller.settings import PROJECT_ROOT, SandboxLimits
 from tests.integration.sandbox.pod_in_docker import PodRun, run_pod
 
-pytestmark = pytest.mark.usefixtures("no_leftovers")
+
+
+@pytest.fixture(autouse=True)
+def no_pod_leftovers(docker_client):  # noqa: ANN001, ANN201
+    """Fail if any container or volume these Pods used remains (selected by their own label, so
+    other sessions' work on a shared engine is not counted)."""
+    yield
+    mine = {"label": "org.sandloop.agent=pytest-k8s"}
+    assert not docker_client.containers.list(all=True, filters=mine)
+    assert not docker_client.volumes.list(filters=mine)
 PDF = (PROJECT_ROOT / "data" / "icici" / "icici sample.pdf").read_bytes()
 
 
 def _run(docker_client, image: str, parser: str, **limits: object) -> tuple[PodRun, Frame]:  # noqa: ANN001
     spec = parser_spec(image, textwrap.dedent(parser), PDF,
-                       SandboxLimits(**{"timeout_seconds": 20, **limits}), {"agent": "pytest"})  # type: ignore[arg-type]
+                       SandboxLimits(**{"timeout_seconds": 90, **limits}), {"agent": "pytest"})  # type: ignore[arg-type]
     labels = pod_labels(spec, "pytest", 0)
     configmap = input_configmap("sandloop-test", "sandloop-sandboxes", spec, labels)
     pod = sandbox_pod("sandloop-test", "sandloop-sandboxes", spec, labels, user="10001:10001")
