@@ -20,7 +20,6 @@ import sys
 import time
 import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
