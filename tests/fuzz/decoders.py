@@ -40,6 +40,8 @@ class Decoder:
     name: str
     inputs: st.SearchStrategy[Any]
     check: Callable[[Any], None]
+    warmup: Callable[[], Any] = lambda: None
+    slow_ok: bool = False  # a malformed PDF may take seconds (it is the user's own input, not a sandbox's)
 
 
 def _guard(allowed: tuple[type[BaseException], ...], call: Callable[[], Any]) -> Any:
@@ -346,9 +348,9 @@ def check_pdf(raw: bytes) -> None:
 
 
 DECODERS = (
-    Decoder("frame_codec", FRAME_INPUTS, check_frame),
-    Decoder("idris_transcript", IDRIS_INPUTS, check_idris),
-    Decoder("llm_extract", REPLY_INPUTS, check_reply),
-    Decoder("target_toml", TOML_INPUTS, check_toml),
-    Decoder("pdf_analysis", PDF_INPUTS, check_pdf),
+    Decoder("frame_codec", FRAME_INPUTS, check_frame, lambda: check_frame(b"{}")),
+    Decoder("idris_transcript", IDRIS_INPUTS, check_idris, lambda: check_idris("")),
+    Decoder("llm_extract", REPLY_INPUTS, check_reply, lambda: check_reply("")),
+    Decoder("target_toml", TOML_INPUTS, check_toml, lambda: check_toml("")),
+    Decoder("pdf_analysis", PDF_INPUTS, check_pdf, lambda: check_pdf(_sample_pdf()), slow_ok=True),
 )

@@ -165,7 +165,7 @@ def parse(pdf_path):
 
 #: Parsers that end on their own; name → (source, failure kind, words of the reason).
 CONTRACT = {
-    "not_a_dataframe": (NOT_A_DATAFRAME, "type_error", "not a pandas DataFrame"),
+    "not_a_dataframe": (NOT_A_DATAFRAME, "type_error", "returned Sneaky"),
     "fork_bomb": (FORK_BOMB, "shape", "expected"),  # forks stop at the pids limit; the frame then differs
 }
 #: Parsers the platform has to stop; name → (source, failure kind).
