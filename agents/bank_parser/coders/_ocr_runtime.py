@@ -131,13 +131,19 @@ def page_ocr_words(page: Any, setting: dict) -> list[Word]:
 
 
 def balance_breaks(raw_rows: list[RawRow], config: SimpleNamespace) -> int:
-    """Kept rows whose balance is not the previous balance plus their amount (OCR misreads)."""
-    if config.balance_index is None:
-        return 0
+    """Signs of OCR misreads in the kept rows: a balance that is not the previous balance plus
+    the row's amount, and an amount or balance printed without its decimals ("2.15" read as
+    "215", which no balance before the first row can catch)."""
+    model = config.amounts or {}
+    positions = [model[k] for k in ("debit", "credit", "amount") if isinstance(model.get(k), int)]
+    positions += [config.balance_index] if config.balance_index is not None else []
     breaks, previous = 0, None
     for cells, _ in raw_rows:
         values = row_values(cells, config)
         if not is_transaction(values, cells, config):
+            continue
+        breaks += sum(1 for i in positions if cells[i].strip() and config.decimal_separator not in cells[i])
+        if config.balance_index is None:
             continue
         signed, _ok = signed_amount(cells, config)
         text = clean_number(cells[config.balance_index], config)
