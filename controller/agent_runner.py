@@ -184,5 +184,5 @@ def recorded_image(agent: Agent, services: Services, name: str, tag: str, say: S
     current = agent.ensure_image(services, name, say)
     if current != tag:
         raise ImageBuildError(f"cannot rebuild {tag}: sandbox_images/{name} has changed and now builds {current}",
-                              hint=f"check out the sources the run used, or replay with the new image by hand")
+                              hint="check out the sources the run used (git) and try again")
     return current
