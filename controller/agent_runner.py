@@ -115,7 +115,7 @@ def resume_line(agent: Agent, plan: RunPlan, checkpoint: Checkpoint) -> str:
         TargetError: the run has no checkpoint, or its graph had already ended.
     """
     snapshot = agent.graph(plan.max_attempts, checkpoint.saver).get_state(checkpoint.config)
-    if not snapshot.values:
+    if not snapshot.values and not snapshot.next:
         raise TargetError(f"run {checkpoint.thread_id} has no checkpoint to resume from",
                           hint="start a new run with --target")
     if not snapshot.next:
