@@ -62,13 +62,13 @@ class RunPlan:
 
 @dataclass(frozen=True)
 class CheckRequest:
-    """``controller check``: which target, which artefacts, how many at once."""
+    """``controller check``: which target, which artefacts, how many at once, and every
+    command-line option as given (``options``), for options only one agent understands."""
 
     target: str
     paths: list[str]
     jobs: int | None
-    #: Resolve unpinned requirements of submissions as of this date (bank parsers; issue 13).
-    as_of: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

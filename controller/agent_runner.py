@@ -115,7 +115,7 @@ def resume_line(agent: Agent, plan: RunPlan, checkpoint: Checkpoint) -> str:
         TargetError: the run has no checkpoint, or its graph had already ended.
     """
     snapshot = agent.graph(plan.max_attempts, checkpoint.saver).get_state(checkpoint.config)
-    if not snapshot.values:
+    if not snapshot.values and not snapshot.next:
         raise TargetError(f"run {checkpoint.thread_id} has no checkpoint to resume from",
                           hint="start a new run with --target")
     if not snapshot.next:
@@ -184,5 +184,5 @@ def recorded_image(agent: Agent, services: Services, name: str, tag: str, say: S
     current = agent.ensure_image(services, name, say)
     if current != tag:
         raise ImageBuildError(f"cannot rebuild {tag}: sandbox_images/{name} has changed and now builds {current}",
-                              hint=f"check out the sources the run used, or replay with the new image by hand")
+                              hint="check out the sources the run used (git) and try again")
     return current

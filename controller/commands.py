@@ -33,7 +33,7 @@ def check(args: argparse.Namespace, settings: Settings) -> int:
     if given != agent.artefact:
         raise TargetError(f"{args.target} is a target of the {agent.name} agent, which checks a {agent.artefact}, "
                           f"not a {given}", hint=f"use --{agent.artefact} PATH")
-    request = CheckRequest(args.target, args.parser or args.module, args.jobs, getattr(args, "as_of", None))
+    request = CheckRequest(args.target, args.parser or args.module, args.jobs, vars(args))
     return agent.check(request, settings, Progress())
 
 

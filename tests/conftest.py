@@ -93,8 +93,9 @@ def no_leftovers(docker_client) -> Iterator[None]:  # noqa: ANN001
     """Fail the test if it leaves any platform container or volume behind."""
     yield
     managed = {"label": "org.sandloop.managed=1"}
-    containers = [c.name for c in docker_client.containers.list(all=True, filters=managed)
-                  if _ours_or_orphaned(c.labels)]
+    # sparse: no inspect per container, so another process's removal meanwhile cannot raise
+    containers = [c.id[:12] for c in docker_client.containers.list(all=True, sparse=True, filters=managed)
+                  if _ours_or_orphaned(c.attrs.get("Labels") or {})]
     volumes = [v.name for v in docker_client.volumes.list(filters=managed)
                if _ours_or_orphaned(v.attrs.get("Labels") or {})]
     assert not containers, f"containers left behind: {containers}"

@@ -95,7 +95,7 @@ class BankParserAgent:
         target = resolve_target(request.target, settings.data_dir)
         submissions = find_submissions(request.paths, target.name)  # folders with their own environment
         if submissions is not None:
-            return check_submissions_command(request.as_of, request.jobs, settings, target, submissions)
+            return check_submissions_command(request.options.get("as_of"), request.jobs, settings, target, submissions)
         parsers = collect_parsers(request.paths)
         jobs = request.jobs or settings.parallel_checks
         if len(parsers) > 1:

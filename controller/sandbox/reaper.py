@@ -39,8 +39,11 @@ def reap_leftovers(
     """Remove leftover containers, then leftover volumes; return how many were removed."""
     now, host = time.time(), socket.gethostname()
     removed = 0
-    for container in client.containers.list(all=True, filters={"label": f"{MANAGED}=1"}):
-        if is_leftover(container.labels, now=now, max_age=max_age, host=host):
+    # sparse: one list call, no inspect per container, so a container that another process
+    # removes meanwhile cannot make the listing fail.
+    for container in client.containers.list(all=True, sparse=True, filters={"label": f"{MANAGED}=1"}):
+        labels = container.attrs.get("Labels") or {}
+        if is_leftover(labels, now=now, max_age=max_age, host=host):
             removed += _quietly(lambda c=container: c.remove(force=True, v=True))
     for volume in client.volumes.list(filters={"label": f"{MANAGED}=1"}):
         labels = volume.attrs.get("Labels") or {}
