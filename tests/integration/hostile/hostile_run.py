@@ -32,13 +32,15 @@ class HostileCoder:
 
 
 def main(argv: list[str]) -> int:
-    from controller import cli, commands
+    from agents.bank_parser import agent
+    from controller import cli
 
     split = argv.index("--")
     options, cli_args = argv[:split], argv[split + 1:]
     coder = HostileCoder(Path(options[0]).read_text(), "--crash" in options)
-    commands.make_coder = lambda settings, lessons=None: coder  # type: ignore[assignment]
-    commands.check_coder = lambda coder: ""  # type: ignore[assignment]
+    # The bank-parser agent builds its coder in plan(); replace the two names it calls.
+    agent.make_coder = lambda settings, lessons=None: coder  # type: ignore[assignment]
+    agent.check_coder = lambda coder: ""  # type: ignore[assignment]
     return cli.main(cli_args)
 
 
