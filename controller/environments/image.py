@@ -37,6 +37,10 @@ CONTEXT_FILES = {
     "judge/judge.py": _FILES / "judge.py",
     "judge/frame_codec.py": PROJECT_ROOT / "agents" / "bank_parser" / "frame_codec.py",
     "judge/compare.py": PROJECT_ROOT / "agents" / "bank_parser" / "compare.py",
+    # what frame_codec imports, at the same package path it imports it from
+    "judge/agents/__init__.py": PROJECT_ROOT / "agents" / "__init__.py",
+    "judge/agents/bounded_json.py": PROJECT_ROOT / "agents" / "bounded_json.py",
+    "judge/agents/untrusted_text.py": PROJECT_ROOT / "agents" / "untrusted_text.py",
 }
 _PATH = f"{ENV_PREFIX}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 

@@ -45,6 +45,7 @@ def controller_env(tmp_path: Path, data_dir: Path, **extra: str) -> dict[str, st
     """The environment of a controller whose every folder is under ``tmp_path``."""
     return {
         **os.environ,
+        "PYTHONPATH": str(PROJECT_ROOT),  # the child runs in tmp_path; `-m tests.…` needs the repo
         "SBX_DATA_DIR": str(data_dir),
         "SBX_RUNS_DIR": str(tmp_path / "runs"),
         "SBX_PARSERS_DIR": str(tmp_path / "custom_parsers"),

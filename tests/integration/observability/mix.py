@@ -70,6 +70,7 @@ WHILE_SCRAPING = (
     Planned("bank_parser", "beta", "error", 1, (), 3.5, (("engine_error", 0.4),)),
     Planned("bank_parser", "gamma", "failed", 3, ("execution_error",) * 3, 8.0, (("nonzero_exit", 1.0),) * 3),
     Planned("bank_parser", "gamma", "failed", 2, ("oom", "oom"), 10.0, (("oom", 4.1), ("oom", 4.2))),
+    Planned("bank_parser", "gamma", "self-consistent", 1, (), 4.0, (("ok", 2.0),)),
     Planned("bank_parser", "delta", "unverified", 1, (), 3.0, (("ok", 2.0),)),
     Planned("toy", "beta", "passed", 1, (), 2.0, (("ok", 1.5),)),
 )
@@ -79,10 +80,13 @@ TARGETS = ("alpha", "beta", "gamma", "delta", "icici")
 
 
 def success_rate(runs: Iterable[RunRecord], **where: str) -> Fraction | None:
-    """passed / (passed + failed) of the runs matching ``where``; None when there are none."""
+    """Verified passes / verified runs matching ``where``; None when there are none.
+
+    A self-consistent run (no result.csv, the statement's own figures hold) is a verified pass.
+    """
     chosen = [r for r in runs if all(getattr(r, k) == v for k, v in where.items())]
-    passed = sum(r.status == "passed" for r in chosen)
-    verified = sum(r.status in ("passed", "failed") for r in chosen)
+    passed = sum(r.status in ("passed", "self-consistent") for r in chosen)
+    verified = sum(r.status in ("passed", "self-consistent", "failed") for r in chosen)
     return Fraction(passed, verified) if verified else None
 
 

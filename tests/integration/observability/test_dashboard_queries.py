@@ -11,6 +11,8 @@ import math
 
 import pytest
 
+from controller.observability.history import STATUSES
+
 from controller.observability.metrics import BUCKETS
 from tests.integration.observability import mix
 from tests.integration.observability.conftest import SCRAPE_SECONDS, Scenario
@@ -110,7 +112,7 @@ class TestCounts:
         """Runs by status over the range are the exact counts of the window's runs."""
         got = values(instant(scenario, "Runs by status (selected range)"), "status")
         expected = mix.status_counts(scenario.window)
-        assert got == {(s,): float(expected.get(s, 0)) for s in ("passed", "failed", "unverified", "error")}
+        assert got == {(s,): float(expected.get(s, 0)) for s in STATUSES}  # every known status, at 0 too
 
     def test_runs_per_interval_add_up(self, scenario):
         """The per-interval bars of each status add up to that status's count in the window."""

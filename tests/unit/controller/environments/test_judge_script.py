@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import io
 import json
 import shutil
@@ -25,7 +26,7 @@ def judge_dir(tmp_path: Path) -> Path:
     """The judge/ folder of an environment image: judge.py with the controller's decoder and comparison."""
     for name, source in CONTEXT_FILES.items():
         if name.startswith("judge/"):
-            (tmp_path / "judge").mkdir(exist_ok=True)
+            (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, tmp_path / name)
     return tmp_path / "judge"
 
@@ -40,6 +41,14 @@ def run_judge(judge_dir: Path, document: object) -> dict[str, object]:
 
 
 class TestJudgeScript:
+    def test_every_project_module_the_judge_imports_is_in_the_image(self, judge_dir):
+        """The image holds no sandloop install: each ``agents.*`` import must be a file of judge/."""
+        for path in judge_dir.rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("agents"):
+                    module = judge_dir / (node.module.replace(".", "/") + ".py")
+                    assert module.is_file(), f"{path.name} imports {node.module}, which the image lacks"
+
     def test_equal_under_this_pandas_passes(self, judge_dir):
         """The dtype read_csv gives here for text passes, and the verdict names this pandas."""
         dtype = str(pd.read_csv(io.StringIO("k\nx\n"))["k"].dtype)
