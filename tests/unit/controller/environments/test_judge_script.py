@@ -25,7 +25,7 @@ def judge_dir(tmp_path: Path) -> Path:
     """The judge/ folder of an environment image: judge.py with the controller's decoder and comparison."""
     for name, source in CONTEXT_FILES.items():
         if name.startswith("judge/"):
-            (tmp_path / "judge").mkdir(exist_ok=True)
+            (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, tmp_path / name)
     return tmp_path / "judge"
 
