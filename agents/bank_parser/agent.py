@@ -26,7 +26,7 @@ from agents.bank_parser.run import run_parser_agent
 from agents.bank_parser.state import ParserState
 from agents.bank_parser.submission_check import check_submissions_command
 from agents.bank_parser.submissions import Submission, find_submissions
-from agents.bank_parser.target_env import provide_target_environment
+from agents.bank_parser.target_env import provide_target_environment, resumed_judge_image
 from agents.base import CheckRequest, ReplayOutcome, RunPlan
 from agents.lessons import LESSONS_FILE, ExecutionHistory
 from agents.loop import OnEvent
@@ -81,6 +81,8 @@ class BankParserAgent:
 
     def prewarm(self, services: Services, image: str, plan: RunPlan) -> None:
         """A warm container, ready by the first execute."""
+        if plan.inputs.get("environment") is not None and "judge_image" not in plan.inputs:
+            plan.inputs["judge_image"] = resumed_judge_image(image)  # run --resume: the recorded image
         services.prewarm(parser_spec(image, "", b"", plan.limits, {}))
 
     def graph(self, max_attempts: int, checkpointer: Any = None) -> Any:

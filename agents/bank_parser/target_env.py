@@ -23,6 +23,7 @@ import pandas as pd
 from agents.bank_parser.compare import Comparison
 from agents.bank_parser.env_judge import Verdict, judge_in_environment, judge_spec
 from agents.bank_parser.evaluate import RESULT_FILE, Execution
+from controller.environments.image import IMAGE_NAME as ENV_IMAGE_NAME
 from controller.environments.image import EnvImageSpec, build_env_image, image_exists
 from controller.environments.resolution import EnvironmentFailure, resolve
 from controller.environments.wheels import wheels_for
@@ -74,6 +75,15 @@ def provide_target_environment(services: Any, base_tag: str, environment: Target
     if judge:
         say(f"environment pandas {env_pandas} (controller: {pd.__version__}): results are judged in the environment")
     return TargetImage(spec.tag, judge, env_pandas)
+
+
+def resumed_judge_image(image: str) -> str | None:
+    """On ``run --resume`` (the run's recorded image): judge in it when it is an environment image.
+
+    Judging in the environment is right whatever its pandas (the same pandas ran the parser);
+    it only costs a second container when the pandas is the controller's.
+    """
+    return image if f"/{ENV_IMAGE_NAME}:" in image else None
 
 
 def judged_in_environment(sandbox: Sandbox, image: str, execution: Execution, expected_csv: bytes,

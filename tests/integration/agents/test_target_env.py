@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -83,3 +84,18 @@ def test_an_unresolvable_environment_is_one_line_and_exit_2(tmp_path, icici_copy
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
     assert len(errors) == 1 and "cannot be resolved" in errors[0], proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_resume_judges_in_the_recorded_environment(tmp_path, env_target):
+    """A resumed run of an environment target runs and judges its later attempts in that environment."""
+    from tests.integration.controller.test_resume import cli, interrupt_after, spoil_one_cell
+
+    spoil_one_cell(env_target)  # every attempt mismatches: the run goes on past attempt 1
+    run_id, first, _ = interrupt_after(tmp_path, env_target, "[attempt 1] compare", signal.SIGKILL)
+    assert "judged under pandas 2.2.3" in first, first
+    resumed = cli(tmp_path, env_target, "run", "--resume", run_id)
+    output = resumed.stdout + resumed.stderr
+    assert resumed.returncode == 1, output
+    assert re.search(r"\[attempt 2\] compare\s+mismatch .*judged under pandas 2\.2\.3", output), output
+    record = json.loads((tmp_path / "runs" / run_id / "run.json").read_text())
+    assert "/python-parser-env:" in record["image"]
