@@ -46,6 +46,8 @@ def run_agent(agent: Agent, target: str, settings: Settings, max_attempts: int |
     services = Services.start(settings, progress.say)
     try:
         image = agent.ensure_image(services, agent.images[0], progress.say)
+        if hasattr(agent, "run_image"):  # a target's own environment (issue 13)
+            image = agent.run_image(services, image, plan, progress.say)
         agent.prewarm(services, image, plan)
         run_id = new_run_id(plan.target)
         progress.say(f"run {run_id}: {plan.target} {plan.banner}, up to {plan.max_attempts} attempt(s)")

@@ -10,6 +10,11 @@
     timeout_seconds = 30             # per check / execution
     memory_mb = 1536
 
+    [environment]                    # bank_parser, optional: the target's own runtime (issue 13)
+    python = ["PyPDF2==3.0.1"]       # PEP 508 requirements from the index
+    debian = ["ghostscript"]         # Debian packages a library needs
+    as_of = "2025-08-31"             # resolve unpinned requirements as of this date
+
 A target without ``target.toml`` is a bank-statement target, as before. A file that does
 not validate is one clear line and exit 2, before anything runs.
 """
@@ -24,6 +29,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from controller.environments.declared import DeclaredEnv, declared_from_lists
 from controller.errors import ConfigError, TargetError
 from controller.output_schema import OutputSchema
 from controller.targets import check_target_name, known_targets
@@ -40,6 +46,8 @@ RESERVED_PROJECTS = frozenset((
 ))
 _PROJECT = re.compile(r"^[A-Z][A-Za-z0-9]{0,63}$")
 _FILE = re.compile(r"^[^/\\]+$")
+#: Debian policy 5.6.1: lower case letters, digits, + - . ; two or more, alphanumeric first.
+_DEBIAN_NAME = re.compile(r"^[a-z0-9][a-z0-9+.-]{1,62}$")
 #: Largest target.toml read: the format has a handful of keys.
 MAX_TARGET_FILE_BYTES = 64 * 1024
 
@@ -54,6 +62,50 @@ class TargetLimits(BaseModel):
     memory_mb: int | None = Field(None, ge=64, le=65536, description="Sandbox memory limit.")
 
 
+class TargetEnvironment(BaseModel):
+    """``[environment]``: the packages a target's parsers run with (docs/environments.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    python: list[str] = Field(default_factory=list, max_length=200, description="PEP 508 index requirements.")
+    debian: list[str] = Field(default_factory=list, max_length=50, description="Debian package names.")
+    as_of: str | None = Field(None, description="Resolve unpinned requirements as of this date (YYYY-MM-DD).")
+
+    @field_validator("python")
+    @classmethod
+    def _requirements(cls, value: list[str]) -> list[str]:
+        from packaging.requirements import InvalidRequirement, Requirement
+
+        for line in value:
+            try:
+                requirement = Requirement(line)
+            except InvalidRequirement as exc:
+                raise ValueError(f"not a PEP 508 requirement: {line[:80]!r} ({str(exc).splitlines()[0][:120]})") from exc
+            if requirement.url:
+                raise ValueError(f"only requirements from the package index, not URLs: {line[:80]!r}")
+        return value
+
+    @field_validator("debian")
+    @classmethod
+    def _debian_names(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if not _DEBIAN_NAME.match(name):
+                raise ValueError(f"not a Debian package name: {name[:80]!r} (lower case letters, digits, "
+                                 "'+', '-', '.'; 2 to 63 characters, starting with a letter or digit)")
+        return value
+
+    @field_validator("as_of")
+    @classmethod
+    def _date(cls, value: str | None) -> str | None:
+        from controller.environments.resolution import parse_as_of
+
+        return None if value is None else parse_as_of(value)
+
+    def declared(self) -> DeclaredEnv:
+        """The declaration the environment provisioner takes."""
+        return declared_from_lists(self.python, self.debian, TARGET_FILE)
+
+
 class TargetConfig(BaseModel):
     """The validated ``target.toml``."""
 
@@ -65,6 +117,7 @@ class TargetConfig(BaseModel):
     document: str | None = Field(None, description="idris: the document's file name in the folder.")
     limits: TargetLimits = Field(default_factory=TargetLimits)
     output: OutputSchema | None = Field(None, description="bank_parser: the frame without result.csv.")
+    environment: TargetEnvironment | None = Field(None, description="bank_parser: the target's own runtime.")
 
     @field_validator("project")
     @classmethod
@@ -91,6 +144,8 @@ class TargetConfig(BaseModel):
             raise ValueError("agent 'idris' needs project = \"YourProject\" (the module is Domains.YourProject)")
         if self.agent == "bank_parser" and (self.project or self.document):
             raise ValueError("project and document apply to agent = \"idris\" only")
+        if self.agent == "idris" and self.environment is not None:
+            raise ValueError("[environment] applies to agent = \"bank_parser\" only")
         return self
 
 
@@ -132,7 +187,9 @@ def load_target_config(data_dir: Path, name: str) -> TargetConfig | None:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])[:100] or "target.toml"
         message = str(first["msg"]).removeprefix("Value error, ")
-        raise ConfigError(f"{path}: {where}: {message}", hint="see docs/idris.md, 'Targets'") from exc
+        doc = "docs/environments.md, 'A target's own environment'" if where.startswith("environment") else \
+            "docs/idris.md, 'Targets'"
+        raise ConfigError(f"{path}: {where}: {message}", hint=f"see {doc}") from exc
 
 
 def resolve_document_target(name: str, data_dir: Path, config: TargetConfig) -> DocumentTarget:

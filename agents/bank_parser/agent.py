@@ -25,7 +25,8 @@ from agents.bank_parser.nodes import AGENT
 from agents.bank_parser.run import run_parser_agent
 from agents.bank_parser.state import ParserState
 from agents.bank_parser.submission_check import check_submissions_command
-from agents.bank_parser.submissions import find_submissions
+from agents.bank_parser.submissions import Submission, find_submissions
+from agents.bank_parser.target_env import provide_target_environment, resumed_judge_image
 from agents.base import CheckRequest, ReplayOutcome, RunPlan
 from agents.lessons import LESSONS_FILE, ExecutionHistory
 from agents.loop import OnEvent
@@ -61,15 +62,27 @@ class BankParserAgent:
             agent=AGENT, target=resolved.name, max_attempts=max_attempts or settings.max_attempts,
             limits=settings.sandbox, coder=coder, coder_name=coder.name,
             banner=f"({resolved.pdf.name})", notes=(coder_line,) if coder_line else (),
-            inputs={"target": resolved, "history": history, "output": settings.output},
+            inputs={"target": resolved, "history": history, "output": settings.output,
+                    "environment": config.environment if config is not None else None},
         )
 
     def ensure_image(self, services: Services, name: str, say: Any) -> str:
         """The python-parser image (a content-hash tag), built if the engine lacks it."""
         return services.image(name)
 
+    def run_image(self, services: Services, image: str, plan: RunPlan, say: Any) -> str:
+        """The target's own environment image (``[environment]`` of target.toml, issue 13), else ``image``."""
+        environment = plan.inputs.get("environment")
+        if environment is None:
+            return image
+        provided = provide_target_environment(services, image, environment, say)
+        plan.inputs["judge_image"] = provided.judge_image
+        return provided.tag
+
     def prewarm(self, services: Services, image: str, plan: RunPlan) -> None:
         """A warm container, ready by the first execute."""
+        if plan.inputs.get("environment") is not None and "judge_image" not in plan.inputs:
+            plan.inputs["judge_image"] = resumed_judge_image(image)  # run --resume: the recorded image
         services.prewarm(parser_spec(image, "", b"", plan.limits, {}))
 
     def graph(self, max_attempts: int, checkpointer: Any = None) -> Any:
@@ -84,6 +97,7 @@ class BankParserAgent:
         return run_parser_agent(
             run_id=run_id, target=plan.inputs["target"], settings=run_settings, sandbox=sandbox, image=image,
             coder=plan.coder, on_event=on_event, history=plan.inputs["history"], checkpoint=checkpoint,
+            judge_image=plan.inputs.get("judge_image"),
         )
 
     def checkpoint_types(self) -> tuple[Any, ...]:
@@ -94,6 +108,13 @@ class BankParserAgent:
         """Run existing parsers through the sandbox and the comparison; exit 0 all pass, 1 otherwise."""
         target = resolve_target(request.target, settings.data_dir)
         submissions = find_submissions(request.paths, target.name)  # folders with their own environment
+        config = load_target_config(settings.data_dir, target.name)
+        if submissions is None and config is not None and config.environment is not None:
+            # issue 13: plain parsers of a target with [environment] run (and are judged) in it
+            submissions = [Submission(p.name, p.parent, p, config.environment.declared(), None)
+                           for p in collect_parsers(request.paths)]
+            as_of = request.options.get("as_of") or config.environment.as_of
+            return check_submissions_command(as_of, request.jobs, settings, target, submissions)
         if submissions is not None:
             return check_submissions_command(request.options.get("as_of"), request.jobs, settings, target, submissions)
         parsers = collect_parsers(request.paths)

@@ -22,6 +22,7 @@ from agents.bank_parser.evaluate import (
     parser_spec,
 )
 from agents.bank_parser.state import ParserContext, ParserState
+from agents.bank_parser.target_env import judged_in_environment
 from agents.bank_parser.statement_pdf import scanned_limits
 from agents.bank_parser.verify import Verification, check_consistency
 from agents.loop import Update, node
@@ -91,12 +92,20 @@ def compare(state: ParserState, runtime: Runtime[ParserContext]) -> tuple[Update
     update: Update = {"comparison": comparison, "verification": verification}
     if comparison is None:
         return _self_consistency(state, update, verification)
-    ctx.artifacts.write_attempt(attempt, "diff.txt", comparison.report() + "\n")
+    summary, report = comparison.summary(), comparison.report()
+    if ctx.judge_image is not None and ctx.target.expected_csv is not None:  # issue 13: the environment's pandas
+        labels = {"run_id": ctx.run_id, "agent": AGENT, "target": ctx.target.name, "attempt": str(attempt)}
+        comparison, verdict = judged_in_environment(ctx.sandbox, ctx.judge_image, state["execution"],
+                                                    ctx.target.expected_csv.read_bytes(), comparison, ctx.limits, labels)
+        summary = f"{verdict.summary} (judged under pandas {verdict.pandas})"
+        report = verdict.report or f"{verdict.summary}\n{verdict.first_difference}"
+        update["comparison"] = comparison
+    ctx.artifacts.write_attempt(attempt, "diff.txt", report + "\n")
     beside = f"; {verification.summary()}" if verification is not None else ""
     if comparison.passed:
-        return update, "passed", comparison.summary() + beside
-    feedback = _feedback(state, FailureKind.MISMATCH, comparison.summary(), comparison.report())
-    return {**update, "feedback": [feedback]}, "mismatch", comparison.summary() + beside
+        return update, "passed", summary + beside
+    feedback = _feedback(state, FailureKind.MISMATCH, summary, report)
+    return {**update, "feedback": [feedback]}, "mismatch", summary + beside
 
 
 def _self_consistency(

@@ -38,6 +38,7 @@ def run_parser_agent(
     on_event: OnEvent,
     history: ExecutionHistory | None = None,
     checkpoint: Checkpoint | None = None,
+    judge_image: str | None = None,
 ) -> RunSummary:
     """Run the loop to its end and write ``summary.json``; return the summary.
 
@@ -49,7 +50,7 @@ def run_parser_agent(
     context = ParserContext(
         run_id=run_id, target=target, sandbox=sandbox, image=image, coder=coder,
         limits=settings.sandbox, max_attempts=settings.max_attempts, artifacts=artifacts,
-        parsers_dir=str(settings.parsers_dir), output=settings.output,
+        parsers_dir=str(settings.parsers_dir), output=settings.output, judge_image=judge_image,
     )
     if history is not None and not (checkpoint and checkpoint.resume):
         lessons = history.lessons(AGENT, target.name)

@@ -71,3 +71,5 @@ class ParserContext:
     parsers_dir: str
     output: OutputSchema | None = None
     """The frame to aim for without a result.csv (settings or target.toml; issue 15)."""
+    judge_image: str | None = None
+    """The target's environment image when its pandas is not the controller's: results are judged there (issue 13)."""

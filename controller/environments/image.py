@@ -37,7 +37,7 @@ CONTEXT_FILES = {
     "judge/judge.py": _FILES / "judge.py",
     "judge/frame_codec.py": PROJECT_ROOT / "agents" / "bank_parser" / "frame_codec.py",
     "judge/compare.py": PROJECT_ROOT / "agents" / "bank_parser" / "compare.py",
-    # what frame_codec imports, at the same package path it imports it from
+    # frame_codec.py imports these two (agents/__init__.py is empty): the judge needs them beside it
     "judge/agents/__init__.py": PROJECT_ROOT / "agents" / "__init__.py",
     "judge/agents/bounded_json.py": PROJECT_ROOT / "agents" / "bounded_json.py",
     "judge/agents/untrusted_text.py": PROJECT_ROOT / "agents" / "untrusted_text.py",
@@ -92,7 +92,7 @@ def dockerfile(debian: tuple[str, ...]) -> str:
         "         --disable-pip-version-check --ignore-installed --no-deps \\\n"
         "         --find-links /tmp/context/wheels -r /tmp/context/wheels/requirements.txt; fi \\\n"
         f"    && cp /tmp/context/sandloop_submission.py /tmp/context/sandloop-submission.pth {SITE}/ \\\n"
-        f"    && mkdir -p {JUDGE_DIR} && cp /tmp/context/judge/*.py {JUDGE_DIR}/ \\\n"
+        f"    && mkdir -p {JUDGE_DIR} && cp -r /tmp/context/judge/. {JUDGE_DIR}/ \\\n"
         "    && rm -rf /tmp/context \\\n"
         f"    && {ENV_PREFIX}/bin/python3 -I -c \"import sys, pandas, pdfplumber; assert sys.prefix == '{ENV_PREFIX}'\"\n"
         f"ENV PATH={_PATH}\n"
