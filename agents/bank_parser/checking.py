@@ -15,8 +15,10 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
+from agents.bank_parser.analysis import Analysis, analyze
 from agents.bank_parser.compare import Comparison
 from agents.bank_parser.evaluate import Execution, execute_parser, judge, parser_spec
+from agents.bank_parser.verify import Verification, check_consistency
 from controller.errors import TargetError
 from controller.progress import Progress
 from controller.sandbox.spec import Sandbox
@@ -31,9 +33,11 @@ class CheckOutcome:
     """One parser's verdict."""
 
     parser: str
-    status: str  # pass | fail | unverified
+    status: str  # pass | self-consistent | fail | unverified
     execution: Execution
     comparison: Comparison | None
+    #: Without result.csv: the frame against the statement's own figures (issue 15).
+    verification: Verification | None = None
 
     @property
     def rows(self) -> str:
@@ -46,7 +50,9 @@ class CheckOutcome:
         """The first thing that is wrong, in a few words."""
         if self.execution.failure is not None:
             return f"{self.execution.failure.value}: {self.execution.message}"
-        if self.comparison is None or self.comparison.passed:
+        if self.comparison is None:
+            return "" if self.status != "fail" or self.verification is None else self.verification.summary()
+        if self.comparison.passed:
             return ""
         cells = self.comparison.cells
         if cells:
@@ -89,19 +95,26 @@ def read_parser(path: Path) -> str:
     return code
 
 
-def check_one(sandbox: Sandbox, image: str, target: Target, settings: Settings, path: Path, code: str) -> CheckOutcome:
-    """Run one parser in a fresh sandbox and compare its frame with result.csv."""
+def check_one(sandbox: Sandbox, image: str, target: Target, settings: Settings, path: Path, code: str,
+              analysis: Analysis | None = None) -> CheckOutcome:
+    """Run one parser in a fresh sandbox and judge it: against result.csv, else by self-consistency.
+
+    ``analysis`` (with the statement's own figures) is needed only without result.csv; as in
+    ``run``, a frame then passes only when it is self-consistent.
+    """
     labels = {"agent": "check", "target": target.name}
     spec = parser_spec(image, code, target.pdf.read_bytes(), settings.sandbox, labels)
     execution = execute_parser(sandbox, spec)
     comparison = judge(execution, target.expected_csv)
     if execution.failure is not None:
-        status = "fail"
-    elif comparison is None:
-        status = "unverified"
-    else:
-        status = "pass" if comparison.passed else "fail"
-    return CheckOutcome(str(path), status, execution, comparison)
+        return CheckOutcome(str(path), "fail", execution, comparison)
+    if comparison is not None:
+        return CheckOutcome(str(path), "pass" if comparison.passed else "fail", execution, comparison)
+    verification = check_consistency(execution, analysis) if analysis is not None else None
+    if verification is None:
+        return CheckOutcome(str(path), "unverified", execution, None)
+    status = "self-consistent" if verification.self_consistent else "fail"
+    return CheckOutcome(str(path), status, execution, None, verification)
 
 
 def check_many(
@@ -110,9 +123,11 @@ def check_many(
 ) -> list[CheckOutcome]:
     """Check every parser, ``jobs`` at a time; return the outcomes in the parsers' order."""
     sources = {path: read_parser(path) for path in parsers}
+    # No result.csv: the statement's own figures judge every parser (read once, on the host).
+    analysis = analyze(target.pdf, None) if target.expected_csv is None else None
     outcomes: dict[Path, CheckOutcome] = {}
     with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="sandloop-check") as pool:
-        futures = {pool.submit(check_one, sandbox, image, target, settings, path, code): path
+        futures = {pool.submit(check_one, sandbox, image, target, settings, path, code, analysis): path
                    for path, code in sources.items()}
         for done, future in enumerate(as_completed(futures), start=1):
             outcome = future.result()
@@ -128,7 +143,7 @@ def print_report(outcomes: list[CheckOutcome]) -> None:
         _print_single(outcomes[0])
     else:
         _print_table(outcomes)
-    passed = sum(o.status == "pass" for o in outcomes)
+    passed = sum(o.status in ("pass", "self-consistent") for o in outcomes)
     failed = sum(o.status == "fail" for o in outcomes)
     unverified = len(outcomes) - passed - failed
     print(f"{passed} passed, {failed} failed" + (f", {unverified} unverified" if unverified else ""))
@@ -140,6 +155,12 @@ def _print_single(outcome: CheckOutcome) -> None:
         print(f"FAIL {outcome.parser}: {execution.failure.value}: {execution.message} ({seconds:.2f}s in the sandbox)")
         if execution.detail:  # the sandbox's text, indented: none of its lines can pass for ours
             print(textwrap.indent(execution.detail.rstrip(), "  | ", lambda line: True))
+    elif outcome.verification is not None:
+        word = "SELF-CONSISTENT" if outcome.status == "self-consistent" else "FAIL"
+        print(f"{word} {outcome.parser}: no result.csv; {outcome.verification.summary()} "
+              f"({seconds:.2f}s in the sandbox)")
+        if outcome.status == "fail":
+            print(outcome.verification.report())
     elif outcome.comparison is None:
         print(f"UNVERIFIED {outcome.parser}: {execution.message}; the target has no result.csv")
     else:

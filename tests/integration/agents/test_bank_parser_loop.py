@@ -68,6 +68,29 @@ class TestIciciLoop:
         assert any(line.startswith(f"PASS {parser}") for line in lines)
         assert lines[-1] == "1 passed, 0 failed"
 
+    def test_check_without_result_csv_judges_by_the_statements_own_figures(self, tmp_path, icici_copy):
+        """No result.csv: a correct parser is SELF-CONSISTENT (passed); one that drops a row fails."""
+        assert run_cli(tmp_path, icici_copy, "run", "--target", "icici").returncode == 0
+        good = tmp_path / "custom_parsers" / "icici_parser.py"
+        dropping = tmp_path / "dropping" / "icici_parser.py"
+        dropping.parent.mkdir()
+        dropping.write_text(good.read_text() + textwrap.dedent("""
+
+            _parse = parse
+
+
+            def parse(pdf_path):
+                frame = _parse(pdf_path)
+                return frame.drop(index=frame.index[5]).reset_index(drop=True)
+        """))
+        (icici_copy / "icici" / "result.csv").unlink()
+        proc = run_cli(tmp_path, icici_copy, "check", "--target", "icici", "--parser", str(good), str(dropping))
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        rows = {line.split()[0]: line.split()[1] for line in proc.stdout.splitlines()
+                if line.startswith(str(tmp_path))}
+        assert rows == {str(good): "self-consistent", str(dropping): "fail"}, proc.stdout
+        assert proc.stdout.strip().splitlines()[-1] == "1 passed, 1 failed"
+
     def test_check_many_parsers_ends_with_a_table_and_the_count(self, tmp_path, icici_copy):
         """A folder of parsers, good and bad, gives a table and 'N passed, M failed' last; exit 1."""
         assert run_cli(tmp_path, icici_copy, "run", "--target", "icici").returncode == 0
