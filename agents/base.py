@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from agents.loop import OnEvent
+from controller.errors import TargetError
 from controller.report import RunSummary
 from controller.settings import SandboxLimits, Settings
 
@@ -69,6 +70,27 @@ class CheckRequest:
     paths: list[str]
     jobs: int | None
     options: dict[str, Any] = field(default_factory=dict)
+
+
+def collect_files(paths: list[str], suffix: str, noun: str) -> list[Path]:
+    """Expand ``check``'s files and folders into the ``suffix`` files to check, in a stable order.
+
+    Raises:
+        TargetError: a path does not exist, or no such file was found.
+    """
+    hint = f"pass {suffix} files or folders that hold them"
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found += sorted(p for p in path.rglob(f"*{suffix}") if p.is_file() and "__pycache__" not in p.parts)
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise TargetError(f"no {noun} file {path}", hint=hint)
+    if not found:
+        raise TargetError(f"no {suffix} files in {', '.join(paths)}", hint=hint)
+    return list(dict.fromkeys(found))
 
 
 @dataclass(frozen=True)

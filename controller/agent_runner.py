@@ -19,13 +19,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-import docker.errors
-
 from agents.base import Agent, RunPlan
 from agents.loop import NodeEvent
 from controller.artifacts import SUMMARY_FILE, new_run_id, write_atomic
 from controller.checkpoints import Checkpoint, close_checkpoint, open_checkpoint
 from controller.errors import ImageBuildError, TargetError
+from controller.images.base import image_exists
 from controller.observability.recorder import observe_run
 from controller.progress import Progress
 from controller.report import RunSummary
@@ -177,11 +176,8 @@ def recorded_image(agent: Agent, services: Services, name: str, tag: str, say: S
     Raises:
         ImageBuildError: the image is gone and sandbox_images/<name> no longer builds it.
     """
-    try:
-        services.client.images.get(tag)
+    if image_exists(services.client, tag):
         return tag
-    except docker.errors.ImageNotFound:
-        pass
     say(f"the run's image {tag} is not in the engine; rebuilding it from sandbox_images/{name}")
     current = agent.ensure_image(services, name, say)
     if current != tag:

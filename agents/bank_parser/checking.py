@@ -19,6 +19,7 @@ from agents.bank_parser.analysis import Analysis, analyze
 from agents.bank_parser.compare import Comparison
 from agents.bank_parser.evaluate import Execution, execute_parser, judge, parser_spec
 from agents.bank_parser.verify import Verification, check_consistency
+from agents.base import collect_files
 from controller.errors import TargetError
 from controller.progress import Progress
 from controller.sandbox.spec import Sandbox
@@ -67,18 +68,7 @@ def collect_parsers(paths: list[str]) -> list[Path]:
     Raises:
         TargetError: a path does not exist, or nothing to check was found.
     """
-    found: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            found += sorted(p for p in path.rglob("*.py") if p.is_file() and "__pycache__" not in p.parts)
-        elif path.is_file():
-            found.append(path)
-        else:
-            raise TargetError(f"no parser file {path}", hint="pass .py files or folders that hold them")
-    if not found:
-        raise TargetError(f"no .py files in {', '.join(paths)}", hint="pass .py files or folders that hold them")
-    return list(dict.fromkeys(found))
+    return collect_files(paths, ".py", "parser")
 
 
 def read_parser(path: Path) -> str:

@@ -24,7 +24,8 @@ from agents.bank_parser.compare import Comparison
 from agents.bank_parser.env_judge import Verdict, judge_in_environment, judge_spec
 from agents.bank_parser.evaluate import RESULT_FILE, Execution
 from controller.environments.image import IMAGE_NAME as ENV_IMAGE_NAME
-from controller.environments.image import EnvImageSpec, build_env_image, image_exists
+from controller.environments.image import EnvImageSpec, build_env_image
+from controller.images.base import image_exists
 from controller.environments.resolution import EnvironmentFailure, resolve
 from controller.environments.wheels import wheels_for
 from controller.errors import ConfigError, ImageBuildError
@@ -66,7 +67,7 @@ def provide_target_environment(services: Any, base_tag: str, environment: Target
         say(f"building environment {spec.tag} ({len(pins)} package(s), {len(declared.debian)} Debian)")
         try:
             build_env_image(services.client, spec, wheels_for(pins, arch, cache),
-                            services.settings.build_timeout_seconds, say)
+                            services.settings.build_timeout_seconds)
         except EnvironmentFailure as exc:
             raise ImageBuildError(f"the target's environment: {exc.message}", hint=exc.hint) from exc
         say(f"environment {spec.tag}: built in {time.monotonic() - started:.0f} s")

@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from agents.base import collect_files
 from agents.idris.typecheck import CheckResult, check_spec, run_check
 from controller.errors import TargetError
 from controller.progress import Progress
@@ -38,18 +39,7 @@ def collect_modules(paths: list[str]) -> list[Path]:
     Raises:
         TargetError: a path does not exist, or no module was found.
     """
-    found: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            found += sorted(p for p in path.rglob("*.idr") if p.is_file())
-        elif path.is_file():
-            found.append(path)
-        else:
-            raise TargetError(f"no module file {path}", hint="pass .idr files or folders that hold them")
-    if not found:
-        raise TargetError(f"no .idr files in {', '.join(paths)}", hint="pass .idr files or folders that hold them")
-    return list(dict.fromkeys(found))
+    return collect_files(paths, ".idr", "module")
 
 
 def module_name(path: Path, source: str) -> str:

@@ -12,23 +12,20 @@ from __future__ import annotations
 import hashlib
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import docker
-import docker.errors
 
 from controller.environments.resolution import EnvironmentFailure
 from controller.environments.wheels import COMPLETE_MARKER
+from controller.images.builder import build_context
 from controller.settings import PROJECT_ROOT
 
-Say = Callable[[str], None]
 IMAGE_NAME = "python-parser-env"
 ENV_PREFIX = "/opt/sandloop/env"
 SITE = f"{ENV_PREFIX}/lib/python3.11/site-packages"
 JUDGE_DIR = "/opt/sandloop/judge"
-HASH_LABEL = "org.sandloop.context-hash"
 _FILES = Path(__file__).resolve().parent / "files"
 #: name in the build context -> file it comes from (the judge reuses the controller's decoder).
 CONTEXT_FILES = {
@@ -100,19 +97,8 @@ def dockerfile(debian: tuple[str, ...]) -> str:
     )
 
 
-def image_exists(client: docker.DockerClient, tag: str) -> bool:
-    """Whether the engine already has ``tag``."""
-    try:
-        client.images.get(tag)
-        return True
-    except docker.errors.ImageNotFound:
-        return False
-
-
-def build_env_image(
-    client: docker.DockerClient, spec: EnvImageSpec, wheels: Path | None, timeout: int, say: Say
-) -> None:
-    """Build ``spec`` from ``wheels`` (None: no packages of its own).
+def build_env_image(client: docker.DockerClient, spec: EnvImageSpec, wheels: Path | None, timeout: int) -> None:
+    """Build ``spec`` from ``wheels`` (None: no packages of its own); provision.py says one line for it.
 
     Raises:
         EnvironmentFailure: the build failed (a wheel that does not install, a Debian package).
@@ -120,15 +106,9 @@ def build_env_image(
     with tempfile.TemporaryDirectory(prefix="sandloop-env-") as folder:
         staging = Path(folder)
         _stage(spec, wheels, staging)
-        try:
-            stream = client.api.build(
-                path=str(staging), tag=spec.tag, rm=True, forcerm=True, pull=False, decode=True,
-                buildargs={"BASE_IMAGE": spec.base_tag}, labels={HASH_LABEL: spec.content_hash},
-                timeout=timeout,
-            )
-            _follow(stream, say)
-        except docker.errors.APIError as exc:
-            raise EnvironmentFailure(f"building its image failed: {exc}") from exc
+        build_context(client, staging, spec.tag, spec.base_tag, spec.content_hash, timeout,
+                      lambda _step: None,
+                      failure=lambda why: EnvironmentFailure(f"building its image failed: {why}"))
 
 
 def _stage(spec: EnvImageSpec, wheels: Path | None, staging: Path) -> None:
@@ -144,13 +124,3 @@ def _stage(spec: EnvImageSpec, wheels: Path | None, staging: Path) -> None:
         (staging / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source, staging / name)
 
-
-def _follow(stream: Iterator[dict[str, object]], say: Say) -> None:
-    tail: list[str] = []
-    for chunk in stream:
-        if "error" in chunk:
-            detail = " | ".join(tail[-3:])
-            raise EnvironmentFailure(f"building its image failed: {str(chunk['error']).strip()[:300]} ({detail[:300]})")
-        text = str(chunk.get("stream", "")).strip()
-        if text:
-            tail = (tail + [text])[-20:]

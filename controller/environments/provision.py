@@ -17,7 +17,8 @@ from pathlib import Path
 import docker
 
 from controller.environments.declared import DeclaredEnv
-from controller.environments.image import EnvImageSpec, build_env_image, image_exists
+from controller.environments.image import EnvImageSpec, build_env_image
+from controller.images.base import image_exists
 from controller.environments.resolution import EnvironmentFailure, resolve
 from controller.environments.wheels import wheels_for
 from controller.settings import Settings
@@ -71,7 +72,7 @@ class Provisioner:
             return Environment(spec.tag, "reused", time.monotonic() - started, pins)
         self._say(f"building environment {spec.tag} ({len(pins)} package(s))")
         wheels = wheels_for(pins, self._arch, cache) if pins else None
-        build_env_image(self._client, spec, wheels, self._settings.build_timeout_seconds, self._say)
+        build_env_image(self._client, spec, wheels, self._settings.build_timeout_seconds)
         return Environment(spec.tag, "built", time.monotonic() - started, pins)
 
 

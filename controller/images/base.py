@@ -33,7 +33,7 @@ BOOTSTRAP_LABEL = "org.sandloop.bootstrapped"
 
 def ensure_base_image(client: docker.DockerClient, settings: Settings, say: Say) -> None:
     """Make sure ``settings.base_image`` exists in the engine, pulling or bootstrapping it."""
-    if _exists(client, settings.base_image):
+    if image_exists(client, settings.base_image):
         return
     say(f"base image {settings.base_image} is missing; trying to pull it")
     try:
@@ -64,7 +64,7 @@ def bootstrap_base_image(client: docker.DockerClient, settings: Settings, say: S
             tag=tag or "latest",
             changes=['CMD ["bash"]', f"LABEL {BOOTSTRAP_LABEL}=debootstrap"],
         )
-    if not _exists(client, settings.base_image):
+    if not image_exists(client, settings.base_image):
         raise ImageBuildError(f"importing the bootstrapped {settings.base_image} failed")
 
 
@@ -115,7 +115,8 @@ def _checked(command: list[str], what: str) -> None:
         raise ImageBuildError(f"{what} failed (exit {proc.returncode}): {' | '.join(tail)}")
 
 
-def _exists(client: docker.DockerClient, reference: str) -> bool:
+def image_exists(client: docker.DockerClient, reference: str) -> bool:
+    """Whether the engine already has ``reference``."""
     try:
         client.images.get(reference)
         return True

@@ -19,7 +19,7 @@ import docker
 import docker.errors
 
 from controller.errors import ImageBuildError, UsageError
-from controller.images.base import ensure_base_image
+from controller.images.base import ensure_base_image, image_exists
 from controller.images.wheelhouse import (
     WheelhouseSpec,
     engine_arch,
@@ -79,11 +79,8 @@ def available_images(settings: Settings) -> list[str]:
 
 def ensure_image(client: docker.DockerClient, spec: ImageSpec, settings: Settings, say: Say) -> str:
     """Return ``spec.tag``, building the image (and its base) first if the engine lacks it."""
-    try:
-        client.images.get(spec.tag)
+    if image_exists(client, spec.tag):
         return spec.tag
-    except docker.errors.ImageNotFound:
-        pass
     say(f"building image {spec.tag}")
     ensure_base_image(client, settings, say)
     with tempfile.TemporaryDirectory(prefix=f"sandloop-build-{spec.name}-") as staging:
@@ -110,29 +107,36 @@ def _stage_context(
 def _build(
     client: docker.DockerClient, spec: ImageSpec, staging: Path, settings: Settings, say: Say
 ) -> None:
+    build_context(client, staging, spec.tag, settings.base_image, spec.content_hash,
+                  settings.build_timeout_seconds, say,
+                  failure=lambda why: ImageBuildError(f"building {spec.tag} failed: {why}"))
+
+
+def build_context(
+    client: docker.DockerClient, context: Path, tag: str, base_image: str, content_hash: str,
+    timeout: int, say: Say, failure: Callable[[str], ImageBuildError],
+) -> None:
+    """Build the folder ``context`` as ``tag`` FROM ``base_image``, saying each step.
+
+    Raises:
+        ImageBuildError: ``failure(why)``, with the engine's error and the build's last lines.
+    """
     try:
         stream = client.api.build(
-            path=str(staging),
-            tag=spec.tag,
-            rm=True,
-            forcerm=True,
-            pull=False,
-            decode=True,
-            buildargs={"BASE_IMAGE": settings.base_image},
-            labels={HASH_LABEL: spec.content_hash},
-            timeout=settings.build_timeout_seconds,
+            path=str(context), tag=tag, rm=True, forcerm=True, pull=False, decode=True,
+            buildargs={"BASE_IMAGE": base_image}, labels={HASH_LABEL: content_hash}, timeout=timeout,
         )
-        _follow(stream, say)
+        _follow(stream, say, failure)
     except docker.errors.APIError as exc:
-        raise ImageBuildError(f"building {spec.tag} failed: {exc}") from exc
+        raise failure(str(exc)) from exc
 
 
-def _follow(stream: Iterator[dict[str, object]], say: Say) -> None:
+def _follow(stream: Iterator[dict[str, object]], say: Say, failure: Callable[[str], ImageBuildError]) -> None:
     tail: list[str] = []
     for chunk in stream:
         if "error" in chunk:
             detail = " | ".join(tail[-4:])
-            raise ImageBuildError(f"image build failed: {str(chunk['error']).strip()} ({detail})")
+            raise failure(f"{str(chunk['error']).strip()[:300]} ({detail[:300]})")
         text = str(chunk.get("stream", "")).strip()
         if text:
             tail = (tail + [text])[-20:]
