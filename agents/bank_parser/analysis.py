@@ -148,18 +148,11 @@ def analyze_expected(csv_path: Path) -> ExpectedSchema:
     )
 
 
-def check_readable(pdf_path: Path) -> None:
-    """A password-protected PDF is one clear line (issue 15), before anything reads it."""
-    from agents.bank_parser.statement_pdf import check_not_encrypted
-
-    check_not_encrypted(pdf_path)
-
-
 def analyze(pdf_path: Path, csv_path: Path | None) -> Analysis:
     """Analyse a target's statement and, when present, its expected CSV."""
-    from agents.bank_parser.statement_pdf import inspect_statement  # issue 15: OCR, facts
+    from agents.bank_parser.statement_pdf import check_not_encrypted, inspect_statement  # issue 15
 
-    check_readable(pdf_path)
+    check_not_encrypted(pdf_path)  # a password-protected PDF is one clear line, before anything reads it
     page_count, pages = analyze_pdf(pdf_path)
     expected = analyze_expected(csv_path) if csv_path is not None and csv_path.exists() else None
     pages, facts, scanned = inspect_statement(pdf_path, page_count, pages)
