@@ -144,16 +144,15 @@ def _add_phases(phases: dict[str, list[float]], backend: DockerSandbox) -> None:
     if trace is None:
         return
     for name, seconds in trace.phases.items():
-        label = "refill (background)" if name == "refill" else name
+        label = {"refill": "refill (background)", "ready": "ready (background)"}.get(name, name)
         phases.setdefault(label, []).append(seconds)
     phases.setdefault("round trips", []).append(float(len(trace.round_trips)))
 
 
 def _wait_for_warm(backend: DockerSandbox, timeout: float = 60) -> None:
-    """Untimed: let the pool refill, so each warm figure is one handover, not a refill."""
-    deadline = time.monotonic() + timeout
-    while backend.pool is not None and backend.pool.idle_count() == 0 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    """Untimed: let the pool refill until its container is ready, so each warm figure is one
+    handover into a ready interpreter, not a refill still importing next to it."""
+    backend.wait_warm(timeout)
 
 
 def _submission_parsers(target: Target, count: int, progress: Progress) -> list[str]:
@@ -237,7 +236,7 @@ def _print(target: str, figures: dict[str, list[float]], breakdown: dict[str, li
     for name, values in figures.items():
         print(f"  {name:<22} {statistics.median(values):7.3f}s {_p95(values):7.3f}s")
     print("\none warm execution, by phase (median of the repetitions)")
-    for name in (*PHASES, "refill (background)", "removal (background)"):
+    for name in (*PHASES, "refill (background)", "ready (background)", "removal (background)"):
         if breakdown.get(name):
             print(f"  {name:<22} {statistics.median(breakdown[name]):7.3f}s")
     if breakdown.get("round trips"):

@@ -10,10 +10,11 @@ Guarantees, all on by default and none of them optional:
 * memory limit with swap equal to it (no extra swap), CPU quota, pids limit, open-file
   limit, a wall-clock timeout that kills, and stdout/stderr capped at the source (no log
   driver: output is streamed from the container and counted, never stored by the engine);
-* files go in and out through the engine's archive API (works with a remote engine); the
-  outputs are read while the holder (:mod:`controller.sandbox.holder`, PID 1) keeps the
-  container open, as bounded streams, one regular file per name
-  (:mod:`controller.sandbox.collect`);
+* files go in and out over the one attach connection (works with a remote engine, costs no
+  engine call): the holder (:mod:`controller.sandbox.holder`, PID 1) unpacks the inputs'
+  archive from stdin and, once the program ended and every other process in the sandbox
+  was killed, sends the outputs back as frames, one regular file per name, decoded with
+  bounded memory (:mod:`controller.sandbox.outputs`);
 * the container and its volume are removed after every execution, whatever happened: in
   the background once the result is read (:mod:`controller.sandbox.removal`, drained by
   :meth:`DockerSandbox.close`); leftovers of controllers that died are reaped at start
@@ -21,9 +22,9 @@ Guarantees, all on by default and none of them optional:
 
 The lifecycle of one execution (cold or warm, see docs/architecture.md): volume and
 container created, attached (stdin, stdout, stderr on one connection), started (the holder
-waits); hand over = one archive into ``/work`` (inputs read-only, ``out/`` for the user)
-and the go line on stdin; run = wait for the holder's end marker; collect = read the named
-outputs while the holder holds; remove = in the background.
+waits); hand over = the go line and the inputs' archive on stdin (inputs read-only, ``out/``
+for the program); run = wait for the holder's end marker; collect = the output frames that
+follow it; remove = in the background.
 """
 
 from __future__ import annotations
@@ -45,9 +46,9 @@ from docker.models.containers import Container, _create_container_args
 from docker.types import LogConfig, Mount, Ulimit
 
 from controller.errors import SandboxError
-from controller.sandbox.collect import Collected, collect
 from controller.sandbox.holder import held
 from controller.sandbox.labels import managed_labels
+from controller.sandbox.outputs import Collected, OutputFrames
 from controller.sandbox.pool import WarmContainer, WarmPool
 from controller.sandbox.removal import Remover, remove_now
 from controller.sandbox.session import AttachedSession
@@ -70,6 +71,9 @@ _SIGNALLED = 128
 #: Bytes of the /work area kept free of inputs (tar framing, folders).
 _AREA_SLACK = 64 * 1024
 _ENGINE_ERRORS = (docker.errors.DockerException, requests.exceptions.RequestException)
+#: Seconds to wait for the holder's output frames once the program ended (they are local
+#: tmpfs reads; only a holder that was stopped by its program takes longer).
+_COLLECT_SECONDS = 30.0
 
 log = structlog.get_logger("sandloop.sandbox")
 
@@ -140,6 +144,8 @@ class DockerSandbox:
                     box = self._launch(spec, spec.command, waits_itself=False, labels=spec.labels)
             else:
                 trace.phases["refill"] = box.warmup_seconds
+                if box.session is not None and box.session.ready_at is not None:
+                    trace.phases["ready"] = box.session.ready_at - (box.ready_at - box.warmup_seconds)
             result = self._execute(box, spec, trace)
             return dataclasses.replace(result, warmup_seconds=box.warmup_seconds) if trace.warm else result
         except _ENGINE_ERRORS as exc:
@@ -163,6 +169,18 @@ class DockerSandbox:
         """Start warming containers for executions like ``spec`` before the first one."""
         if self.pool is not None:
             self.pool.want(spec)
+
+    def wait_warm(self, timeout: float) -> bool:
+        """Wait until a warm container is idle *and ready* (its imports done); False on timeout.
+
+        For the benchmark and tests: a started container is not yet a warm one.
+        """
+        deadline = time.monotonic() + timeout
+        while self.pool is not None and time.monotonic() < deadline:
+            if any(w.session is not None and w.session.ready for w in self.pool.idle_containers()):
+                return True
+            time.sleep(0.01)
+        return False
 
     def close(self) -> None:
         """Remove the warm containers and finish every pending removal; later runs are cold."""
@@ -193,11 +211,13 @@ class DockerSandbox:
         name = f"sandloop-{uuid.uuid4().hex[:12]}"
         all_labels = managed_labels(self._owner, labels)
         volume = self._client.volumes.create(
-            name=name, driver="local", driver_opts=_area_options(spec.limits), labels=all_labels)
+            name=name, driver="local", driver_opts=_area_options(spec.limits, self._user), labels=all_labels)
         container = session = None
         try:
-            container = self._create(spec, held(command, waits_itself=waits_itself), name, all_labels)
-            session = AttachedSession(self._client.api, container.id, spec.limits.output_bytes)
+            argv = held(command, waits_itself=waits_itself, collect=spec.collect, cap=spec.limits.collect_bytes)
+            container = self._create(spec, argv, name, all_labels)
+            session = AttachedSession(self._client.api, container.id, spec.limits.output_bytes,
+                                      OutputFrames(spec.collect, spec.limits.collect_bytes))
             container.start()
         except BaseException:
             if session is not None:
@@ -267,8 +287,7 @@ class DockerSandbox:
         session = box.session
         assert session is not None
         with trace.phase("hand over"):
-            box.container.put_archive(WORK_DIR, _handover_archive(spec.inputs, self._user))
-            session.go()
+            session.handover(_handover_archive(spec.inputs))
         started = time.monotonic()
         with trace.phase("run"):
             finished = session.wait(spec.limits.timeout_seconds)
@@ -295,9 +314,8 @@ class DockerSandbox:
         if not spec.collect:
             return Collected()
         if status is None:  # timed out, or the holder is gone: the tmpfs went with it
-            reason = "the sandbox ended before its outputs could be read"
-            return Collected(refused={name: f"{name}: {reason}" for name in spec.collect})
-        return _collect(self._client.api, box.container.id, spec.collect, spec.limits.collect_bytes)
+            return Collected.none_read(spec.collect)
+        return _collect(box.session)
 
     def _final_state(self, container: Container, finished: bool, status: int | None) -> tuple[int | None, bool]:
         """(exit code, OOM-killed). Asks the engine only when the marker does not settle it."""
@@ -317,17 +335,20 @@ class DockerSandbox:
         return code, bool(state.get("OOMKilled"))
 
 
-def _collect(api: Any, container_id: str, names: tuple[str, ...], cap: int) -> Collected:
-    """Read the outputs (a module-level seam, so a test can make collection fail)."""
-    return collect(api, container_id, OUTPUT_DIR, names, cap)
+def _collect(session: AttachedSession) -> Collected:
+    """The holder's output frames (a module-level seam, so a test can make collection fail)."""
+    return session.outputs(_COLLECT_SECONDS)
 
 
-def _area_options(limits: SandboxLimits) -> dict[str, str]:
-    """``local`` volume options: a tmpfs of ``output_area_mb``, root-owned, not executable."""
+def _area_options(limits: SandboxLimits, user: str) -> dict[str, str]:
+    """``local`` volume options: a tmpfs of ``output_area_mb``, not executable, owned by the
+    sandbox user (the holder, which runs as that user, unpacks the inputs into it)."""
+    uid, _, gid = user.partition(":")
     return {
         "type": "tmpfs",
         "device": "tmpfs",
-        "o": f"size={limits.output_area_mb}m,nr_inodes=16384,mode=0755,noexec,nosuid,nodev",
+        "o": f"size={limits.output_area_mb}m,nr_inodes=16384,mode=0755,uid={int(uid)},gid={int(gid)},"
+             "noexec,nosuid,nodev",
     }
 
 
@@ -340,23 +361,26 @@ def _check_inputs_fit(spec: SandboxSpec) -> None:
         )
 
 
-def _handover_archive(inputs: Mapping[str, bytes], user: str) -> bytes:
-    """``in/`` (root-owned, read-only files), an empty ``out/`` owned by ``user``, and the go file last."""
-    uid, _, gid = user.partition(":")
+def _handover_archive(inputs: Mapping[str, bytes]) -> bytes:
+    """``in/`` (read-only files in a read-only folder), an empty ``out/``, and the go file last.
+
+    The holder unpacks it as the sandbox user, so the modes are what keeps the inputs
+    read-only: the program owns its copy of them and could change only that copy.
+    """
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
-        tar.addfile(_dir_entry("in", 0, 0, 0o755))
-        tar.addfile(_dir_entry("out", int(uid), int(gid), 0o755))
+        tar.addfile(_dir_entry("out", 0o755))
+        tar.addfile(_dir_entry("in", 0o555))
         for name, data in {**inputs, GO_NAME: b""}.items():
             info = tarfile.TarInfo(f"in/{name}")
-            info.size, info.mode, info.mtime = len(data), 0o444, int(time.time())
+            info.size, info.mode = len(data), 0o444
             tar.addfile(info, io.BytesIO(data))
     return buffer.getvalue()
 
 
-def _dir_entry(name: str, uid: int, gid: int, mode: int) -> tarfile.TarInfo:
+def _dir_entry(name: str, mode: int) -> tarfile.TarInfo:
     info = tarfile.TarInfo(name)
-    info.type, info.mode, info.uid, info.gid, info.mtime = tarfile.DIRTYPE, mode, uid, gid, int(time.time())
+    info.type, info.mode = tarfile.DIRTYPE, mode
     return info
 
 

@@ -2,16 +2,19 @@
 
 Starting Python and importing pandas and pdfplumber costs more than most parsers take to
 run. A warm container is created with the execution's image, limits and user, started with
-a *warm command* that does those imports and then blocks on its stdin; the controller
-later copies the inputs in, writes the go line, and from that moment the execution's
-timeout runs. The controller is attached to a warm container from its start, so a take
-costs no engine call; the refill of the taken slot starts at the take. After that one execution the container is destroyed like any other. A
-container never sees two executions, so the isolation story is the cold one's.
+a *warm command* that does those imports, says it is ready, and then blocks on its stdin;
+the controller later writes the go line and the inputs to the holder, which unpacks them
+and tells the warm command to go, and from that moment the execution's timeout runs. The
+controller is attached to a warm container from its start, so a take costs no engine call;
+the refill of the taken slot starts at the take. After that one execution the container is
+destroyed like any other. A container never sees two executions, so the isolation story is
+the cold one's.
 
-The pool keeps at most ``size`` idle containers per key (image, command, limits, env),
-refilled in a background thread, removes any idle longer than ``max_idle_seconds``, and
-removes all on :meth:`WarmPool.close`. Leftovers of a controller that died carry the
-platform's labels and are reaped like any other.
+The pool keeps at most ``size`` idle containers per key (image, command, limits, env and
+the outputs to collect, which the holder is started with), refilled in a background
+thread, removes any idle longer than ``max_idle_seconds``, and removes all on
+:meth:`WarmPool.close`. Leftovers of a controller that died carry the platform's labels
+and are reaped like any other.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ class WarmKey:
     command: tuple[str, ...]
     limits_json: str
     env: tuple[tuple[str, str], ...]
+    collect: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, spec: SandboxSpec) -> WarmKey | None:
@@ -40,7 +44,7 @@ class WarmKey:
         if spec.warm_command is None:
             return None
         return cls(spec.image, spec.warm_command, spec.limits.model_dump_json(),
-                   tuple(sorted(spec.env.items())))
+                   tuple(sorted(spec.env.items())), spec.collect)
 
 
 @dataclass
@@ -126,6 +130,11 @@ class WarmPool:
         self._thread.join(timeout=30)
         for warm in leftovers:
             self._discard(warm)
+
+    def idle_containers(self) -> list[WarmContainer]:
+        """The idle containers now (a copy; for waiting on their readiness)."""
+        with self._lock:
+            return [w for idle in self._idle.values() for w in idle]
 
     def idle_count(self) -> int:
         """Idle containers now (for tests and metrics)."""

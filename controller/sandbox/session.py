@@ -1,19 +1,22 @@
-"""One attached container: its stdin for the handover, its output captured, its end announced.
+"""One attached container: inputs in on stdin, output captured, end announced, outputs framed out.
 
 Every sandbox container runs the holder shell of :mod:`controller.sandbox.holder` as PID 1.
 The controller attaches to it once, right after it starts (for a warm container: while it
 waits in the pool), with stdin, stdout and stderr on one hijacked connection. Through it:
 
-* the handover is one line written to stdin (no engine round trip, nothing polled);
+* the handover is one line and the inputs' archive written to stdin (no engine round trip);
 * stdout and stderr are drained by a thread into a bounded capture (first N bytes kept, the
   rest counted), so a chatty program never blocks on a full pipe;
-* the end of the program is the holder's end marker on stdout, carrying its exit status.
-  The marker is removed from the captured output. The container is then still running
-  (the holder waits), so its tmpfs-backed ``/work`` is still mounted and can be read.
+* a warm command announces that its preparation is done with the ready marker
+  (``\\x1esandloop-ready\\x1e``) before the handover;
+* the end of the program is the holder's end marker on stdout, carrying its exit status;
+  what follows it are the holder's output frames (:mod:`controller.sandbox.outputs`),
+  decoded with bounded memory and never mixed into the captured output. Markers are
+  removed from the capture.
 
-The marker is not authenticated: the sandboxed program could print one early. That only
-makes the controller read the program's own outputs sooner and believe an exit status the
-program could have chosen anyway; it gives no power over the host (reads stay bounded).
+Markers are not authenticated: the sandboxed program could print one early. That only
+makes the controller stop listening to the program sooner, believe an exit status it could
+have chosen anyway, and take outputs it could have written anyway; reads stay bounded.
 """
 
 from __future__ import annotations
@@ -21,18 +24,23 @@ from __future__ import annotations
 import re
 import socket as socketlib
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
 from docker.utils.socket import frames_iter
 
-from controller.sandbox.holder import END_PATTERN, GO_LINE
+from controller.errors import SandboxError
+from controller.sandbox.holder import END_PATTERN, handover_line
+from controller.sandbox.outputs import Collected, OutputFrames
 from controller.sandbox.spec import CapturedStream
 
 _STREAMS = {1: "stdout", 2: "stderr"}
+#: Printed by a warm command once it is ready for its handover.
+READY_MARKER = b"\x1esandloop-ready\x1e"
+_MARKER = re.compile(END_PATTERN + rb"|" + re.escape(READY_MARKER))
 #: Longest marker: \x1e + "sandloop-end " + up to 3 digits + \x1e.
 _MARKER_MAX = 1 + len("sandloop-end ") + 3 + 1
-_MARKER = re.compile(END_PATTERN)
 
 
 @dataclass
@@ -54,46 +62,65 @@ class StreamCapture:
         if room > 0:
             self.buffers[name] += chunk[:room]
 
-    def cut(self, name: str, start: int, length: int) -> None:
-        """Forget ``length`` bytes at stream offset ``start`` (the holder's marker)."""
-        buffer = self.buffers[name]
-        if start < len(buffer):
-            del buffer[start:start + length]
-        self.totals[name] -= length
-
     def stream(self, name: str) -> CapturedStream:
         """The captured stream so far."""
         return CapturedStream(bytes(self.buffers[name]), self.totals[name])
 
 
-class _MarkerScanner:
-    """Finds the holder's end marker in stdout, across frame boundaries."""
+class HolderStdout:
+    """Splits the container's stdout: the program's output, the holder's markers, the output frames.
 
-    def __init__(self) -> None:
-        self.tail = b""
-        self.tail_offset = 0  # stream offset of tail[0]
+    Bytes that could be the start of a marker (a record separator in the last few bytes) are
+    held back until the next chunk says what they are, so a marker split across chunks is
+    still found and never reaches the capture.
+    """
 
-    def scan(self, chunk: bytes, chunk_offset: int) -> tuple[int, int, int] | None:
-        """(offset, length, status) of a marker ending in ``chunk``, else None."""
-        window = self.tail + chunk
-        found = _MARKER.search(window)
-        if found is not None:
-            self.tail, self.tail_offset = b"", chunk_offset + len(chunk)
-            return self.tail_offset - len(window) + found.start(), len(found.group(0)), int(found.group(1))
-        keep = window[-(_MARKER_MAX - 1):]
-        self.tail, self.tail_offset = keep, chunk_offset + len(chunk) - len(keep)
-        return None
+    def __init__(self, capture: StreamCapture, frames: OutputFrames) -> None:
+        """Feed the program's output to ``capture`` and what follows the end marker to ``frames``."""
+        self.capture, self.frames = capture, frames
+        self.status: int | None = None
+        self.ready = False
+        self._pending = b""
+
+    def feed(self, chunk: bytes) -> None:
+        """Route the next stdout bytes."""
+        if self.status is not None:
+            self.frames.feed(chunk)
+            return
+        data = self._pending + chunk
+        found = _MARKER.search(data)
+        while found is not None:
+            self.capture.feed("stdout", data[:found.start()])
+            data = data[found.end():]
+            if found.group(1) is not None:
+                self.status, self._pending = int(found.group(1)), b""
+                self.frames.feed(data)
+                return
+            self.ready = True
+            found = _MARKER.search(data)
+        cut = data.rfind(b"\x1e", max(0, len(data) - (_MARKER_MAX - 1)))
+        cut = len(data) if cut < 0 else cut
+        self.capture.feed("stdout", data[:cut])
+        self._pending = data[cut:]
+
+    def flush(self) -> None:
+        """The stream ended: bytes held back were output after all."""
+        if self.status is None:
+            self.capture.feed("stdout", self._pending)
+        self._pending = b""
 
 
 class AttachedSession:
     """The attach connection of one started container, drained by a thread."""
 
-    def __init__(self, api: Any, container_id: str, output_limit: int) -> None:
+    def __init__(self, api: Any, container_id: str, output_limit: int, frames: OutputFrames) -> None:
         """Attach to ``container_id`` (stdin, stdout, stderr) and start draining its output."""
         self.capture = StreamCapture(output_limit)
-        self.exit_status: int | None = None
-        self._done = threading.Event()
+        self._stdout = HolderStdout(self.capture, frames)
+        self._frames = frames
+        self._ready, self._marker, self._collected = threading.Event(), threading.Event(), threading.Event()
         self._ended = threading.Event()
+        self.ready_at: float | None = None  # monotonic time the ready marker arrived
         self._socket = api.attach_socket(container_id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
         self._raw = getattr(self._socket, "_sock", self._socket)
         self._thread = threading.Thread(target=self._drain, name="sandloop-attach", daemon=True)
@@ -104,13 +131,35 @@ class AttachedSession:
         """Whether the output stream ended (the container exited or was removed)."""
         return self._ended.is_set()
 
-    def go(self) -> None:
-        """Hand over: one line on stdin starts the program (or lets a warm one proceed)."""
-        self._raw.sendall(GO_LINE)
+    @property
+    def ready(self) -> bool:
+        """Whether a warm command said it is ready (its preparation is done)."""
+        return self._ready.is_set()
+
+    @property
+    def exit_status(self) -> int | None:
+        """The status in the holder's end marker, once it came."""
+        return self._stdout.status
+
+    def handover(self, archive: bytes) -> None:
+        """The handover line and the inputs' archive on stdin: the holder unpacks, then starts or tells the program."""
+        try:
+            self._raw.sendall(handover_line(len(archive)) + archive)
+        except OSError as exc:
+            raise SandboxError(f"the sandbox closed its input before the handover ({exc.strerror or exc})") from exc
 
     def wait(self, timeout: float) -> bool:
         """Wait for the program's end (marker or stream end); False if ``timeout`` passed first."""
-        return self._done.wait(timeout)
+        return self._marker.wait(timeout)
+
+    def wait_ready(self, timeout: float) -> bool:
+        """Wait until the warm command is ready (or the stream ended); False on timeout."""
+        return self._ready.wait(timeout)
+
+    def outputs(self, timeout: float) -> Collected:
+        """The output files the holder sent after its end marker (waits up to ``timeout`` for the last)."""
+        self._collected.wait(timeout)
+        return self._frames.result()
 
     def close(self) -> None:
         """Close the connection (the drain thread then ends) and wait briefly for the thread."""
@@ -125,29 +174,26 @@ class AttachedSession:
         self._thread.join(timeout=5)
 
     def _drain(self) -> None:
-        scanner, offset = _MarkerScanner(), 0
         try:
             for stream_id, chunk in frames_iter(self._socket, tty=False):
                 name = _STREAMS.get(stream_id)
-                if name is None or not chunk:
-                    continue
-                self.capture.feed(name, chunk)
-                if name == "stdout":
-                    offset = self._after_stdout(scanner, chunk, offset)
+                if name == "stdout" and chunk:
+                    self._on_stdout(chunk)
+                elif name == "stderr":
+                    self.capture.feed(name, chunk)
         except (OSError, ValueError):
             pass  # the connection ends when the container is killed or removed
         finally:
-            self._ended.set()
-            self._done.set()
+            self._stdout.flush()
+            for event in (self._ended, self._ready, self._marker, self._collected):
+                event.set()
 
-    def _after_stdout(self, scanner: _MarkerScanner, chunk: bytes, offset: int) -> int:
-        if self._done.is_set():
-            return offset + len(chunk)
-        found = scanner.scan(chunk, offset)
-        if found is None:
-            return offset + len(chunk)
-        start, length, status = found
-        self.capture.cut("stdout", start, length)
-        self.exit_status = status
-        self._done.set()
-        return offset + len(chunk) - length
+    def _on_stdout(self, chunk: bytes) -> None:
+        self._stdout.feed(chunk)
+        if self._stdout.ready and not self._ready.is_set():
+            self.ready_at = time.monotonic()
+            self._ready.set()
+        if self._stdout.status is not None:
+            self._marker.set()
+            if self._frames.finished:
+                self._collected.set()

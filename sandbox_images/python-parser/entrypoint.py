@@ -2,17 +2,20 @@
 
 Usage: entrypoint.py [--wait-for GO_FILE] PARSER_PY STATEMENT_PDF RESULT_JSON
 
-With ``--wait-for`` (the warm pool's mode) it imports pandas and pdfplumber first, then
-blocks reading one line from stdin (the controller's go line, sent after the inputs are in
-place) and checks that GO_FILE exists; with no stdin (EOF at once) it waits for GO_FILE
-instead. Only then does it load the parser: the container is started before the code to
-run exists.
+With ``--wait-for`` (the warm pool's mode) it imports pandas and pdfplumber first, prints
+the ready marker (``\x1esandloop-ready\x1e``) on stdout, then blocks reading one line from
+stdin (the holder's ``go``, written once the inputs are unpacked) and checks that GO_FILE
+exists (exit 4 if not: the inputs never arrived). Only then does it load the parser: the
+container is started before the code to run exists.
 
 The result is JSON only (never pickle), in the ``sandloop.frame/1`` shape the controller's
 decoder accepts: columns, dtype names, index and rows, with NaN kept as NaN and None as null
 so that ``DataFrame.equals`` means the same on both sides. Failures are JSON too, with the
 exception type, message and traceback. Exit status: 0 ok, 1 the parser raised, 2 the parser
-broke the contract (no ``parse``, or it did not return a DataFrame), 3 result unwritable.
+broke the contract (no ``parse``, or it did not return a DataFrame), 3 result unwritable,
+4 no inputs. Once the result is written and closed (and the ``atexit`` handlers ran) the
+process ends with ``os._exit``: the interpreter's teardown, tens of milliseconds with pandas
+loaded, would only delay the end.
 This file depends on nothing but the standard library and pandas.
 """
 
@@ -21,11 +24,12 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
-import time
 import traceback
 from typing import Any
 
 SCHEMA = "sandloop.frame/1"
+#: Told to the holder's reader on stdout once the warm interpreter is ready for its work.
+READY_MARKER = b"\x1esandloop-ready\x1e"
 
 
 class ContractError(Exception):
@@ -100,16 +104,19 @@ def failure(kind: str, exc: BaseException) -> dict[str, Any]:
     }
 
 
-def warm_up_and_wait(go_file: str) -> None:
-    """Import the heavy libraries, then block until the controller hands over the work."""
+def warm_up_and_wait(go_file: str) -> bool:
+    """Import the heavy libraries, say so, then block until the holder hands over the work.
+
+    Returns whether the inputs arrived (the go file exists once the holder unpacked them).
+    """
     import os
 
     import pandas  # noqa: F401 - imported for its side effect: a warm interpreter
     import pdfplumber  # noqa: F401
 
+    os.write(1, READY_MARKER)
     _read_go_line()
-    while not os.path.exists(go_file):
-        time.sleep(0.002)
+    return os.path.exists(go_file)
 
 
 def _read_go_line() -> None:
@@ -128,7 +135,9 @@ def _read_go_line() -> None:
 def main(argv: list[str]) -> int:
     """Run the parser on the statement and write the result document."""
     if argv[:1] == ["--wait-for"]:
-        warm_up_and_wait(argv[1])
+        if not warm_up_and_wait(argv[1]):
+            print("sandloop entrypoint: the inputs never arrived", file=sys.stderr)
+            return 4
         argv = argv[2:]
     parser_path, pdf_path, result_path = argv
     try:
@@ -150,5 +159,20 @@ def main(argv: list[str]) -> int:
     return status
 
 
+def finish(status: int) -> None:
+    """Run the exit handlers, flush what was printed and end now, skipping the teardown.
+
+    The parser's ``atexit`` handlers still run, as they would in a normal exit: what they
+    do to the outputs is the parser's doing, and the controller must see it.
+    """
+    import atexit
+    import os
+
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    finish(main(sys.argv[1:]))

@@ -8,7 +8,6 @@ many are on the critical path of one execution. Removal and refills run in other
 from __future__ import annotations
 
 import textwrap
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -19,7 +18,9 @@ from controller.settings import SandboxLimits
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
 
-WAITER = "import sys; sys.stdin.readline(); exec(open('/work/in/prog.py').read())"
+#: Says it is ready (as the parser entrypoint does after its imports), waits for go, runs prog.py.
+WAITER = ("import os, sys; os.write(1, b'\\x1esandloop-ready\\x1e'); sys.stdin.readline(); "
+          "exec(open('/work/in/prog.py').read())")
 PROGRAM = "open('/work/out/result.json', 'w').write('{}')"
 
 
@@ -46,25 +47,23 @@ def backend(docker_client, base_settings, request) -> Iterator[DockerSandbox]:  
 
 class TestRoundTrips:
     @pytest.mark.parametrize("backend", [1], indirect=True)
-    def test_a_warm_execution_makes_two_engine_calls(self, backend, parser_image):
-        """Warm: hand over (one archive in) and collect (one archive out); nothing else waits on the engine."""
+    def test_a_warm_execution_makes_no_engine_call(self, backend, parser_image):
+        """Warm: inputs in and outputs out travel on the attach connection; nothing waits on the engine."""
         work = spec(parser_image)
         backend.prewarm(work)
-        deadline = time.monotonic() + 30
-        while backend.pool.idle_count() == 0:
-            assert time.monotonic() < deadline, "the pool never warmed up"
-            time.sleep(0.05)
+        assert backend.wait_warm(60), "the pool never warmed up"
         result = backend.run(work)
         assert result.warm and result.files == {"result.json": b"{}"}
-        assert backend.last_trace.round_trips == ["PUT /containers/{id}/archive", "GET /containers/{id}/archive"]
+        assert backend.last_trace.round_trips == []
+        assert backend.last_trace.phases["ready"] > 0
 
     @pytest.mark.parametrize("backend", [0], indirect=True)
-    def test_a_cold_execution_makes_six(self, backend, parser_image):
-        """Cold: volume, container, attach, start, archive in, archive out; removal is not waited for."""
+    def test_a_cold_execution_makes_four(self, backend, parser_image):
+        """Cold: volume, container, attach, start; the handover, outputs and removal wait on no call."""
         result = backend.run(spec(parser_image))
         assert not result.warm and result.files == {"result.json": b"{}"}
         assert backend.last_trace.round_trips == [
             "POST /volumes/create", "POST /containers/create", "POST /containers/{id}/attach",
-            "POST /containers/{id}/start", "PUT /containers/{id}/archive", "GET /containers/{id}/archive",
+            "POST /containers/{id}/start",
         ]
         assert set(backend.last_trace.phases) >= {"take", "start", "hand over", "run", "collect", "remove"}

@@ -20,9 +20,11 @@ from controller.settings import SandboxLimits
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
 
-#: Waits for the go line on stdin like the parser entrypoint does, then runs /work/in/prog.py.
+#: Says it is ready and waits for the go line on stdin like the parser entrypoint does, then
+#: runs /work/in/prog.py.
 WAITER = textwrap.dedent(f"""
     import os, sys
+    os.write(1, b"\\x1esandloop-ready\\x1e")
     sys.stdin.readline()
     assert os.path.exists({GO_FILE!r})
     exec(compile(open("/work/in/prog.py").read(), "prog.py", "exec"))
