@@ -1,7 +1,5 @@
 """``python -m controller``."""
 
-import sys
+from controller.cli import exit_now, main
 
-from controller.cli import main
-
-sys.exit(main())
+exit_now(main())

@@ -1,9 +1,10 @@
 """``make bench``: what isolation costs, where the time goes, and the goals of issue #12.
 
 From one run, for the target's parser (the offline coder's first candidate), at least ten
-repetitions each of: the parser called in this process, a fresh local Python process
+rounds of, interleaved: the parser called in this process, a fresh local Python process
 running the sandbox's entrypoint, a cold sandbox and a warm sandbox (both end to end as the
-controller sees them: hand over, run, collect; removal runs in the background). Then:
+controller sees them: hand over, run, collect; removal runs in the background), each
+started once the pool's refill and the removals of the one before have finished. Then:
 
 * the per-phase breakdown of the warm executions (take, hand over, run, collect, remove,
   and the background refill and removal) with the engine round trips on the critical path;
@@ -40,6 +41,7 @@ from agents.bank_parser.evaluate import IMAGE_NAME, execute_parser, parser_spec
 from controller.progress import Progress
 from controller.sandbox.docker import DockerSandbox
 from controller.sandbox.labels import this_owner
+from controller.sandbox.spec import SandboxSpec
 from controller.services import Services
 from controller.settings import Settings
 from controller.targets import Target, resolve_target
@@ -47,6 +49,7 @@ from controller.targets import Target, resolve_target
 CHECK_PARSERS = 100
 CHECK_JOBS = 2
 PHASES = ("take", "hand over", "run", "collect", "remove")
+WAYS = ("in-process parse()", "fresh local process", "cold sandbox", "warm sandbox")
 
 
 def run_bench(args: argparse.Namespace, settings: Settings) -> int:
@@ -57,14 +60,9 @@ def run_bench(args: argparse.Namespace, settings: Settings) -> int:
     analysis = analyze(target.pdf, target.expected_csv)
     code = OfflineCoder().candidates(analysis)[0].code
     services = Services.start(settings, progress.say)
-    figures: dict[str, list[float]] = {}
-    breakdown: dict[str, list[float]] = {}
     try:
         image = services.image(IMAGE_NAME)
-        figures["in-process parse()"] = _in_process(code, target, repeat, progress)
-        figures["fresh local process"] = _local_process(code, target, settings, repeat, progress)
-        figures["cold sandbox"], _ = _sandbox(services, image, code, target, settings, repeat, 0, progress)
-        figures["warm sandbox"], breakdown = _sandbox(services, image, code, target, settings, repeat, 1, progress)
+        figures, breakdown = _four_ways(services, image, code, target, settings, repeat, progress)
     finally:
         services.close()
     _print(target.name, figures, breakdown)  # now: the slower parts below must not hide these
@@ -75,13 +73,59 @@ def run_bench(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _timed(repeat: int, once: Callable[[], None]) -> list[float]:
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        once()
-        times.append(time.perf_counter() - started)
-    return times
+def _four_ways(
+    services: Services, image: str, code: str, target: Target, settings: Settings, repeat: int, progress: Progress,
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """The four ways, interleaved (one of each per round), each started on a quiet machine.
+
+    Interleaving makes the ratios fair on a machine whose speed drifts (a VM's neighbours,
+    CPU frequency): each round measures all four under the same conditions. Before each
+    measurement the warm pool's refill is let finish and removals drained, so no way pays
+    for another's background work; the warm execution still pays for its own refill, which
+    starts at its take (that is what a sequence of executions costs).
+    """
+    progress.say(f"in-process, fresh process, cold and warm sandbox, interleaved, x{repeat}")
+    spec = parser_spec(image, code, target.pdf.read_bytes(), settings.sandbox, {"agent": "bench"})
+    cold, warm = (DockerSandbox(services.client, user=settings.sandbox_user, owner=this_owner(), pool_size=size,
+                                pool_max_idle_seconds=600, remove_in_background=True) for size in (0, 1))
+    figures: dict[str, list[float]] = {name: [] for name in WAYS}
+    phases: dict[str, list[float]] = {}
+    with tempfile.TemporaryDirectory(prefix="sandloop-bench-") as tmp:
+        module = _load(code, Path(tmp), "bench_parser")
+        fresh = _local_argv(code, target, settings, Path(tmp))
+        ways: dict[str, Callable[[], None]] = {
+            "in-process parse()": lambda: module.parse(str(target.pdf)),  # type: ignore[attr-defined]
+            "fresh local process": lambda: subprocess.run(fresh, check=True, capture_output=True, cwd=tmp, timeout=300),
+            "cold sandbox": lambda: _sandboxed(cold, spec),
+            "warm sandbox": lambda: _sandboxed(warm, spec),
+        }
+        try:
+            warm.prewarm(spec)
+            for _ in range(repeat):
+                for name, once in ways.items():
+                    _settle(warm, cold)
+                    figures[name].append(_seconds(once))
+                    if name == "warm sandbox":
+                        _add_phases(phases, warm)
+            warm.drain_removals()
+            phases["removal (background)"] = warm.removal_seconds
+        finally:
+            cold.close()
+            warm.close()
+    return figures, phases
+
+
+def _seconds(once: Callable[[], None]) -> float:
+    started = time.perf_counter()
+    once()
+    return time.perf_counter() - started
+
+
+def _settle(warm: DockerSandbox, cold: DockerSandbox) -> None:
+    """Untimed: the pool's container ready (imports done), every removal finished."""
+    warm.wait_warm(60)
+    warm.drain_removals()
+    cold.drain_removals()
 
 
 def _load(code: str, folder: Path, name: str) -> object:
@@ -93,50 +137,18 @@ def _load(code: str, folder: Path, name: str) -> object:
     return module
 
 
-def _in_process(code: str, target: Target, repeat: int, progress: Progress) -> list[float]:
-    progress.say(f"in-process parse() x{repeat}")
-    with tempfile.TemporaryDirectory(prefix="sandloop-bench-") as tmp:
-        module = _load(code, Path(tmp), "bench_parser")
-        return _timed(repeat, lambda: module.parse(str(target.pdf)))  # type: ignore[attr-defined]
-
-
-def _local_process(code: str, target: Target, settings: Settings, repeat: int, progress: Progress) -> list[float]:
-    progress.say(f"fresh local process x{repeat}")
+def _local_argv(code: str, target: Target, settings: Settings, folder: Path) -> list[str]:
+    """A fresh host process running the sandbox's entrypoint on the parser (no isolation: a yardstick)."""
     entrypoint = settings.images_dir / IMAGE_NAME / "entrypoint.py"
-    with tempfile.TemporaryDirectory(prefix="sandloop-bench-") as tmp:
-        parser = Path(tmp) / "parser.py"
-        parser.write_text(code, encoding="utf-8")
-        argv = [sys.executable, "-I", str(entrypoint), str(parser), str(target.pdf.resolve()), str(Path(tmp) / "out.json")]
-        return _timed(repeat, lambda: subprocess.run(argv, check=True, capture_output=True, cwd=tmp, timeout=300))
+    parser = folder / "parser.py"
+    parser.write_text(code, encoding="utf-8")
+    return [sys.executable, "-I", str(entrypoint), str(parser), str(target.pdf.resolve()), str(folder / "out.json")]
 
 
-def _sandbox(
-    services: Services, image: str, code: str, target: Target, settings: Settings,
-    repeat: int, pool_size: int, progress: Progress,
-) -> tuple[list[float], dict[str, list[float]]]:
-    """Wall times of ``repeat`` executions, and the phases of each (warm: with refill and removal)."""
-    progress.say(f"{'warm' if pool_size else 'cold'} sandbox x{repeat}")
-    backend = DockerSandbox(services.client, user=settings.sandbox_user, owner=this_owner(),
-                            pool_size=pool_size, pool_max_idle_seconds=600, remove_in_background=True)
-    spec = parser_spec(image, code, target.pdf.read_bytes(), settings.sandbox, {"agent": "bench"})
-    times: list[float] = []
-    phases: dict[str, list[float]] = {}
-    try:
-        backend.prewarm(spec)
-        for _ in range(repeat):
-            _wait_for_warm(backend)
-            backend.drain_removals()  # untimed: each figure is one execution, not a neighbour's removal
-            started = time.perf_counter()
-            execution = execute_parser(backend, spec)
-            times.append(time.perf_counter() - started)
-            if execution.failure is not None:
-                print(f"warning: sandboxed run failed: {execution.message}", file=sys.stderr)
-            _add_phases(phases, backend)
-        backend.drain_removals()
-        phases["removal (background)"] = backend.removal_seconds
-    finally:
-        backend.close()
-    return times, phases
+def _sandboxed(backend: DockerSandbox, spec: SandboxSpec) -> None:
+    execution = execute_parser(backend, spec)
+    if execution.failure is not None:
+        print(f"warning: sandboxed run failed: {execution.message}", file=sys.stderr)
 
 
 def _add_phases(phases: dict[str, list[float]], backend: DockerSandbox) -> None:
@@ -147,12 +159,6 @@ def _add_phases(phases: dict[str, list[float]], backend: DockerSandbox) -> None:
         label = {"refill": "refill (background)", "ready": "ready (background)"}.get(name, name)
         phases.setdefault(label, []).append(seconds)
     phases.setdefault("round trips", []).append(float(len(trace.round_trips)))
-
-
-def _wait_for_warm(backend: DockerSandbox, timeout: float = 60) -> None:
-    """Untimed: let the pool refill until its container is ready, so each warm figure is one
-    handover into a ready interpreter, not a refill still importing next to it."""
-    backend.wait_warm(timeout)
 
 
 def _submission_parsers(target: Target, count: int, progress: Progress) -> list[str]:

@@ -133,3 +133,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: unexpected {type(exc).__name__} ({str(exc).splitlines()[0][:200] if str(exc) else 'no message'}); "
               "a bug in sandloop: please report it with the run's events.jsonl", file=sys.stderr)
         return 3
+
+
+def exit_now(status: int) -> None:
+    """End the process with ``status`` once everything is written, skipping the interpreter's
+    teardown (half a second with LangGraph, pandas and pydantic loaded, for nothing).
+
+    Exit handlers still run and the standard streams are flushed; with any other thread
+    still alive (its work might not be done) the process exits the normal way instead.
+    """
+    import atexit
+    import threading
+
+    if threading.active_count() > 1:
+        sys.exit(status)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(status)

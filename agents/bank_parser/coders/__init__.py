@@ -65,6 +65,8 @@ def check_coder(coder: Coder) -> str:
         ConfigError: the key is missing or rejected, or the model is not served.
         LLMUnavailable: the endpoint does not answer.
     """
+    if coder.name == "offline":
+        return ""  # and no LLM client library is imported: a second of start-up saved
     from agents.bank_parser.coders.llm import LLMCoder
     from agents.llm.preflight import preflight
 

@@ -77,8 +77,13 @@ def parse_number(text: str, numbers: NumberFormat = LENIENT) -> float | None:
     return float(cleaned) if cleaned else None
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def parse_date(text: str, fmt: str) -> datetime | None:
-    """Parse ``text`` with ``fmt`` (``%-d`` reads like ``%d``); None if it does not fit."""
+    """Parse ``text`` with ``fmt`` (``%-d`` reads like ``%d``); None if it does not fit.
+
+    Cached: ranking the candidates asks about the same cells and formats thousands of times,
+    and ``strptime`` is slow.
+    """
     try:
         return datetime.strptime(tidy(text), fmt.replace("%-", "%"))
     except ValueError:
