@@ -71,13 +71,30 @@ class TestRunLogs:
         assert line.endswith(" 1")
 
 
+def run_prometheus_image(docker_client, command: list[str], entrypoint: str, volumes: dict) -> bytes:  # noqa: ANN001
+    """Run a one-off command in the Prometheus image; remove the container *and* its anonymous
+    /prometheus volume (``containers.run(remove=True)`` keeps the volume: one leaked per run).
+
+    Raises:
+        docker.errors.ContainerError: the command exited non-zero.
+    """
+    container = docker_client.containers.create(PROMETHEUS_IMAGE, command, entrypoint=entrypoint, volumes=volumes)
+    try:
+        container.start()
+        status = container.wait(timeout=120).get("StatusCode", -1)
+        output = container.logs(stdout=True, stderr=True)
+        if status != 0:
+            raise docker.errors.ContainerError(container, status, command, PROMETHEUS_IMAGE, output)
+        return output
+    finally:
+        container.remove(force=True, v=True)
+
+
 class TestPromtool:
     def test_deploy_config_passes_promtool(self, docker_client, scenario):
         """`promtool check config` accepts deploy/prometheus.yml."""
-        output = docker_client.containers.run(
-            PROMETHEUS_IMAGE, ["check", "config", "/config/prometheus.yml"], entrypoint="promtool",
-            volumes={str(PROJECT_ROOT / "deploy"): {"bind": "/config", "mode": "ro"}}, remove=True,
-        )
+        output = run_prometheus_image(docker_client, ["check", "config", "/config/prometheus.yml"], "promtool",
+                                      {str(PROJECT_ROOT / "deploy"): {"bind": "/config", "mode": "ro"}})
         assert b"SUCCESS" in output
 
     def test_exposition_passes_promtool_lint(self, docker_client, scenario, tmp_path, exporter):
@@ -87,10 +104,8 @@ class TestPromtool:
         (tmp_path / "metrics.txt").chmod(0o644)
         tmp_path.chmod(0o755)
         try:
-            output = docker_client.containers.run(
-                PROMETHEUS_IMAGE, ["-c", "promtool check metrics < /data/metrics.txt 2>&1"], entrypoint="sh",
-                volumes={str(tmp_path): {"bind": "/data", "mode": "ro"}}, remove=True,
-            )
+            output = run_prometheus_image(docker_client, ["-c", "promtool check metrics < /data/metrics.txt 2>&1"],
+                                          "sh", {str(tmp_path): {"bind": "/data", "mode": "ro"}})
         except docker.errors.ContainerError as exc:
             raise AssertionError(f"promtool check metrics failed: {exc.stderr or exc}") from exc
         assert output.strip() == b"", output.decode()
