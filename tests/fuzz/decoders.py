@@ -347,8 +347,53 @@ def check_pdf(raw: bytes) -> None:
         shutil.rmtree(root, ignore_errors=True)
 
 
+# --- the holder's stdout: program output, markers, output frames ------------------------
+
+_STDOUT_PIECES = [
+    b"\x1esandloop-end 0\x1e", b"\x1esandloop-end 137\x1e", b"\x1esandloop-end 9999\x1e", b"\x1esandloop-ready\x1e",
+    b"\x1esandloop-file result.json data 2\x1e{}", b"\x1esandloop-file result.json data 999999999999\x1e",
+    b"\x1esandloop-file result.json big 5000\x1e", b"\x1esandloop-file result.json link\x1e",
+    b"\x1esandloop-file extra.txt missing\x1e", b"\x1esandloop-file ../x data 1\x1ex", b"\x1esandloop-done\x1e",
+    b"\x1esandloop-file result.json data\x1e", b"\x1e" * 300, b"\x1esandloop-file " + b"a" * 500, b"hello\n",
+    b"\x00\xff" * 100,
+]
+HOLDER_INPUTS = st.tuples(
+    st.one_of(
+        st.binary(max_size=600),
+        st.lists(st.one_of(st.sampled_from(_STDOUT_PIECES), st.binary(max_size=40)), max_size=30).map(b"".join),
+    ),
+    st.lists(st.integers(1, 64), min_size=1, max_size=8),  # chunk sizes, cycled
+)
+_HOLDER_NAMES = ("result.json", "extra.txt")
+_HOLDER_CAP, _HOLDER_LIMIT = 1000, 256
+
+
+def check_holder_stdout(case: tuple[bytes, list[int]]) -> None:
+    """HolderStdout + OutputFrames: never raise, keep every bound, refuse with one-line reasons."""
+    from controller.sandbox.outputs import HEADER_MAX, OutputFrames
+    from controller.sandbox.session import HolderStdout, StreamCapture
+
+    stream, sizes = case
+    capture = StreamCapture(_HOLDER_LIMIT)
+    stdout = HolderStdout(capture, OutputFrames(_HOLDER_NAMES, _HOLDER_CAP))
+    at, turn = 0, 0
+    while at < len(stream):
+        size = sizes[turn % len(sizes)]
+        _guard((), lambda chunk=stream[at:at + size]: stdout.feed(chunk))
+        at, turn = at + size, turn + 1
+    _guard((), stdout.flush)
+    collected = _guard((), stdout.frames.result)
+    if len(capture.buffers["stdout"]) > _HOLDER_LIMIT or len(stdout.frames._header) > HEADER_MAX:
+        raise ContractBroken("a bound was exceeded")
+    if set(collected.files) - set(_HOLDER_NAMES) or sum(map(len, collected.files.values())) > _HOLDER_CAP:
+        raise ContractBroken(f"collected {sorted(collected.files)} past the names or the cap")
+    if any("\n" in reason or "\x1e" in reason for reason in collected.refused.values()):
+        raise ContractBroken("a refusal reason is not one clean line")
+
+
 DECODERS = (
     Decoder("frame_codec", FRAME_INPUTS, check_frame, lambda: check_frame(b"{}")),
+    Decoder("holder_stdout", HOLDER_INPUTS, check_holder_stdout, lambda: check_holder_stdout((b"", [1]))),
     Decoder("idris_transcript", IDRIS_INPUTS, check_idris, lambda: check_idris("")),
     Decoder("llm_extract", REPLY_INPUTS, check_reply, lambda: check_reply("")),
     Decoder("target_toml", TOML_INPUTS, check_toml, lambda: check_toml("")),

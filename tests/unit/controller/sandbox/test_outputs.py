@@ -101,3 +101,17 @@ class TestHostile:
         """Once done, nothing more is decoded or kept."""
         frames = decode(frame("result.json", "missing") + DONE + b"x" * 10_000)
         assert frames.complete and frames.error is None and frames.result().files == {}
+
+
+class TestFuzzedStreams:
+    from hypothesis import HealthCheck, given, settings
+
+    from tests.fuzz.decoders import HOLDER_INPUTS
+
+    @settings(max_examples=80, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(HOLDER_INPUTS)
+    def test_any_stdout_keeps_the_bounds(self, case):
+        """Any stdout, in any chunking: no exception, capture and frames bounded, only asked-for names."""
+        from tests.fuzz.decoders import check_holder_stdout
+
+        check_holder_stdout(case)
