@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import os
 import platform
 import statistics
@@ -231,8 +232,9 @@ def _parse_once(code: str, folder: Path, index: int, target: Target) -> float:
     return time.perf_counter() - started
 
 
-def _warm_run(target: Target, settings: Settings, progress: Progress) -> float:
-    """Wall time of ``python -m controller run --target`` with the image built (its run folder discarded)."""
+def _warm_run(target: Target, settings: Settings, progress: Progress) -> tuple[float, float]:
+    """Wall time of ``python -m controller run --target`` with the image built, and of the run
+    itself as its summary.json says (its run folder discarded)."""
     progress.say(f"warm run --target {target.name}")
     with tempfile.TemporaryDirectory(prefix="sandloop-bench-run-") as tmp:
         env = {**os.environ, "SBX_DATA_DIR": str(settings.data_dir.resolve()), "SBX_LOG_FORMAT": "json",
@@ -240,7 +242,18 @@ def _warm_run(target: Target, settings: Settings, progress: Progress) -> float:
         started = time.perf_counter()
         subprocess.run([sys.executable, "-m", "controller", "run", "--target", target.name],
                        capture_output=True, env=env, timeout=600, check=False)
-        return time.perf_counter() - started
+        seconds = time.perf_counter() - started
+        return seconds, _run_wall(Path(tmp) / "runs")
+
+
+def _run_wall(runs: Path) -> float:
+    """The run's own wall time from its summary.json (NaN if it wrote none)."""
+    for summary in runs.glob("*/summary.json"):
+        try:
+            return float(json.loads(summary.read_text(encoding="utf-8"))["wall_seconds"])
+        except (OSError, ValueError, KeyError, TypeError):
+            break
+    return float("nan")
 
 
 def _p95(values: list[float]) -> float:
@@ -263,7 +276,8 @@ def _print(target: str, figures: dict[str, list[float]], breakdown: dict[str, li
         print(f"  {'engine round trips':<22} {statistics.median(breakdown['round trips']):7.0f}   (critical path)")
 
 
-def _print_goals(figures: dict[str, list[float]], check: dict[str, object], run_seconds: float) -> None:
+def _print_goals(figures: dict[str, list[float]], check: dict[str, object],
+                 run_seconds: tuple[float, float]) -> None:
     fresh = statistics.median(figures["fresh local process"])
     warm = statistics.median(figures["warm sandbox"])
     cold = statistics.median(figures["cold sandbox"])
@@ -279,4 +293,5 @@ def _print_goals(figures: dict[str, list[float]], check: dict[str, object], run_
     cpu = float(check["cpu"])  # type: ignore[arg-type]
     print(f"    CPU for the check: {cpu:.1f} CPU-s in all, {cpu / int(check['count']):.2f} per parser "  # type: ignore[call-overload]
           f"(their in-process parses: {float(check['in_process']) / int(check['count']):.2f} s each)")  # type: ignore[arg-type, call-overload]
-    print(f"  warm run --target        {run_seconds:6.2f} s wall   (goal 2 s or lower)")
+    print(f"  warm run --target        {run_seconds[0]:6.2f} s wall, the whole process; the run itself "
+          f"{run_seconds[1]:.2f} s   (goal 2 s or lower)")
