@@ -242,7 +242,6 @@ class DockerSandbox:
         self, spec: SandboxSpec, command: list[str], name: str, labels: Mapping[str, str]
     ) -> Container:
         limits = spec.limits
-        uid, _, gid = self._user.partition(":")
         return self._create_quietly(
             image=spec.image,
             command=command,
@@ -257,7 +256,7 @@ class DockerSandbox:
             security_opt=["no-new-privileges"],
             read_only=True,
             tmpfs={
-                SCRATCH_DIR: f"rw,noexec,nosuid,nodev,size={limits.tmpfs_mb}m,mode=1777,uid={uid},gid={gid}"
+                SCRATCH_DIR: f"rw,noexec,nosuid,nodev,size={limits.tmpfs_mb}m,mode=1777,{_owned_by(self._user)}"
             },
             mounts=[Mount(target=WORK_DIR, source=name, type="volume")],
             mem_limit=limits.memory_mb * _MiB,
@@ -343,13 +342,17 @@ def _collect(session: AttachedSession) -> Collected:
 def _area_options(limits: SandboxLimits, user: str) -> dict[str, str]:
     """``local`` volume options: a tmpfs of ``output_area_mb``, not executable, owned by the
     sandbox user (the holder, which runs as that user, unpacks the inputs into it)."""
-    uid, _, gid = user.partition(":")
     return {
         "type": "tmpfs",
         "device": "tmpfs",
-        "o": f"size={limits.output_area_mb}m,nr_inodes=16384,mode=0755,uid={int(uid)},gid={int(gid)},"
-             "noexec,nosuid,nodev",
+        "o": f"size={limits.output_area_mb}m,nr_inodes=16384,mode=0755,{_owned_by(user)},noexec,nosuid,nodev",
     }
+
+
+def _owned_by(user: str) -> str:
+    """The tmpfs mount options that make ``uid:gid`` the owner of its root."""
+    uid, _, gid = user.partition(":")
+    return f"uid={int(uid)},gid={int(gid)}"
 
 
 def _check_inputs_fit(spec: SandboxSpec) -> None:

@@ -118,8 +118,7 @@ class AttachedSession:
         self.capture = StreamCapture(output_limit)
         self._stdout = HolderStdout(self.capture, frames)
         self._frames = frames
-        self._ready, self._marker, self._collected = threading.Event(), threading.Event(), threading.Event()
-        self._ended = threading.Event()
+        self._marker, self._collected, self._ended = threading.Event(), threading.Event(), threading.Event()
         self.ready_at: float | None = None  # monotonic time the ready marker arrived
         self._socket = api.attach_socket(container_id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
         self._raw = getattr(self._socket, "_sock", self._socket)
@@ -134,7 +133,7 @@ class AttachedSession:
     @property
     def ready(self) -> bool:
         """Whether a warm command said it is ready (its preparation is done)."""
-        return self._ready.is_set()
+        return self.ready_at is not None
 
     @property
     def exit_status(self) -> int | None:
@@ -151,10 +150,6 @@ class AttachedSession:
     def wait(self, timeout: float) -> bool:
         """Wait for the program's end (marker or stream end); False if ``timeout`` passed first."""
         return self._marker.wait(timeout)
-
-    def wait_ready(self, timeout: float) -> bool:
-        """Wait until the warm command is ready (or the stream ended); False on timeout."""
-        return self._ready.wait(timeout)
 
     def outputs(self, timeout: float) -> Collected:
         """The output files the holder sent after its end marker (waits up to ``timeout`` for the last)."""
@@ -185,14 +180,13 @@ class AttachedSession:
             pass  # the connection ends when the container is killed or removed
         finally:
             self._stdout.flush()
-            for event in (self._ended, self._ready, self._marker, self._collected):
+            for event in (self._ended, self._marker, self._collected):
                 event.set()
 
     def _on_stdout(self, chunk: bytes) -> None:
         self._stdout.feed(chunk)
-        if self._stdout.ready and not self._ready.is_set():
+        if self._stdout.ready and self.ready_at is None:
             self.ready_at = time.monotonic()
-            self._ready.set()
         if self._stdout.status is not None:
             self._marker.set()
             if self._frames.finished:
