@@ -18,9 +18,9 @@ from agents.bank_parser.evaluate import execute_parser, parser_spec
 from controller.sandbox.docker import DockerSandbox
 from controller.settings import PROJECT_ROOT, SandboxLimits
 from tests.integration.hostile import attacks
-from tests.integration.hostile.conftest import HEADROOM, SUITE_ENV
-from tests.integration.hostile.harness import MIB, VolumeWatcher, controller_env, run_controller
-from tests.integration.hostile.test_hostile_results import assert_contained, verdict, write_parsers
+from tests.integration.hostile.conftest import HEADROOM
+from tests.integration.hostile.harness import MIB, VolumeWatcher
+from tests.integration.hostile.test_hostile_results import assert_contained, check_one, verdict
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
 #: The setting that bounds what a sandbox may write to its output area, in MiB.
@@ -38,10 +38,7 @@ def output_bound_mib(limits: SandboxLimits) -> int:
 class TestOutputArea:
     def test_result_json_as_a_huge_folder_is_refused_without_reading_it(self, workspace, baseline_rss):
         """Attack 2: result.json replaced by a folder of up to 384 MiB: execution_error, RSS bounded, nothing left."""
-        tmp_path, data = workspace
-        (parser,) = write_parsers(tmp_path / "parsers", {"result_folder": attacks.result_folder(384)})
-        finished = run_controller(tmp_path, controller_env(tmp_path, data, **SUITE_ENV), "check", "--target",
-                                  "icici", "--parser", str(parser))
+        parser, finished = check_one(workspace, "result_folder", attacks.result_folder(384))
         assert_contained(finished, baseline_rss)
         assert verdict(finished.stdout.splitlines()).startswith(f"FAIL {parser}: execution_error: ")
         assert HEADROOM < 384 * MIB  # reading the folder whole would break the memory bound

@@ -17,7 +17,7 @@ import pytest
 from controller.settings import PROJECT_ROOT
 from tests.integration.hostile import attacks
 from tests.integration.hostile.conftest import HANG_TIMEOUT, HEADROOM, SUITE_ENV, assert_nothing_written_outside_runs
-from tests.integration.hostile.harness import MIB, check_table, controller_env, run_controller, tree
+from tests.integration.hostile.harness import MIB, Finished, check_table, controller_env, run_controller, tree
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
 
@@ -29,6 +29,15 @@ def write_parsers(folder: Path, sources: dict[str, str]) -> list[Path]:
         path.write_text(source)
         paths.append(path)
     return paths
+
+
+def check_one(workspace: tuple[Path, Path], name: str, source: str, **env: str) -> tuple[Path, Finished]:
+    """Write one parser named ``name`` and run ``check`` on it in a controller child; (its path, the child)."""
+    tmp_path, data = workspace
+    (parser,) = write_parsers(tmp_path / "parsers", {name: source})
+    finished = run_controller(tmp_path, controller_env(tmp_path, data, **{**SUITE_ENV, **env}), "check", "--target",
+                              "icici", "--parser", str(parser))
+    return parser, finished
 
 
 def controller_traceback(text: str) -> list[str]:
@@ -75,10 +84,7 @@ class TestResultDocuments:
 class TestOutputStreams:
     def test_fake_framing_and_escapes_do_not_reach_the_verdict(self, workspace, baseline_rss):
         """A parser printing fake PASS lines and terminal escapes: FAIL execution_error, no ESC in our output."""
-        tmp_path, data = workspace
-        (parser,) = write_parsers(tmp_path / "parsers", {"fake_framing": attacks.FAKE_FRAMING})
-        finished = run_controller(tmp_path, controller_env(tmp_path, data, **SUITE_ENV), "check", "--target",
-                                  "icici", "--parser", str(parser))
+        parser, finished = check_one(workspace, "fake_framing", attacks.FAKE_FRAMING)
         assert_contained(finished, baseline_rss)
         lines = finished.stdout.strip().splitlines()
         assert verdict(lines).startswith(f"FAIL {parser}: execution_error: ValueError")
@@ -88,10 +94,7 @@ class TestOutputStreams:
 
     def test_an_endless_stderr_line_is_bounded(self, workspace, baseline_rss):
         """24 MiB on one stderr line and a 100 kB message: what is printed stays a few kB."""
-        tmp_path, data = workspace
-        (parser,) = write_parsers(tmp_path / "parsers", {"long_stderr": attacks.LONG_STDERR})
-        finished = run_controller(tmp_path, controller_env(tmp_path, data, **SUITE_ENV), "check", "--target",
-                                  "icici", "--parser", str(parser))
+        parser, finished = check_one(workspace, "long_stderr", attacks.LONG_STDERR)
         assert_contained(finished, baseline_rss)
         assert verdict(finished.stdout.splitlines()).startswith(f"FAIL {parser}: execution_error: RuntimeError")
         assert len(finished.stdout) < 16 * 1024
@@ -115,11 +118,9 @@ class TestLimitsAndSecrets:
 
     def test_secrets_in_the_controllers_environment_stay_out(self, workspace, baseline_rss):
         """The controller holds API keys; a parser dumping its environment finds none of them."""
-        tmp_path, data = workspace
-        (parser,) = write_parsers(tmp_path / "parsers", {"dumps_env": attacks.DUMPS_ENVIRONMENT})
         secret = "sk-hostile-suite-0123456789abcdef"
-        env = controller_env(tmp_path, data, **SUITE_ENV, OPENAI_API_KEY=secret, SBX_LLM__API_KEY=secret)
-        finished = run_controller(tmp_path, env, "check", "--target", "icici", "--parser", str(parser))
+        _, finished = check_one(workspace, "dumps_env", attacks.DUMPS_ENVIRONMENT,
+                                OPENAI_API_KEY=secret, SBX_LLM__API_KEY=secret)
         assert_contained(finished, baseline_rss)
         assert "ENV {" in finished.stdout  # the dump came back, without the secret
         assert secret not in finished.stdout + finished.stderr
