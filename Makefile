@@ -65,11 +65,12 @@ FUZZ_SECONDS ?= 60
 fuzz: $(STAMP) ## Fuzz every decoder of untrusted bytes for FUZZ_SECONDS (60) in all; ends "N passed, M failed"
 	@$(PY) -m tests.fuzz.run --seconds "$(FUZZ_SECONDS)" $(ARGS)
 
-lint: $(STAMP) ## Check the code for bugs ruff can see (unused or undefined names, bugbear)
+lint: $(STAMP) ## ruff (unused or undefined names, bugbear) and import-linter (the layers of docs/architecture.md)
 	@$(PY) -m ruff check controller agents sandbox_images tests tools
+	@$(VENV)/bin/lint-imports --no-cache
 
 bench: $(STAMP) ## Time the ICICI parser in-process, as a fresh process, in cold and warm sandboxes (phases); check of 100 parsers; a warm run
-	@$(PY) -m controller bench
+	@$(PY) -m tools.bench
 
 # The observability stack (deploy/): exporter, Prometheus, Pushgateway, Grafana.
 # STACK_IMAGES=debian builds Prometheus and the Pushgateway from Debian's packages and leaves
@@ -80,7 +81,7 @@ STACK_FILES := -f deploy/docker-compose.yml $(if $(filter debian,$(STACK_IMAGES)
 
 stack: $(STAMP) ## Start exporter, Prometheus, Pushgateway, Grafana (STACK_IMAGES=debian: no registry)
 	@mkdir -p runs
-	@$(PY) -m controller.observability.exporter_image deploy/images/exporter/wheels
+	@$(PY) -m controller.platform.observability.exporter_image deploy/images/exporter/wheels
 	@$(COMPOSE) -p sandloop $(STACK_FILES) up -d --build
 	@echo "==> exporter http://127.0.0.1:9466/metrics  prometheus http://127.0.0.1:9090  pushgateway http://127.0.0.1:9091$(if $(filter debian,$(STACK_IMAGES)),,  grafana http://127.0.0.1:3000)"
 	@echo "    runs push their result with SBX_OBSERVABILITY__PUSHGATEWAY_URL=http://127.0.0.1:9091"
@@ -104,11 +105,11 @@ K8S_OUT ?= .cache/k8s
 k8s-images: $(STAMP) ## Build the controller + sandbox images; with REGISTRY=host/path also push them there
 	@# exit 2 = an image whose source is missing (idris2 offline): the others are still built and pushed
 	@SBX_SANDBOX_BACKEND=docker $(PY) -m controller images || [ $$? -eq 2 ]
-	@$(PY) -c 'import sys; from controller.images.controller_image import prepare; from pathlib import Path; prepare(Path(".cache"))'
-	@tag=$$($(PY) -c 'from controller.images.controller_image import controller_tag; print(controller_tag("sandloop"))'); \
+	@$(PY) -c 'import sys; from controller.platform.images.controller_image import prepare; from pathlib import Path; prepare(Path(".cache"))'
+	@tag=$$($(PY) -c 'from controller.platform.images.controller_image import controller_tag; print(controller_tag("sandloop"))'); \
 	  echo "==> building $$tag"; docker build -q -t "$$tag" deploy/images/controller >/dev/null || exit 3; \
 	  if [ -n "$(REGISTRY)" ]; then \
-	    for image in "$$tag" $$($(PY) -c 'from controller.k8s_render import sandbox_image_tags; from controller.settings import load_settings; print(" ".join(sandbox_image_tags(load_settings()).values()))'); do \
+	    for image in "$$tag" $$($(PY) -c 'from controller.entry.k8s_render import sandbox_image_tags; from controller.platform.settings import load_settings; print(" ".join(sandbox_image_tags(load_settings()).values()))'); do \
 	      if ! docker image inspect "$$image" >/dev/null 2>&1; then echo "skipping $$image (not built)"; continue; fi; \
 	      echo "==> pushing $(REGISTRY)/$$image"; docker tag "$$image" "$(REGISTRY)/$$image" && docker push -q "$(REGISTRY)/$$image" || exit 3; \
 	    done; \

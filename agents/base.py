@@ -1,160 +1,83 @@
 """The one interface every agent implements, so that the controller can run, check,
 resume, replay and draw any agent without knowing its name.
 
-An agent is a small object (see :mod:`agents.registry`) that knows
+An agent is a small object registered in :mod:`agents.registry`. It states what it needs as
+the ports of :mod:`agents.ports` and imports nothing of ``controller/``:
 
-- its ``name`` (what ``target.toml``'s ``agent`` says), the ``target_kinds`` it accepts
-  and the ``artefact`` it produces (what ``check`` takes and what an attempt leaves);
-- the sandbox ``images`` it needs and how to make sure of one (:meth:`Agent.ensure_image`);
-- how to prepare a run before any engine call (:meth:`Agent.plan`: a mistake is one line
-  and exit 2), how to run its compiled graph (:meth:`Agent.run`) and what its summary is;
-- its graph (:meth:`Agent.graph`), compiled with or without a checkpointer;
-- how to ``check`` existing artefacts and how to ``replay`` one stored attempt.
+- :meth:`Agent.plan` validates a target and returns a :class:`~agents.ports.run.Plan`
+  (images, environment, coder, limits) before any engine call: a mistake is one line, exit 2;
+- :meth:`Agent.run` streams its graph with the :class:`~agents.ports.run.RunContext` the
+  runner built and returns the run's summary;
+- :meth:`Agent.graph` is its compiled LangGraph graph (Mermaid, resume);
+- :meth:`Agent.check` and :meth:`Agent.replay` run existing or stored artefacts again;
+- :attr:`Agent.info` is what never changes: target kinds, artefact, images, the state
+  schema for the checkpoint allowlist, node names and failure reasons for the metrics.
 
-The run context (sandbox, coder, target, artefact writer) is rebuilt for every process and
-never enters the graph's state: state is what the checkpointer stores, so it holds plain,
-serialisable data only (see :mod:`controller.checkpoints`).
+The run context is rebuilt for every process and never enters the graph's state: state is
+what the checkpointer stores, so it holds plain, serialisable data only.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-from agents.loop import OnEvent
-from controller.errors import TargetError
-from controller.report import RunSummary
-from controller.settings import SandboxLimits, Settings
-
-if TYPE_CHECKING:
-    from controller.checkpoints import Checkpoint
-    from controller.progress import Progress
-    from controller.sandbox.spec import Sandbox
-    from controller.services import Services
+from agents.ports.config import AgentConfig
+from agents.ports.outcome import RunSummary
+from agents.ports.run import CheckContext, CheckRequest, Plan, ReplayOutcome, RunContext
+from agents.ports.sandbox import Sandbox, SandboxLimits, SandboxSpec
 
 
 @dataclass(frozen=True)
-class RunPlan:
-    """What an agent prepared for one run, before the engine is touched.
+class AgentInfo:
+    """What the controller may know of an agent without running it.
 
     Attributes:
-        agent: The agent's name.
-        target: The target's name.
-        max_attempts: Attempts before the loop gives up.
-        limits: The sandbox limits of every execution of the run.
-        coder: The coder object (offline rules or an LLM), already checked.
-        coder_name: The coder's name, for summaries and history.
-        banner: What the run line says after the target's name (the input, the goal).
-        notes: Lines to show before the engine starts (e.g. the LLM coder's model).
-        inputs: Agent-specific inputs (the resolved target, the document text).
+        target_kinds: The kinds of target it accepts (for ``graph`` and docs).
+        artefact: What ``check`` takes and an attempt leaves (``parser``, ``module``).
+        images: The sandbox images (folders of ``sandbox_images/``) it runs in.
+        state_types: The state's root type plus any restorers: what a checkpoint may reconstruct.
+        nodes: The graph's node names (metrics show them as zero before any run).
+        failure_reasons: Why an attempt can fail, as summaries and metrics label it.
+        sample: One execution as the agent makes it (image tag, limits, labels → spec), for
+            ``k8s render``'s sample Pod; None when the agent has no sample to show.
     """
 
-    agent: str
-    target: str
-    max_attempts: int
-    limits: SandboxLimits
-    coder: Any
-    coder_name: str
-    banner: str
-    notes: tuple[str, ...] = ()
-    inputs: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class CheckRequest:
-    """``controller check``: which target, which artefacts, how many at once, and every
-    command-line option as given (``options``), for options only one agent understands."""
-
-    target: str
-    paths: list[str]
-    jobs: int | None
-    options: dict[str, Any] = field(default_factory=dict)
-
-
-def collect_files(paths: list[str], suffix: str, noun: str) -> list[Path]:
-    """Expand ``check``'s files and folders into the ``suffix`` files to check, in a stable order.
-
-    Raises:
-        TargetError: a path does not exist, or no such file was found.
-    """
-    hint = f"pass {suffix} files or folders that hold them"
-    found: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            found += sorted(p for p in path.rglob(f"*{suffix}") if p.is_file() and "__pycache__" not in p.parts)
-        elif path.is_file():
-            found.append(path)
-        else:
-            raise TargetError(f"no {noun} file {path}", hint=hint)
-    if not found:
-        raise TargetError(f"no {suffix} files in {', '.join(paths)}", hint=hint)
-    return list(dict.fromkeys(found))
-
-
-@dataclass(frozen=True)
-class ReplayOutcome:
-    """A stored attempt's recorded outcome and the outcome of running it again.
-
-    Both are flat dicts of the facts that define an outcome (failure kind, exit code, a
-    hash of the result); the controller compares them and shows a diff when they differ,
-    with a diff of the two outputs (result document, transcript) when those differ too.
-    """
-
-    artefact: Path
-    recorded: dict[str, Any]
-    replayed: dict[str, Any]
-    notes: tuple[str, ...] = ()
-    recorded_output: str = ""
-    replayed_output: str = ""
-
-    @property
-    def same(self) -> bool:
-        """Whether running the artefact again gave the recorded outcome."""
-        return self.recorded == self.replayed
+    target_kinds: tuple[str, ...]
+    artefact: str
+    images: tuple[str, ...]
+    state_types: tuple[Any, ...]
+    nodes: tuple[str, ...]
+    failure_reasons: tuple[str, ...]
+    sample: Callable[[str, SandboxLimits, Mapping[str, str]], SandboxSpec] | None = None
 
 
 @runtime_checkable
 class Agent(Protocol):
-    """What the controller needs of an agent (both agents implement it; see the module doc)."""
+    """What the controller needs of an agent (see the module doc)."""
 
     name: str
-    target_kinds: tuple[str, ...]
-    artefact: str
-    images: tuple[str, ...]
+    info: AgentInfo
 
-    def plan(self, target: str, settings: Settings, max_attempts: int | None) -> RunPlan:
+    def plan(self, target: str, config: AgentConfig, max_attempts: int | None) -> Plan:
         """Validate the target and prepare the run; raises a PlatformError on bad input."""
+        ...
 
-    def ensure_image(self, services: Services, name: str, say: Any) -> str:
-        """The tag of sandbox image ``name`` (one of :attr:`images`), built if missing."""
-
-    def prewarm(self, services: Services, image: str, plan: RunPlan) -> None:
-        """Start warm containers for the run's first execution (or do nothing)."""
+    def run(self, plan: Plan, ctx: RunContext) -> RunSummary:
+        """Stream the graph to its end, write and return the summary."""
+        ...
 
     def graph(self, max_attempts: int, checkpointer: Any = None) -> Any:
         """The compiled LangGraph graph, with ``checkpointer`` if given."""
+        ...
 
-    def run(self, plan: RunPlan, *, run_id: str, settings: Settings, sandbox: Sandbox, image: str,
-            on_event: OnEvent, checkpoint: Checkpoint | None) -> RunSummary:
-        """Build the run context, stream the graph to its end, write and return the summary."""
-
-    def checkpoint_types(self) -> tuple[Any, ...]:
-        """The state's root type plus any restorers: what a checkpoint may reconstruct."""
-
-    def check(self, request: CheckRequest, settings: Settings, progress: Progress) -> int:
+    def check(self, request: CheckRequest, ctx: CheckContext) -> int:
         """Run existing artefacts through the loop's sandbox and judgement; the exit code."""
+        ...
 
     def replay(self, sandbox: Sandbox, image: str, run_dir: Path, record: dict[str, Any],
                attempt: int) -> ReplayOutcome:
         """Run a stored attempt's artefact again with the recorded limits and image."""
-
-    def plan_record(self, plan: RunPlan) -> dict[str, Any]:
-        """Agent-specific facts the run record keeps for resume and replay."""
-
-    def known_nodes(self) -> tuple[str, ...]:
-        """The graph's node names (metrics show them as zero before any run)."""
-
-    def failure_reasons(self) -> tuple[str, ...]:
-        """Why an attempt can fail, as summaries and metrics label it."""
+        ...

@@ -8,7 +8,7 @@ returns the distinct lessons, most recent first, for the coder's prompt and the 
 ``lessons.md``.
 
 Storage: one SQLite file, ``<runs_dir>/lessons.sqlite`` by default. It is separate from
-the run-level metrics history (``history.sqlite``, controller/observability): this one
+the run-level metrics history (``history.sqlite``, controller/platform/observability): this one
 is read back into prompts, that one into dashboards. The history is an aid, not a
 requirement: when the file cannot be read or written, a warning is logged and the run
 goes on without it.

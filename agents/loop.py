@@ -7,7 +7,7 @@ that would otherwise be copied between them.
 No crash leaves a run without a record: whatever a node raises (a bug, a library's error on
 hostile input, the engine failing), :func:`stream_graph` logs it with its traceback, hands
 the last state to the agent's ``on_crash`` (which writes ``summary.json`` with status
-``error``) and raises a :class:`~controller.errors.PlatformError`, so the run's observer
+``error``) and raises a :class:`~agents.ports.errors.PlatformError`, so the run's observer
 records it as ``error`` and the CLI prints one line and exits 3. Ctrl-C is not a crash.
 """
 
@@ -16,33 +16,21 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import structlog
 from langgraph.runtime import Runtime
 
 from agents.untrusted_text import one_line
-from controller.errors import PlatformError
-from controller.observability.spans import NodeSpan
+from agents.ports.errors import PlatformError
+from agents.ports.events import NodeEvent, OnEvent
+from agents.spans import NodeSpan
 
 log = structlog.get_logger("sandloop.loop")
 
 Update = dict[str, Any]
 
 
-@dataclass(frozen=True)
-class NodeEvent:
-    """One node's run, as the progress display and the logs report it."""
-
-    node: str
-    attempt: int
-    outcome: str
-    seconds: float
-    detail: str = ""
-
-
-OnEvent = Callable[[NodeEvent], None]
 #: Called with the last state the graph reached and the error the run ends with.
 OnCrash = Callable[[dict[str, Any], PlatformError], None]
 
@@ -90,7 +78,7 @@ def stream_graph(
 ) -> dict[str, Any]:
     """Run ``graph`` to its end, calling ``on_event`` per node; return the final state.
 
-    With a ``checkpoint`` (:class:`controller.checkpoints.Checkpoint`) every node's update
+    With a ``checkpoint`` (:class:`agents.ports.run.CheckpointHandle`) every node's update
     is saved before the next node starts; a resumed run continues from the last one.
 
     Raises:

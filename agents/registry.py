@@ -1,7 +1,7 @@
 """The agents, by the name ``target.toml``'s ``agent`` uses (``bank_parser`` without one).
 
-The controller finds an agent here and never names one itself. A new agent is a module
-implementing :class:`agents.base.Agent` and one line in :data:`AGENTS`.
+The controller finds an agent here and never names one's package itself. A new agent is a
+package implementing :class:`agents.base.Agent` and one line in :data:`AGENTS`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from pathlib import Path
 from agents.bank_parser.agent import BankParserAgent
 from agents.base import Agent
 from agents.idris.agent import IdrisAgent
-from controller.errors import TargetError
+from agents.ports.errors import TargetError
+from agents.targets import load_target_config
 
 AGENTS: dict[str, Agent] = {agent.name: agent for agent in (BankParserAgent(), IdrisAgent())}
 #: The agent of a target folder without target.toml.
@@ -36,12 +37,5 @@ def agent_for_target(data_dir: Path, target: str) -> Agent:
     Raises:
         TargetError: a bad target name. ConfigError: a target.toml that does not validate.
     """
-    from controller.target_config import load_target_config
-
     config = load_target_config(data_dir, target)
     return get_agent(config.agent if config is not None else DEFAULT_AGENT)
-
-
-def image_owners() -> dict[str, Agent]:
-    """Sandbox image name → the agent that knows how to make sure of it."""
-    return {image: agent for agent in AGENTS.values() for image in agent.images}

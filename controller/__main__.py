@@ -1,5 +1,5 @@
 """``python -m controller``."""
 
-from controller.cli import exit_now, main
+from controller.entry.cli import exit_now, main
 
 exit_now(main())

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.settings import PROJECT_ROOT, Settings
+from controller.platform.settings import PROJECT_ROOT, Settings
 
 ICICI = PROJECT_ROOT / "data" / "icici"
 
@@ -33,8 +33,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(scope="session")
 def docker_client():  # noqa: ANN201 - docker.DockerClient
     """A connected client of the real engine (skip, or fail in CI, when there is none)."""
-    from controller.errors import EngineUnavailable
-    from controller.sandbox.engine import connect
+    from agents.ports.errors import EngineUnavailable
+    from controller.platform.sandbox.engine import connect
 
     try:
         client = connect()
@@ -62,7 +62,7 @@ def base_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 @pytest.fixture(scope="session")
 def parser_image(docker_client, base_settings: Settings) -> str:  # noqa: ANN001
     """The python-parser image, built (with its base) if the engine lacks it."""
-    from controller.images.builder import ensure_image, image_spec
+    from controller.platform.images.builder import ensure_image, image_spec
 
     spec = image_spec("python-parser", base_settings)
     return ensure_image(docker_client, spec, base_settings, lambda message: print(message))
@@ -81,7 +81,7 @@ def _ours_or_orphaned(labels: dict[str, str]) -> bool:
     import socket
     import time
 
-    from controller.sandbox.reaper import is_leftover
+    from controller.platform.sandbox.reaper import is_leftover
 
     if labels.get("org.sandloop.owner") == TEST_OWNER:
         return True

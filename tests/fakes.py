@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from controller.sandbox.spec import CapturedStream, SandboxResult, SandboxSpec
+from agents.ports.sandbox import CapturedStream, SandboxResult, SandboxSpec
 
 
 def frame_document(frame: pd.DataFrame) -> bytes:
@@ -50,3 +50,14 @@ class ScriptedSandbox:
             timed_out=timed_out, oom_killed=False, wall_seconds=0.5,
             files={"result.json": document} if document is not None else {},
         )
+
+
+def parser_run_args(settings, run_id: str) -> dict:  # noqa: ANN001 - a Settings of the test's making
+    """What ``run_parser_agent`` takes besides the target, sandbox and coder, from test settings
+    (the runner derives the same from the agent's plan in a real run)."""
+    from agents.bank_parser.output_schema import OutputSchema
+    from controller.platform.artefacts import RunArtifacts
+
+    return {"artifacts": RunArtifacts(settings.runs_dir / run_id), "limits": settings.sandbox,
+            "max_attempts": settings.max_attempts, "parsers_dir": settings.parsers_dir,
+            "output": OutputSchema.model_validate(settings.output)}

@@ -1,6 +1,6 @@
 """The bank-statement parser agent (seeds 000/001) behind the one agent interface
 (:class:`agents.base.Agent`): what ``controller`` needs to run, check, resume, replay and
-draw it. The bodies come from the former ``controller/commands.py`` (run, check)."""
+draw it."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import hashlib
 import json
 from pathlib import Path
 from typing import Any
+
+from pydantic import ValidationError
 
 from agents.bank_parser.checking import check_many, collect_parsers, print_report
 from agents.bank_parser.coders import check_coder, make_coder
@@ -22,114 +24,100 @@ from agents.bank_parser.evaluate import (
 )
 from agents.bank_parser.graph import build_graph
 from agents.bank_parser.nodes import AGENT
+from agents.bank_parser.output_schema import OutputSchema
 from agents.bank_parser.run import run_parser_agent
 from agents.bank_parser.state import ParserState
 from agents.bank_parser.submission_check import check_submissions_command
 from agents.bank_parser.submissions import Submission, find_submissions
-from agents.bank_parser.target_env import provide_target_environment, resumed_judge_image
-from agents.base import CheckRequest, ReplayOutcome, RunPlan
+from agents.bank_parser.target import resolve_target
+from agents.bank_parser.target_env import judge_image
+from agents.base import AgentInfo
 from agents.lessons import LESSONS_FILE, ExecutionHistory
-from agents.loop import OnEvent
-from controller.errors import TargetError
-from controller.progress import Progress
-from controller.report import RunSummary
-from controller.services import Services
-from controller.settings import SandboxLimits, Settings
-from controller.target_config import load_target_config
-from controller.targets import resolve_target
+from agents.ports.config import AgentConfig
+from agents.ports.errors import ConfigError, TargetError
+from agents.ports.outcome import RunSummary
+from agents.ports.run import CheckContext, CheckRequest, Plan, ReplayOutcome, RunContext
+from agents.ports.sandbox import SandboxLimits
+from agents.targets import TARGET_FILE, TargetConfig, invalid_target_file, load_target_config
+
+#: Attempts when neither --max-attempts, target.toml nor SBX_MAX_ATTEMPTS says otherwise.
+DEFAULT_MAX_ATTEMPTS = 3
 
 
 class BankParserAgent:
     """Writes ``parse(pdf_path) -> DataFrame`` for a bank statement until it equals result.csv."""
 
     name = AGENT
-    target_kinds = ("bank_statement",)
-    artefact = "parser"
-    images = (IMAGE_NAME,)
+    info = AgentInfo(
+        target_kinds=("bank_statement",), artefact="parser", images=(IMAGE_NAME,),
+        # The state schema, and the restorer of an execution (its frame is decoded again).
+        state_types=(ParserState, restore_execution),
+        nodes=tuple(name for name in build_graph(1).nodes if not name.startswith("__")),
+        failure_reasons=tuple(kind.value for kind in FailureKind),
+        sample=lambda image, limits, labels: parser_spec(
+            image, "def parse(pdf_path): ...\n", b"%PDF-1.7 placeholder\n", limits, dict(labels)),
+    )
 
-    def plan(self, target: str, settings: Settings, max_attempts: int | None) -> RunPlan:
+    def plan(self, target: str, config: AgentConfig, max_attempts: int | None) -> Plan:
         """The target (PDF, result.csv), the attempt limit and the coder, checked before any engine call."""
-        config = load_target_config(settings.data_dir, target)
-        if max_attempts is None and config is not None and config.limits.max_attempts is not None:
-            max_attempts = config.limits.max_attempts
-        if config is not None and config.output is not None:  # issue 15: [output] of target.toml
-            settings = settings.model_copy(update={"output": config.output})
-        resolved = resolve_target(target, settings.data_dir)
-        history = ExecutionHistory(settings.runs_dir / LESSONS_FILE)
-        coder = make_coder(settings, lessons=history.lessons(AGENT, resolved.name))
+        toml = load_target_config(config.data_dir, target)
+        if max_attempts is None and toml is not None:
+            max_attempts = toml.limits.max_attempts
+        output = output_schema(config, target, toml)
+        resolved = resolve_target(target, config.data_dir)
+        history = ExecutionHistory(config.runs_dir / LESSONS_FILE)
+        coder = make_coder(config, lessons=history.lessons(AGENT, resolved.name))
         coder_line = check_coder(coder)  # an LLM's key, endpoint and model: exit 2 before anything starts
-        return RunPlan(
-            agent=AGENT, target=resolved.name, max_attempts=max_attempts or settings.max_attempts,
-            limits=settings.sandbox, coder=coder, coder_name=coder.name,
-            banner=f"({resolved.pdf.name})", notes=(coder_line,) if coder_line else (),
-            inputs={"target": resolved, "history": history, "output": settings.output,
-                    "environment": config.environment if config is not None else None},
+        environment = toml.environment if toml is not None else None
+        limits = config.limits
+        return Plan(
+            agent=AGENT, target=resolved.name, max_attempts=max_attempts or config.max_attempts or DEFAULT_MAX_ATTEMPTS,
+            limits=limits, coder=coder, coder_name=coder.name, banner=f"({resolved.pdf.name})", image=IMAGE_NAME,
+            environment=environment.declared() if environment is not None else None,
+            environment_as_of=environment.as_of if environment is not None else None,
+            prewarm=lambda image: parser_spec(image, "", b"", limits, {}),
+            notes=(coder_line,) if coder_line else (),
+            record={"input_sha256": _sha(resolved.pdf.read_bytes())},
+            inputs={"target": resolved, "history": history, "output": output},
         )
-
-    def ensure_image(self, services: Services, name: str, say: Any) -> str:
-        """The python-parser image (a content-hash tag), built if the engine lacks it."""
-        return services.image(name)
-
-    def run_image(self, services: Services, image: str, plan: RunPlan, say: Any) -> str:
-        """The target's own environment image (``[environment]`` of target.toml, issue 13), else ``image``."""
-        environment = plan.inputs.get("environment")
-        if environment is None:
-            return image
-        provided = provide_target_environment(services, image, environment, say)
-        plan.inputs["judge_image"] = provided.judge_image
-        return provided.tag
-
-    def prewarm(self, services: Services, image: str, plan: RunPlan) -> None:
-        """A warm container, ready by the first execute."""
-        if plan.inputs.get("environment") is not None and "judge_image" not in plan.inputs:
-            plan.inputs["judge_image"] = resumed_judge_image(image)  # run --resume: the recorded image
-        services.prewarm(parser_spec(image, "", b"", plan.limits, {}))
 
     def graph(self, max_attempts: int, checkpointer: Any = None) -> Any:
         """analyze → generate → save → execute → compare → refine … → finalize."""
         return build_graph(max_attempts, checkpointer)
 
-    def run(self, plan: RunPlan, *, run_id: str, settings: Settings, sandbox: Any, image: str,
-            on_event: OnEvent, checkpoint: Any) -> RunSummary:
+    def run(self, plan: Plan, ctx: RunContext) -> RunSummary:
         """Stream the graph (see :func:`agents.bank_parser.run.run_parser_agent`)."""
-        run_settings = settings.model_copy(update={"max_attempts": plan.max_attempts, "sandbox": plan.limits,
-                                                   "output": plan.inputs.get("output", settings.output)})
         return run_parser_agent(
-            run_id=run_id, target=plan.inputs["target"], settings=run_settings, sandbox=sandbox, image=image,
-            coder=plan.coder, on_event=on_event, history=plan.inputs["history"], checkpoint=checkpoint,
-            judge_image=plan.inputs.get("judge_image"),
+            run_id=ctx.run_id, target=plan.inputs["target"], artifacts=ctx.artefacts, limits=plan.limits,
+            max_attempts=plan.max_attempts, parsers_dir=ctx.config.parsers_dir, output=plan.inputs["output"],
+            sandbox=ctx.sandbox, image=ctx.image, coder=plan.coder, on_event=ctx.on_event,
+            history=plan.inputs["history"], checkpoint=ctx.checkpoint,
+            judge_image=judge_image(ctx.environment, ctx.say),
         )
 
-    def checkpoint_types(self) -> tuple[Any, ...]:
-        """The state schema, and the restorer of an execution (its frame is decoded again)."""
-        return (ParserState, restore_execution)
-
-    def check(self, request: CheckRequest, settings: Settings, progress: Progress) -> int:
+    def check(self, request: CheckRequest, ctx: CheckContext) -> int:
         """Run existing parsers through the sandbox and the comparison; exit 0 all pass, 1 otherwise."""
-        target = resolve_target(request.target, settings.data_dir)
+        config = ctx.config
+        target = resolve_target(request.target, config.data_dir)
         submissions = find_submissions(request.paths, target.name)  # folders with their own environment
-        config = load_target_config(settings.data_dir, target.name)
-        if submissions is None and config is not None and config.environment is not None:
+        toml = load_target_config(config.data_dir, target.name)
+        if submissions is None and toml is not None and toml.environment is not None:
             # issue 13: plain parsers of a target with [environment] run (and are judged) in it
-            submissions = [Submission(p.name, p.parent, p, config.environment.declared(), None)
+            submissions = [Submission(p.name, p.parent, p, toml.environment.declared(), None)
                            for p in collect_parsers(request.paths)]
-            as_of = request.options.get("as_of") or config.environment.as_of
-            return check_submissions_command(as_of, request.jobs, settings, target, submissions)
+            as_of = request.options.get("as_of") or toml.environment.as_of
+            return check_submissions_command(as_of, request.jobs, ctx, target, submissions)
         if submissions is not None:
-            return check_submissions_command(request.options.get("as_of"), request.jobs, settings, target, submissions)
+            return check_submissions_command(request.options.get("as_of"), request.jobs, ctx, target, submissions)
         parsers = collect_parsers(request.paths)
-        jobs = request.jobs or settings.parallel_checks
+        jobs = request.jobs or config.parallel_checks
         if len(parsers) > 1:
-            progress.say(f"checking {len(parsers)} parser(s) against {target.name}, {jobs} at a time")
+            ctx.say(f"checking {len(parsers)} parser(s) against {target.name}, {jobs} at a time")
         # Enough warm containers for every concurrent check to find one.
-        pool = settings.pool.model_copy(update={"size": max(settings.pool.size, min(jobs, len(parsers)))})
-        services = Services.start(settings.model_copy(update={"pool": pool}), progress.say)
-        try:
-            image = services.image(IMAGE_NAME)
-            services.prewarm(parser_spec(image, "", b"", settings.sandbox, {}))
-            outcomes = check_many(services.sandbox, image, target, settings, parsers, jobs, progress)
-        finally:
-            services.close()
+        with ctx.open_session(min(jobs, len(parsers))) as session:
+            image = session.image(IMAGE_NAME)
+            session.prewarm(parser_spec(image, "", b"", config.limits, {}))
+            outcomes = check_many(session.sandbox, image, target, config, parsers, jobs, ctx.say)
         print_report(outcomes)
         return 0 if all(o.status != "fail" for o in outcomes) else 1
 
@@ -155,18 +143,6 @@ class BankParserAgent:
         notes = () if record.get("input_sha256") in (None, _sha(pdf)) else (
             f"the target's PDF changed since the run ({target.pdf})",)
         return ReplayOutcome(code_path, recorded, now, notes, _shown(before), _shown(result))
-
-    def known_nodes(self) -> tuple[str, ...]:
-        """The graph's nodes."""
-        return tuple(name for name in build_graph(1).nodes if not name.startswith("__"))
-
-    def failure_reasons(self) -> tuple[str, ...]:
-        """The failure kinds of an attempt."""
-        return tuple(kind.value for kind in FailureKind)
-
-    def plan_record(self, plan: RunPlan) -> dict[str, Any]:
-        """What a replay needs besides the common record: a hash of the PDF (to tell when it changed)."""
-        return {"input_sha256": _sha(plan.inputs["target"].pdf.read_bytes())}
 
 
 def _facts(outcome: str, failure: str | None, message: str, exit_code: int | None,
@@ -194,3 +170,23 @@ def _shown(result: bytes | None) -> str:
 
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def output_schema(config: AgentConfig, target: str, toml: TargetConfig | None) -> OutputSchema:
+    """The frame to aim for without result.csv: target.toml's ``[output]``, else SBX_OUTPUT__* (issue 15).
+
+    Raises:
+        ConfigError: either does not validate (one line naming the key).
+    """
+    if toml is not None and toml.output is not None:
+        try:
+            return OutputSchema.model_validate(toml.output)
+        except ValidationError as exc:
+            raise invalid_target_file(config.data_dir / target / TARGET_FILE, exc, prefix="output") from exc
+    try:
+        return OutputSchema.model_validate(config.output)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = "__".join(str(p) for p in first["loc"]).upper()
+        raise ConfigError(f"SBX_OUTPUT__{key}: {str(first['msg']).removeprefix('Value error, ')}",
+                          hint="see docs/parser_layouts.md") from exc

@@ -13,36 +13,15 @@ import pandas as pd
 import pdfplumber
 from pdfminer.pdfparser import PDFSyntaxError
 
+from agents.bank_parser.pages import PageAnalysis, Word
 from agents.bank_parser.statement_facts import StatementFacts
-from controller.errors import TargetError
-from controller.output_schema import OutputSchema
+from agents.bank_parser.statement_pdf import check_not_encrypted, inspect_statement
+from agents.ports.errors import TargetError
+from agents.bank_parser.output_schema import OutputSchema
 
 #: Pages analysed in depth (seed 000: "limited to first 3 pages for performance").
 ANALYSED_PAGES = 3
 SAMPLE_ROWS = 8
-
-
-@dataclass(frozen=True)
-class Word:
-    """A word of the PDF's text layer with its box, in PDF points from the top-left."""
-
-    text: str
-    x0: float
-    x1: float
-    top: float
-    bottom: float
-
-
-@dataclass(frozen=True)
-class PageAnalysis:
-    """Text, ruled tables and positioned words of one page."""
-
-    number: int
-    width: float
-    height: float
-    text: str
-    tables: list[list[list[str | None]]]
-    words: list[Word]
 
 
 @dataclass(frozen=True)
@@ -150,7 +129,6 @@ def analyze_expected(csv_path: Path) -> ExpectedSchema:
 
 def analyze(pdf_path: Path, csv_path: Path | None) -> Analysis:
     """Analyse a target's statement and, when present, its expected CSV."""
-    from agents.bank_parser.statement_pdf import check_not_encrypted, inspect_statement  # issue 15
 
     check_not_encrypted(pdf_path)  # a password-protected PDF is one clear line, before anything reads it
     page_count, pages = analyze_pdf(pdf_path)

@@ -19,12 +19,12 @@ from agents.bank_parser.analysis import Analysis, analyze
 from agents.bank_parser.compare import Comparison
 from agents.bank_parser.evaluate import Execution, execute_parser, judge, parser_spec
 from agents.bank_parser.verify import Verification, check_consistency
-from agents.base import collect_files
-from controller.errors import TargetError
-from controller.progress import Progress
-from controller.sandbox.spec import Sandbox
-from controller.settings import Settings
-from controller.targets import Target
+from agents.targets import collect_files
+from agents.ports.errors import TargetError
+from agents.ports.events import Say
+from agents.ports.sandbox import Sandbox
+from agents.ports.config import AgentConfig
+from agents.bank_parser.target import Target
 
 FIRST_DIFF_WIDTH = 60
 
@@ -85,7 +85,7 @@ def read_parser(path: Path) -> str:
     return code
 
 
-def check_one(sandbox: Sandbox, image: str, target: Target, settings: Settings, path: Path, code: str,
+def check_one(sandbox: Sandbox, image: str, target: Target, settings: AgentConfig, path: Path, code: str,
               analysis: Analysis | None = None) -> CheckOutcome:
     """Run one parser in a fresh sandbox and judge it: against result.csv, else by self-consistency.
 
@@ -93,7 +93,7 @@ def check_one(sandbox: Sandbox, image: str, target: Target, settings: Settings, 
     ``run``, a frame then passes only when it is self-consistent.
     """
     labels = {"agent": "check", "target": target.name}
-    spec = parser_spec(image, code, target.pdf.read_bytes(), settings.sandbox, labels)
+    spec = parser_spec(image, code, target.pdf.read_bytes(), settings.limits, labels)
     execution = execute_parser(sandbox, spec)
     comparison = judge(execution, target.expected_csv)
     if execution.failure is not None:
@@ -108,8 +108,8 @@ def check_one(sandbox: Sandbox, image: str, target: Target, settings: Settings, 
 
 
 def check_many(
-    sandbox: Sandbox, image: str, target: Target, settings: Settings, parsers: list[Path],
-    jobs: int, progress: Progress,
+    sandbox: Sandbox, image: str, target: Target, settings: AgentConfig, parsers: list[Path],
+    jobs: int, say: Say,
 ) -> list[CheckOutcome]:
     """Check every parser, ``jobs`` at a time; return the outcomes in the parsers' order."""
     sources = {path: read_parser(path) for path in parsers}
@@ -122,7 +122,7 @@ def check_many(
         for done, future in enumerate(as_completed(futures), start=1):
             outcome = future.result()
             outcomes[futures[future]] = outcome
-            progress.say(f"[{done}/{len(parsers)}] {outcome.status.upper():<10} {outcome.parser} "
+            say(f"[{done}/{len(parsers)}] {outcome.status.upper():<10} {outcome.parser} "
                          f"({outcome.execution.sandbox.wall_seconds:.2f}s)")
     return [outcomes[path] for path in parsers]
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from controller.environments.image import JUDGE_DIR
-from controller.sandbox.spec import INPUT_DIR, OUTPUT_DIR, Sandbox, SandboxSpec
-from controller.settings import SandboxLimits
+from agents.ports.environments import JUDGE_DIR
+from agents.ports.sandbox import INPUT_DIR, OUTPUT_DIR, Sandbox, SandboxSpec
+from agents.ports.sandbox import SandboxLimits
 
 RESULT_FILE = "result.json"
 EXPECTED_FILE = "expected.csv"

@@ -15,8 +15,8 @@ from agents.bank_parser.coders.base import FailureKind
 from agents.bank_parser.compare import Comparison, compare_frames
 from agents.bank_parser.frame_codec import ParserFailure, ResultFormatError, decode_result
 from agents.untrusted_text import one_line, printable
-from controller.sandbox.spec import GO_FILE, INPUT_DIR, OUTPUT_DIR, Sandbox, SandboxResult, SandboxSpec
-from controller.settings import SandboxLimits
+from agents.ports.sandbox import GO_FILE, INPUT_DIR, OUTPUT_DIR, Sandbox, SandboxResult, SandboxSpec
+from agents.ports.sandbox import SandboxLimits
 
 IMAGE_NAME = "python-parser"
 PARSER_FILE = "parser.py"
@@ -40,7 +40,7 @@ class Execution:
 
     def __checkpoint__(self) -> tuple[object, dict[str, object]]:
         """How a checkpoint stores this: without the DataFrame, which is decoded again from
-        the sandbox's raw result on restore (see controller.checkpoints)."""
+        the sandbox's raw result on restore (see controller.platform.checkpoints)."""
         return restore_execution, {"sandbox": self.sandbox, "failure": self.failure,
                                    "message": self.message, "detail": self.detail}
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from controller.images.wheelhouse import pin_requirements
-from controller.settings import PROJECT_ROOT
+from agents.ports.images import pin_requirements
 
-REQUIREMENTS_IN = PROJECT_ROOT / "sandbox_images" / "python-parser" / "requirements.in"
+
+REQUIREMENTS_IN = Path(__file__).resolve().parents[2] / "sandbox_images" / "python-parser" / "requirements.in"
 _IMPORT_MARK = "# import:"
 
 

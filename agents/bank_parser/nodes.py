@@ -26,7 +26,7 @@ from agents.bank_parser.target_env import judged_in_environment
 from agents.bank_parser.statement_pdf import scanned_limits
 from agents.bank_parser.verify import Verification, check_consistency
 from agents.loop import Update, node
-from controller.artifacts import ANALYSIS_FILE, write_atomic
+from agents.ports.artefacts import ANALYSIS_FILE, write_atomic
 
 AGENT = "bank_parser"
 

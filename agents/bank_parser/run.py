@@ -15,13 +15,13 @@ from agents.bank_parser.nodes import AGENT
 from agents.bank_parser.state import NodeEvent, ParserContext, ParserState
 from agents.lessons import ExecutionHistory, lessons_markdown
 from agents.loop import OnCrash, stream_graph
-from controller.errors import PlatformError
-from controller.artifacts import SUMMARY_FILE, RunArtifacts
-from controller.checkpoints import Checkpoint
-from controller.report import RunSummary
-from controller.sandbox.spec import Sandbox
-from controller.settings import Settings
-from controller.targets import Target
+from agents.bank_parser.output_schema import OutputSchema
+from agents.bank_parser.report import ParserRunSummary
+from agents.bank_parser.target import Target
+from agents.ports.artefacts import SUMMARY_FILE, ArtefactStore
+from agents.ports.errors import PlatformError
+from agents.ports.run import CheckpointHandle
+from agents.ports.sandbox import Sandbox, SandboxLimits
 
 OnEvent = Callable[[NodeEvent], None]
 LESSONS_MD = "lessons.md"
@@ -31,31 +31,34 @@ def run_parser_agent(
     *,
     run_id: str,
     target: Target,
-    settings: Settings,
+    artifacts: ArtefactStore,
+    limits: SandboxLimits,
+    max_attempts: int,
+    parsers_dir: Path,
+    output: OutputSchema | None = None,
     sandbox: Sandbox,
     image: str,
     coder: Coder,
     on_event: OnEvent,
     history: ExecutionHistory | None = None,
-    checkpoint: Checkpoint | None = None,
+    checkpoint: CheckpointHandle | None = None,
     judge_image: str | None = None,
-) -> RunSummary:
+) -> ParserRunSummary:
     """Run the loop to its end and write ``summary.json``; return the summary.
 
     With a ``history``, the run writes ``lessons.md`` (what earlier runs on the target
     taught; an LLM coder was given the same lessons) and records its own failures there.
     """
     started = time.monotonic()
-    artifacts = RunArtifacts(settings.runs_dir / run_id)
     context = ParserContext(
         run_id=run_id, target=target, sandbox=sandbox, image=image, coder=coder,
-        limits=settings.sandbox, max_attempts=settings.max_attempts, artifacts=artifacts,
-        parsers_dir=str(settings.parsers_dir), output=settings.output, judge_image=judge_image,
+        limits=limits, max_attempts=max_attempts, artifacts=artifacts,
+        parsers_dir=str(parsers_dir), output=output, judge_image=judge_image,
     )
     if history is not None and not (checkpoint and checkpoint.resume):
         lessons = history.lessons(AGENT, target.name)
         artifacts.write(LESSONS_MD, lessons_markdown(AGENT, target.name, lessons))
-    final = _stream(context, settings.max_attempts, on_event,
+    final = _stream(context, max_attempts, on_event,
                     _on_crash(context, coder.name, started), checkpoint)
     if history is not None:
         history.record(run_record(run_id, target.name, coder.name, final))
@@ -65,7 +68,7 @@ def run_parser_agent(
 
 
 def _stream(context: ParserContext, max_attempts: int, on_event: OnEvent, on_crash: OnCrash,
-            checkpoint: Checkpoint | None = None) -> ParserState:
+            checkpoint: CheckpointHandle | None = None) -> ParserState:
     graph = build_graph(max_attempts, checkpoint.saver if checkpoint else None)
     final = stream_graph(graph, context, recursion_backstop(max_attempts), on_event, on_crash, checkpoint)
     return final  # type: ignore[return-value]
@@ -81,9 +84,9 @@ def _on_crash(context: ParserContext, coder: str, started: float) -> OnCrash:
     return write
 
 
-def _summary(context: ParserContext, state: ParserState, coder: str, wall: float) -> RunSummary:
+def _summary(context: ParserContext, state: ParserState, coder: str, wall: float) -> ParserRunSummary:
     feedback = state.get("feedback", [])
-    return RunSummary(
+    return ParserRunSummary(
         run_id=context.run_id,
         agent=AGENT,
         target=context.target.name,

@@ -11,16 +11,16 @@ from dataclasses import dataclass
 from typing import Annotated, Literal, TypedDict
 
 from agents.bank_parser.analysis import Analysis
-from agents.loop import NodeEvent
+from agents.ports.events import NodeEvent
 from agents.bank_parser.coders.base import Coder, Feedback, GeneratedCode
 from agents.bank_parser.compare import Comparison
 from agents.bank_parser.evaluate import Execution
 from agents.bank_parser.verify import Verification
-from controller.output_schema import OutputSchema
-from controller.artifacts import RunArtifacts
-from controller.sandbox.spec import Sandbox
-from controller.settings import SandboxLimits
-from controller.targets import Target
+from agents.bank_parser.output_schema import OutputSchema
+from agents.ports.artefacts import ArtefactStore
+from agents.ports.sandbox import Sandbox
+from agents.ports.sandbox import SandboxLimits
+from agents.bank_parser.target import Target
 
 FinalStatus = Literal["passed", "failed", "unverified", "self-consistent"]
 
@@ -67,7 +67,7 @@ class ParserContext:
     coder: Coder
     limits: SandboxLimits
     max_attempts: int
-    artifacts: RunArtifacts
+    artifacts: ArtefactStore
     parsers_dir: str
     output: OutputSchema | None = None
     """The frame to aim for without a result.csv (settings or target.toml; issue 15)."""

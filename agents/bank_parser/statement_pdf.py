@@ -22,10 +22,10 @@ from pathlib import Path
 
 import pdfplumber
 
-from agents.bank_parser.analysis import PageAnalysis, Word
+from agents.bank_parser.pages import PageAnalysis, Word
 from agents.bank_parser.statement_facts import AMOUNT_PATTERN, StatementFacts, has_date, read_facts
-from controller.errors import TargetError
-from controller.settings import SandboxLimits
+from agents.ports.errors import TargetError
+from agents.ports.sandbox import SandboxLimits
 
 #: Pages a scanned PDF's facts are read from (OCR is slow: ~2-5 s a page on one core).
 OCR_FACT_PAGES = 4

@@ -16,12 +16,14 @@ from dataclasses import dataclass
 from agents.bank_parser.env_judge import Verdict, judge_in_environment, judge_spec
 from agents.bank_parser.evaluate import RESULT_FILE, Execution, execute_parser, parser_spec
 from agents.bank_parser.submissions import ARCHIVE_NAME, Submission, module_archive
-from controller.environments.provision import Environment, Provisioner
-from controller.images.wheelhouse import engine_arch
-from controller.progress import Progress
-from controller.services import Services
-from controller.settings import Settings
-from controller.targets import Target
+from agents.bank_parser.evaluate import IMAGE_NAME
+from agents.bank_parser.target import Target
+from agents.ports.config import AgentConfig
+from agents.ports.environments import Environment, EnvironmentProvider, parse_as_of
+from agents.ports.errors import UsageError
+from agents.ports.events import Say
+from agents.ports.run import CheckContext, Session
+from agents.ports.sandbox import Sandbox
 
 FIRST_DIFF_WIDTH = 60
 
@@ -59,41 +61,40 @@ class SubmissionOutcome:
         return "" if self.verdict is None or self.verdict.passed else self.verdict.first_difference
 
 
-def check_submissions(services: Services, base_image: str, target: Target, settings: Settings,
-                      submissions: list[Submission], jobs: int, progress: Progress,
+def check_submissions(session: Session, base_image: str, target: Target, settings: AgentConfig,
+                      submissions: list[Submission], jobs: int, say: Say,
                       as_of: str | None) -> list[SubmissionOutcome]:
     """Provide every environment, then run and judge every submission; outcomes in order."""
-    arch = engine_arch(services.client.info().get("Architecture", "x86_64"))
-    provisioner = Provisioner(services.client, base_image, arch, settings, progress.say)
+    provisioner = session.environments(base_image)
     environments: dict[str, Environment | None] = {}
     for number, submission in enumerate(submissions, start=1):
         environments[submission.name] = _environment(provisioner, submission, as_of)
         env = environments[submission.name]
         if env is not None:
-            progress.say(f"[env {number}/{len(submissions)}] {submission.name}: {env.status} "
+            say(f"[env {number}/{len(submissions)}] {submission.name}: {env.status} "
                          f"{env.short_tag} ({env.seconds:.1f}s){' ' + env.error if env.error else ''}")
     expected = target.expected_csv.read_bytes() if target.expected_csv else None
     pdf = target.pdf.read_bytes()
     with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="sandloop-submission") as pool:
-        futures = [pool.submit(run_submission, services, s, environments[s.name], pdf, expected, settings, target.name)
+        futures = [pool.submit(run_submission, session.sandbox, s, environments[s.name], pdf, expected, settings, target.name)
                    for s in submissions]
         outcomes = []
         for number, future in enumerate(futures, start=1):
             outcome = future.result()
             outcomes.append(outcome)
-            progress.say(f"[{number}/{len(submissions)}] {outcome.status.upper():<10} {outcome.submission.name} "
+            say(f"[{number}/{len(submissions)}] {outcome.status.upper():<10} {outcome.submission.name} "
                          f"({outcome.run_seconds:.2f}s)")
     return outcomes
 
 
-def _environment(provisioner: Provisioner, submission: Submission, as_of: str | None) -> Environment | None:
+def _environment(provisioner: EnvironmentProvider, submission: Submission, as_of: str | None) -> Environment | None:
     if submission.parser is None:
         return None
     return provisioner.provide(submission.declared, as_of or submission.commit_date)
 
 
-def run_submission(services: Services, submission: Submission, env: Environment | None, pdf: bytes,
-                   expected: bytes | None, settings: Settings, target: str) -> SubmissionOutcome:
+def run_submission(sandbox: Sandbox, submission: Submission, env: Environment | None, pdf: bytes,
+                   expected: bytes | None, settings: AgentConfig, target: str) -> SubmissionOutcome:
     """Run one submission's parser in its environment, then judge the result there."""
     if submission.parser is None:
         return SubmissionOutcome(submission, "fail", env, problem=f"no parser: {submission.problem}")
@@ -105,15 +106,15 @@ def run_submission(services: Services, submission: Submission, env: Environment 
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         return SubmissionOutcome(submission, "fail", env, problem=f"unreadable: {exc}"[:200])
     labels = {"agent": "check", "target": target}
-    spec = parser_spec(env.tag, code, pdf, settings.sandbox, labels)
+    spec = parser_spec(env.tag, code, pdf, settings.limits, labels)
     spec = dataclasses.replace(spec, inputs={**spec.inputs, ARCHIVE_NAME: archive}, warm_command=None)
-    execution = execute_parser(services.sandbox, spec)
+    execution = execute_parser(sandbox, spec)
     if execution.failure is not None or execution.frame is None:
         return SubmissionOutcome(submission, "fail", env, execution)
     if expected is None:
         return SubmissionOutcome(submission, "unverified", env, execution)
-    verdict = judge_in_environment(services.sandbox, judge_spec(
-        env.tag, execution.sandbox.files[RESULT_FILE], expected, settings.sandbox, labels))
+    verdict = judge_in_environment(sandbox, judge_spec(
+        env.tag, execution.sandbox.files[RESULT_FILE], expected, settings.limits, labels))
     return SubmissionOutcome(submission, "pass" if verdict.passed else "fail", env, execution, verdict)
 
 
@@ -141,28 +142,20 @@ def print_submission_report(outcomes: list[SubmissionOutcome], as_of: str | None
     print(f"{passed} passed, {fails} failed" + (f", {unverified} unverified" if unverified else ""))
 
 
-def check_submissions_command(as_of_text: str | None, jobs: int | None, settings: Settings, target: Target,
+def check_submissions_command(as_of_text: str | None, jobs: int | None, ctx: CheckContext, target: Target,
                               submissions: list[Submission]) -> int:
     """``controller check`` when submissions were given: exit 0 if none failed, else 1."""
-    from agents.bank_parser.evaluate import IMAGE_NAME
-    from controller.environments.resolution import parse_as_of
-    from controller.errors import UsageError
-
     try:
         as_of = parse_as_of(as_of_text) if as_of_text else None
     except ValueError as exc:
         raise UsageError(str(exc), hint="give --as-of as YYYY-MM-DD") from exc
-    workers = jobs or settings.parallel_checks
-    progress = Progress()
-    progress.say(f"checking {len(submissions)} submission(s) against {target.name}, {workers} at a time"
-                 + (f", packages as of {as_of}" if as_of else ""))
-    services = Services.start(settings, progress.say)
-    try:
-        base = services.image(IMAGE_NAME)
+    workers = jobs or ctx.config.parallel_checks
+    ctx.say(f"checking {len(submissions)} submission(s) against {target.name}, {workers} at a time"
+            + (f", packages as of {as_of}" if as_of else ""))
+    with ctx.open_session(1) as session:
+        base = session.image(IMAGE_NAME)
         started = time.monotonic()
-        outcomes = check_submissions(services, base, target, settings, submissions, workers, progress, as_of)
-        progress.say(f"done in {time.monotonic() - started:.1f}s")
-    finally:
-        services.close()
+        outcomes = check_submissions(session, base, target, ctx.config, submissions, workers, ctx.say, as_of)
+        ctx.say(f"done in {time.monotonic() - started:.1f}s")
     print_submission_report(outcomes, as_of)
     return 0 if all(o.status != "fail" for o in outcomes) else 1

@@ -1,11 +1,10 @@
 """The Idris2 domain-model agent (seed 004) behind the one agent interface
-(:class:`agents.base.Agent`). ``idris_limits``, ``idris_max_attempts`` and
-``make_idris_coder`` moved here unchanged from ``agents/idris/command.py``.
+(:class:`agents.base.Agent`).
 
 Order matters for the user: the target, the document, the limits and the coder are
 checked first (:meth:`IdrisAgent.plan`: a mistake there is one line and exit 2, before any
 engine call); then the engine, then the image (which may refuse in seconds, see
-:mod:`agents.idris.image`); only then does a run folder appear.
+:mod:`controller.platform.images.idris`); only then does a run folder appear.
 """
 
 from __future__ import annotations
@@ -15,23 +14,21 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agents.base import CheckRequest, ReplayOutcome, RunPlan
+from agents.base import AgentInfo
 from agents.idris.checking import check_modules, collect_modules, print_module_report
 from agents.idris.coder import IdrisCoder, OfflineIdrisCoder
 from agents.idris.document import load_document
 from agents.idris.graph import build_graph
-from agents.idris.image import ensure_idris_image
 from agents.idris.nodes import AGENT, CHECK_FILE, TRANSCRIPT_FILE
 from agents.idris.run import IDRIS_REASONS, IdrisRunRequest, run_idris_agent
 from agents.idris.state import IdrisState
 from agents.idris.typecheck import IMAGE_NAME, check_spec, module_file, run_check
-from agents.loop import OnEvent
-from controller.errors import TargetError
-from controller.progress import Progress
-from controller.report import RunSummary
-from controller.services import Services
-from controller.settings import SandboxLimits, Settings
-from controller.target_config import TargetConfig, load_target_config, resolve_document_target
+from agents.ports.config import AgentConfig
+from agents.ports.errors import TargetError
+from agents.ports.outcome import RunSummary
+from agents.ports.run import CheckContext, CheckRequest, Plan, ReplayOutcome, RunContext
+from agents.ports.sandbox import Sandbox, SandboxLimits
+from agents.targets import TargetConfig, load_target_config, resolve_document_target
 
 #: The seed's limit of checks (compile attempts) when nothing else says otherwise.
 DEFAULT_MAX_ATTEMPTS = 5
@@ -43,65 +40,53 @@ class IdrisAgent:
     """Turns a reference document into an Idris2 module whose invariants are types."""
 
     name = AGENT
-    target_kinds = ("document",)
-    artefact = "module"
-    images = (IMAGE_NAME,)
+    info = AgentInfo(
+        target_kinds=("document",), artefact="module", images=(IMAGE_NAME,), state_types=(IdrisState,),
+        nodes=tuple(name for name in build_graph(1).nodes if not name.startswith("__")),
+        failure_reasons=IDRIS_REASONS,
+    )
 
-    def plan(self, target: str, settings: Settings, max_attempts: int | None) -> RunPlan:
+    def plan(self, target: str, config: AgentConfig, max_attempts: int | None) -> Plan:
         """The target.toml, the document, the limits and the coder, checked before any engine call."""
-        config = _config(settings, target)
-        resolved = resolve_document_target(target, settings.data_dir, config)
+        toml = _config(config, target)
+        resolved = resolve_document_target(target, config.data_dir, toml)
         document = load_document(resolved.document)
-        attempts = idris_max_attempts(settings, config, max_attempts)
-        coder = make_idris_coder(settings)
-        return RunPlan(
-            agent=AGENT, target=resolved.name, max_attempts=attempts, limits=idris_limits(settings, config),
-            coder=coder, coder_name=coder.name, banner=f"({document.path.name} → Domains.{config.project})",
-            inputs={"config": config, "document": document},
+        attempts = idris_max_attempts(config, toml, max_attempts)
+        coder = make_idris_coder(config)
+        return Plan(
+            agent=AGENT, target=resolved.name, max_attempts=attempts, limits=idris_limits(config, toml),
+            coder=coder, coder_name=coder.name, banner=f"({document.path.name} → Domains.{toml.project})",
+            image=IMAGE_NAME,  # no prewarm: an idris2 check has no warm form
+            record={"project": str(toml.project)}, inputs={"config": toml, "document": document},
         )
-
-    def ensure_image(self, services: Services, name: str, say: Any) -> str:
-        """The idris2 image; it refuses in seconds when its source is not at hand."""
-        return ensure_idris_image(services.client, services.settings, say)
-
-    def prewarm(self, services: Services, image: str, plan: RunPlan) -> None:
-        """Nothing: an idris2 check has no warm form."""
 
     def graph(self, max_attempts: int, checkpointer: Any = None) -> Any:
         """analyze → generate → save → typecheck → finish | fail | fix → save …"""
         return build_graph(max_attempts, checkpointer)
 
-    def run(self, plan: RunPlan, *, run_id: str, settings: Settings, sandbox: Any, image: str,
-            on_event: OnEvent, checkpoint: Any) -> RunSummary:
+    def run(self, plan: Plan, ctx: RunContext) -> RunSummary:
         """Stream the graph (see :func:`agents.idris.run.run_idris_agent`)."""
-        config = plan.inputs["config"]
+        toml = plan.inputs["config"]
         request = IdrisRunRequest(
-            run_id=run_id, target=plan.target, project=str(config.project), document_type=config.document_type,
+            run_id=ctx.run_id, target=plan.target, project=str(toml.project), document_type=toml.document_type,
             document=plan.inputs["document"], limits=plan.limits, max_attempts=plan.max_attempts,
-            runs_dir=settings.runs_dir, output_dir=settings.idris_dir,
+            artifacts=ctx.artefacts, output_dir=ctx.config.idris_dir,
         )
-        return run_idris_agent(request, sandbox=sandbox, image=image, coder=plan.coder, on_event=on_event,
-                               checkpoint=checkpoint)
+        return run_idris_agent(request, sandbox=ctx.sandbox, image=ctx.image, coder=plan.coder,
+                               on_event=ctx.on_event, checkpoint=ctx.checkpoint)
 
-    def checkpoint_types(self) -> tuple[Any, ...]:
-        """The state schema."""
-        return (IdrisState,)
-
-    def check(self, request: CheckRequest, settings: Settings, progress: Progress) -> int:
+    def check(self, request: CheckRequest, ctx: CheckContext) -> int:
         """Type-check hand-written modules; exit 0 when all check, 1 otherwise."""
-        config = _config(settings, request.target)
+        toml = _config(ctx.config, request.target)
         modules = collect_modules(request.paths)
-        services = Services.start(settings, progress.say)
-        try:
-            image = ensure_idris_image(services.client, settings, progress.say)
-            outcomes = check_modules(services.sandbox, image, idris_limits(settings, config), request.target,
-                                     modules, progress)
-        finally:
-            services.close()
+        with ctx.open_session(1) as session:
+            image = session.image(IMAGE_NAME)
+            outcomes = check_modules(session.sandbox, image, idris_limits(ctx.config, toml), request.target,
+                                     modules, ctx.say)
         print_module_report(outcomes)
         return 0 if all(o.passed for o in outcomes) else 1
 
-    def replay(self, sandbox: Any, image: str, run_dir: Path, record: dict[str, Any], attempt: int) -> ReplayOutcome:
+    def replay(self, sandbox: Sandbox, image: str, run_dir: Path, record: dict[str, Any], attempt: int) -> ReplayOutcome:
         """Check attempt ``attempt``'s module again, with the run's limits and image."""
         folder = run_dir / "attempts" / str(attempt)
         module = f"Domains.{record['project']}"
@@ -120,59 +105,45 @@ class IdrisAgent:
         replayed = _facts(check.outcome, check.message, check.sandbox.exit_code, check.transcript)
         return ReplayOutcome(source_path, recorded, replayed, (), old_text, check.transcript)
 
-    def known_nodes(self) -> tuple[str, ...]:
-        """The graph's nodes."""
-        return tuple(name for name in build_graph(1).nodes if not name.startswith("__"))
-
-    def failure_reasons(self) -> tuple[str, ...]:
-        """Error categories and check outcomes."""
-        return IDRIS_REASONS
-
-    def plan_record(self, plan: RunPlan) -> dict[str, Any]:
-        """What a replay needs besides the common record: the module's project name."""
-        return {"project": str(plan.inputs["config"].project)}
-
 
 def _facts(outcome: str, message: str, exit_code: int | None, transcript: str) -> dict[str, Any]:
     return {"outcome": outcome, "message": message, "exit_code": exit_code,
             "transcript_sha256": hashlib.sha256(transcript.encode("utf-8")).hexdigest()}
 
 
-def _config(settings: Settings, target: str) -> TargetConfig:
+def _config(settings: AgentConfig, target: str) -> TargetConfig:
     config = load_target_config(settings.data_dir, target)
     if config is None or config.agent != AGENT:
         raise TargetError(f"{target} is not a target of the idris agent (its target.toml must say agent = \"idris\")")
     return config
 
 
-def idris_limits(settings: Settings, config: TargetConfig) -> SandboxLimits:
+def idris_limits(settings: AgentConfig, config: TargetConfig) -> SandboxLimits:
     """The sandbox limits of each check: target.toml, else SBX_SANDBOX__*, else the agent's defaults.
 
     The timeout's default is the settings' (30 s, the seed's); memory defaults to
     :data:`DEFAULT_MEMORY_MB` because Idris2 on Chez needs more than a parser does.
     """
     update: dict[str, object] = {}
-    if "memory_mb" not in settings.sandbox.model_fields_set:
+    if "memory_mb" not in settings.limits.model_fields_set:  # SBX_SANDBOX__MEMORY_MB unset
         update["memory_mb"] = DEFAULT_MEMORY_MB
     for name in ("timeout_seconds", "memory_mb"):
         value = getattr(config.limits, name)
         if value is not None:
             update[name] = value
-    return settings.sandbox.model_copy(update=update)
+    return settings.limits.model_copy(update=update)
 
 
-def idris_max_attempts(settings: Settings, config: TargetConfig, cli_value: int | None) -> int:
+def idris_max_attempts(settings: AgentConfig, config: TargetConfig, cli_value: int | None) -> int:
     """``--max-attempts``, else target.toml, else SBX_MAX_ATTEMPTS if set, else 5 (the seed's)."""
     if cli_value is not None:
         return cli_value
     if config.limits.max_attempts is not None:
         return config.limits.max_attempts
-    if "max_attempts" in settings.model_fields_set:
-        return settings.max_attempts
-    return DEFAULT_MAX_ATTEMPTS
+    return settings.max_attempts or DEFAULT_MAX_ATTEMPTS  # None: SBX_MAX_ATTEMPTS unset
 
 
-def make_idris_coder(settings: Settings) -> IdrisCoder:
+def make_idris_coder(settings: AgentConfig) -> IdrisCoder:
     """The coder for Idris modules: offline, or an LLM checked against its endpoint first.
 
     Raises:

@@ -9,12 +9,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from agents.base import collect_files
+from agents.targets import collect_files
 from agents.idris.typecheck import CheckResult, check_spec, run_check
-from controller.errors import TargetError
-from controller.progress import Progress
-from controller.sandbox.spec import Sandbox
-from controller.settings import SandboxLimits
+from agents.ports.errors import TargetError
+from agents.ports.events import Say
+from agents.ports.sandbox import Sandbox
+from agents.ports.sandbox import SandboxLimits
 
 _MODULE_LINE = re.compile(r"^module\s+([A-Z][A-Za-z0-9_]*(?:\.[A-Z][A-Za-z0-9_]*)*)\s*$", re.M)
 
@@ -62,7 +62,7 @@ def read_module(path: Path) -> str:
 
 
 def check_modules(sandbox: Sandbox, image: str, limits: SandboxLimits, target: str, paths: list[Path],
-                  progress: Progress) -> list[ModuleCheck]:
+                  say: Say) -> list[ModuleCheck]:
     """Check every module in its own sandbox; a progress line per module."""
     sources = {path: read_module(path) for path in paths}
     outcomes = []
@@ -71,7 +71,7 @@ def check_modules(sandbox: Sandbox, image: str, limits: SandboxLimits, target: s
         labels = {"agent": "check", "target": target}
         check = run_check(sandbox, check_spec(image, module, source, limits, labels))
         outcomes.append(ModuleCheck(str(path), module, check))
-        progress.say(f"[{done}/{len(sources)}] {check.outcome.upper():<10} {path} "
+        say(f"[{done}/{len(sources)}] {check.outcome.upper():<10} {path} "
                      f"({check.sandbox.wall_seconds:.2f}s)")
     return outcomes
 

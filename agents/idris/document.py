@@ -13,7 +13,7 @@ import pdfplumber
 from pdfminer.pdfparser import PDFSyntaxError
 from pdfplumber.utils.exceptions import PdfminerException
 
-from controller.errors import TargetError
+from agents.ports.errors import TargetError
 
 #: Suffixes the Idris agent reads, and the kind each one is.
 DOCUMENT_KINDS = {".pdf": "pdf", ".txt": "text", ".md": "markdown"}

@@ -29,7 +29,7 @@ from agents.llm.extract import Extraction, extract_fenced
 from agents.llm.preflight import preflight
 from agents.llm.prompts import PromptFolder
 from agents.llm.providers import build_chat_model
-from controller.settings import Settings
+from agents.ports.config import AgentConfig
 
 PROMPTS = PromptFolder(Path(__file__).resolve().parent / "prompts")
 IDRIS_TAGS = frozenset({"idris", "idris2", "idr"})
@@ -114,7 +114,7 @@ def analysis_prompt(document_type: str, document_text: str, prompts: PromptFolde
     return prompts.template("analyze").render({"document_type": document_type, "document_text": document_text})
 
 
-def make_llm_idris_coder(settings: Settings) -> LLMIdrisCoder:
+def make_llm_idris_coder(settings: AgentConfig) -> LLMIdrisCoder:
     """The LLM coder ``settings.coder`` names, checked against its endpoint before the run.
 
     Raises:

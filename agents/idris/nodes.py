@@ -16,7 +16,7 @@ from agents.idris.report import analysis_markdown
 from agents.idris.state import IdrisContext, IdrisState
 from agents.idris.typecheck import CheckResult, check_spec, module_file, run_check
 from agents.loop import Update, node
-from controller.artifacts import ANALYSIS_FILE, write_atomic
+from agents.ports.artefacts import ANALYSIS_FILE, write_atomic
 
 AGENT = "idris"
 TRANSCRIPT_FILE = "transcript.txt"

@@ -15,12 +15,12 @@ from agents.idris.graph import build_graph, recursion_backstop
 from agents.idris.nodes import AGENT
 from agents.idris.state import IdrisContext, IdrisState, NodeEvent
 from agents.loop import OnCrash, stream_graph
-from controller.errors import PlatformError
-from controller.artifacts import SUMMARY_FILE, RunArtifacts
-from controller.checkpoints import Checkpoint
-from controller.report import RunSummary
-from controller.sandbox.spec import Sandbox
-from controller.settings import SandboxLimits
+from agents.ports.errors import PlatformError
+from agents.ports.artefacts import SUMMARY_FILE, ArtefactStore
+from agents.ports.run import CheckpointHandle
+from agents.ports.outcome import RunSummary
+from agents.ports.sandbox import Sandbox
+from agents.ports.sandbox import SandboxLimits
 
 OnEvent = Callable[[NodeEvent], None]
 #: Why an attempt can fail, as run summaries and metrics label it: an error category, or the
@@ -71,19 +71,19 @@ class IdrisRunRequest:
     document: DocumentText
     limits: SandboxLimits
     max_attempts: int
-    runs_dir: Path
+    artifacts: ArtefactStore
     output_dir: Path
 
 
 def run_idris_agent(request: IdrisRunRequest, *, sandbox: Sandbox, image: str, coder: IdrisCoder,
-                    on_event: OnEvent, checkpoint: Checkpoint | None = None) -> IdrisRunSummary:
+                    on_event: OnEvent, checkpoint: CheckpointHandle | None = None) -> IdrisRunSummary:
     """Run the loop to its end and write ``summary.json``; return the summary.
 
     ``image`` is the tag of the image checks run in: the real idris2 image, or any image
     whose ``/opt/sandloop/check-module`` entrypoint behaves the same (the tests' stand-in).
     """
     started = time.monotonic()
-    artifacts = RunArtifacts(request.runs_dir / request.run_id)
+    artifacts = request.artifacts
     context = IdrisContext(
         run_id=request.run_id, target=request.target, project=request.project,
         document_type=request.document_type, document=request.document, sandbox=sandbox, image=image,
@@ -98,7 +98,7 @@ def run_idris_agent(request: IdrisRunRequest, *, sandbox: Sandbox, image: str, c
 
 
 def _stream(context: IdrisContext, max_attempts: int, on_event: OnEvent, on_crash: OnCrash,
-            checkpoint: Checkpoint | None = None) -> IdrisState:
+            checkpoint: CheckpointHandle | None = None) -> IdrisState:
     graph = build_graph(max_attempts, checkpoint.saver if checkpoint else None)
     final = stream_graph(graph, context, recursion_backstop(max_attempts), on_event, on_crash, checkpoint)
     return final  # type: ignore[return-value]

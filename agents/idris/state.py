@@ -18,10 +18,10 @@ from agents.idris.coder import CheckFeedback, IdrisCode, IdrisCoder
 from agents.idris.document import DocumentText
 from agents.idris.model import DocumentAnalysis
 from agents.idris.typecheck import CheckResult
-from agents.loop import NodeEvent
-from controller.artifacts import RunArtifacts
-from controller.sandbox.spec import Sandbox
-from controller.settings import SandboxLimits
+from agents.ports.events import NodeEvent
+from agents.ports.artefacts import ArtefactStore
+from agents.ports.sandbox import Sandbox
+from agents.ports.sandbox import SandboxLimits
 
 FinalStatus = Literal["passed", "failed"]
 
@@ -80,7 +80,7 @@ class IdrisContext:
     coder: IdrisCoder
     limits: SandboxLimits
     max_attempts: int
-    artifacts: RunArtifacts
+    artifacts: ArtefactStore
     output_dir: Path
 
     @property

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from agents.idris.coder import CheckOutcome
 from agents.idris.diagnostics import Diagnostic, Transcript, parse_transcript, summarize
 from agents.untrusted_text import one_line
-from controller.errors import SandboxError
-from controller.sandbox.spec import INPUT_DIR, Sandbox, SandboxResult, SandboxSpec
-from controller.settings import SandboxLimits
+from agents.ports.errors import SandboxError
+from agents.ports.sandbox import INPUT_DIR, Sandbox, SandboxResult, SandboxSpec
+from agents.ports.sandbox import SandboxLimits
 
 IMAGE_NAME = "idris2"
 ENTRYPOINT = "/opt/sandloop/check-module"

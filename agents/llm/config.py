@@ -1,6 +1,6 @@
 """What the LLM layer is given: provider, model, endpoint, limits and the key.
 
-Built from :class:`~controller.settings.Settings` at the entry point (the only place
+Built from :class:`~controller.platform.settings.Settings` at the entry point (the only place
 configuration is read); the key stays a ``SecretStr`` until the provider's client needs
 it, so no repr, log line or artefact can show it.
 """
@@ -13,8 +13,8 @@ from urllib.parse import urlsplit
 
 from pydantic import SecretStr
 
-from controller.errors import ConfigError
-from controller.settings import LLM_CODERS, Settings
+from agents.ports.errors import ConfigError
+from agents.ports.config import LLM_CODERS, AgentConfig
 
 Provider = Literal["gemini", "openai", "ollama"]
 
@@ -56,7 +56,7 @@ class LLMConfig:
     api_key: SecretStr | None = field(default=None, repr=False)
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> LLMConfig:
+    def from_settings(cls, settings: AgentConfig) -> LLMConfig:
         """The configuration of ``settings.coder``, with provider defaults filled in.
 
         Raises:

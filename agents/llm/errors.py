@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from controller.errors import UsageError
+from agents.ports.errors import UsageError
 
 
 class ErrorKind(StrEnum):

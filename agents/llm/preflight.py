@@ -4,7 +4,7 @@ One cheap, read-only request per provider, with the provider's own SDK (the tran
 the chat model uses too): OpenAI-compatible ``GET /models``, Ollama ``GET /api/tags``,
 Gemini ``GET models/<model>``. Whatever is wrong becomes one line and exit 2 before
 any image is built or sandbox started: a missing or rejected key and an unknown model
-are :class:`~controller.errors.ConfigError`, an endpoint that does not answer is
+are :class:`~agents.ports.errors.ConfigError`, an endpoint that does not answer is
 :class:`~agents.llm.errors.LLMUnavailable`.
 """
 
@@ -16,7 +16,7 @@ from agents.llm.classify import classify, root_cause
 from agents.llm.config import KEY_VARIABLES, LLMConfig
 from agents.llm.errors import ErrorKind, LLMUnavailable
 from agents.llm.providers import NO_KEY, BearerAuth
-from controller.errors import ConfigError
+from agents.ports.errors import ConfigError
 
 PREFLIGHT_TIMEOUT = 15.0
 START_HINTS = {

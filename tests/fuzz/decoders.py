@@ -24,7 +24,7 @@ from typing import Any
 import pandas as pd
 from hypothesis import strategies as st
 
-from controller.settings import PROJECT_ROOT
+from controller.platform.settings import PROJECT_ROOT
 
 ICICI = PROJECT_ROOT / "data" / "icici"
 
@@ -207,8 +207,8 @@ def check_idris(text: str) -> None:
     """parse_transcript never raises; run_check classifies any transcript, raising only SandboxError."""
     from agents.idris.diagnostics import MAX_DIAGNOSTICS, parse_transcript, summarize
     from agents.idris.typecheck import check_spec, run_check
-    from controller.errors import SandboxError
-    from controller.settings import SandboxLimits
+    from agents.ports.errors import SandboxError
+    from agents.ports.sandbox import SandboxLimits
 
     parsed = _guard((), lambda: parse_transcript(text))
     if len(parsed.diagnostics) > MAX_DIAGNOSTICS:
@@ -229,7 +229,7 @@ class _TextSandbox:
         self.text, self.exit_code = text, exit_code
 
     def run(self, spec: Any) -> Any:
-        from controller.sandbox.spec import CapturedStream, SandboxResult
+        from agents.ports.sandbox import CapturedStream, SandboxResult
 
         data = self.text.encode("utf-8", errors="replace")
         return SandboxResult(exit_code=self.exit_code, stdout=CapturedStream(data, len(data)),
@@ -288,8 +288,8 @@ TOML_INPUTS = st.one_of(
 
 def check_toml(text: str) -> None:
     """load_target_config returns a TargetConfig (or None) or raises ConfigError/TargetError."""
-    from controller.errors import ConfigError, TargetError
-    from controller.target_config import load_target_config
+    from agents.ports.errors import ConfigError, TargetError
+    from agents.targets import load_target_config
 
     with tempfile.TemporaryDirectory(prefix="sandloop-fuzz-") as root:
         folder = Path(root) / "t"
@@ -333,8 +333,8 @@ PDF_INPUTS = _broken_pdfs()
 def check_pdf(raw: bytes) -> None:
     """resolve_target + analyze_pdf return an analysis or raise TargetError, whatever the PDF holds."""
     from agents.bank_parser.analysis import analyze_pdf
-    from controller.errors import TargetError
-    from controller.targets import resolve_target
+    from agents.ports.errors import TargetError
+    from agents.bank_parser.target import resolve_target
 
     root = Path(tempfile.mkdtemp(prefix="sandloop-fuzz-"))
     try:
@@ -370,8 +370,8 @@ _HOLDER_CAP, _HOLDER_LIMIT = 1000, 256
 
 def check_holder_stdout(case: tuple[bytes, list[int]]) -> None:
     """HolderStdout + OutputFrames: never raise, keep every bound, refuse with one-line reasons."""
-    from controller.sandbox.outputs import HEADER_MAX, OutputFrames
-    from controller.sandbox.session import HolderStdout, StreamCapture
+    from controller.platform.sandbox.outputs import HEADER_MAX, OutputFrames
+    from controller.platform.sandbox.session import HolderStdout, StreamCapture
 
     stream, sizes = case
     capture = StreamCapture(_HOLDER_LIMIT)

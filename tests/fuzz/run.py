@@ -24,7 +24,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
-from controller.settings import PROJECT_ROOT
+from controller.platform.settings import PROJECT_ROOT
 from tests.fuzz.decoders import DECODERS, ContractBroken, Decoder
 
 FAILURES_DIR = PROJECT_ROOT / ".cache" / "fuzz"

@@ -23,8 +23,8 @@ def _dangling_anonymous(client) -> set[str]:  # noqa: ANN001
 @pytest.fixture(scope="session", autouse=True)
 def no_anonymous_volumes_left() -> Iterator[None]:
     """Fail the session if it leaves dangling anonymous volumes that were not there before."""
-    from controller.errors import EngineUnavailable
-    from controller.sandbox.engine import connect
+    from agents.ports.errors import EngineUnavailable
+    from controller.platform.sandbox.engine import connect
 
     try:
         client = connect()

@@ -20,14 +20,14 @@ from agents.bank_parser.coders.base import (
     GeneratedCode,
 )
 from agents.lessons import Lesson
-from controller.errors import ConfigError
-from controller.settings import LLM_CODERS, Settings
+from agents.ports.errors import ConfigError
+from agents.ports.config import LLM_CODERS, AgentConfig
 
 __all__ = ["Coder", "CoderExhausted", "CoderFailed", "FailureKind", "Feedback", "GeneratedCode",
            "check_coder", "make_coder"]
 
 
-def make_coder(settings: Settings, *, lessons: Sequence[Lesson] = ()) -> Coder:
+def make_coder(settings: AgentConfig, *, lessons: Sequence[Lesson] = ()) -> Coder:
     """The coder named by ``settings.coder``; an LLM coder gets ``lessons`` for its prompts.
 
     Raises:
@@ -42,7 +42,7 @@ def make_coder(settings: Settings, *, lessons: Sequence[Lesson] = ()) -> Coder:
     raise ConfigError(f"unknown coder {settings.coder!r}", hint=f"use one of offline, {', '.join(LLM_CODERS)}")
 
 
-def _llm_coder(settings: Settings, lessons: Sequence[Lesson]) -> Coder:
+def _llm_coder(settings: AgentConfig, lessons: Sequence[Lesson]) -> Coder:
     from agents.bank_parser.coders.llm import LLMCoder
     from agents.llm.client import ChatClient
     from agents.llm.config import LLMConfig

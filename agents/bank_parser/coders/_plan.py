@@ -21,7 +21,7 @@ from types import SimpleNamespace
 from typing import Literal
 
 from agents.bank_parser.analysis import Analysis, ExpectedSchema
-from controller.output_schema import OutputSchema
+from agents.bank_parser.output_schema import OutputSchema
 from agents.bank_parser.coders._amounts import AmountModel, detect_amounts
 from agents.bank_parser.coders._schema import balance_position, schema_specs
 from agents.bank_parser.coders._mapping import (

@@ -15,7 +15,7 @@ from agents.bank_parser.coders._amounts import AmountModel, numeric_columns
 from agents.bank_parser.coders._mapping import concepts
 from agents.bank_parser.coders._table import Layout
 from agents.bank_parser.coders._values import DateRule, NumberFormat, date_formats_of, is_date
-from controller.output_schema import OutputSchema
+from agents.bank_parser.output_schema import OutputSchema
 
 if TYPE_CHECKING:
     from agents.bank_parser.coders._plan import ColumnSpec

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Literal
 
-from agents.bank_parser.analysis import ExpectedSchema, PageAnalysis
+from agents.bank_parser.analysis import ExpectedSchema
+from agents.bank_parser.pages import PageAnalysis
 from agents.bank_parser.coders._mapping import concepts, name_similarity
 from agents.bank_parser.coders._runtime import (
     RawRow,

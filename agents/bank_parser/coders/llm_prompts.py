@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from agents.bank_parser.analysis import Analysis, ExpectedSchema, PageAnalysis, Word
+from agents.bank_parser.analysis import Analysis, ExpectedSchema
+from agents.bank_parser.pages import PageAnalysis, Word
 from agents.bank_parser.coders.base import FailureKind, Feedback
 from agents.lessons import Lesson, render_lessons
 from agents.llm.client import ChatMessage

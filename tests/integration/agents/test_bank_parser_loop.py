@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from agents.bank_parser.evaluate import execute_parser, parser_spec
-from controller.sandbox.docker import DockerSandbox
-from controller.settings import PROJECT_ROOT
+from controller.platform.sandbox.docker import DockerSandbox
+from controller.platform.settings import PROJECT_ROOT
 
 pytestmark = pytest.mark.usefixtures("no_leftovers", "parser_image")
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.settings import PROJECT_ROOT
+from controller.platform.settings import PROJECT_ROOT
 from tests.corpus.generate import generate
 from tests.corpus.specs import BANKS
 

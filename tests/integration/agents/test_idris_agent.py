@@ -21,11 +21,11 @@ import pytest
 from agents.idris.agent import IdrisAgent
 from agents.idris.analysis import analyze_document
 from agents.idris.checking import check_modules, print_module_report
-from controller.agent_runner import run_record, write_run_record
-from controller.checkpoints import close_checkpoint, open_checkpoint
-from controller.progress import Progress
-from controller.sandbox.docker import DockerSandbox
-from controller.settings import PROJECT_ROOT
+from controller.runner.agent_runner import run_record, write_run_record
+from controller.platform.checkpoints import close_checkpoint, open_checkpoint
+from controller.platform.progress import Progress
+from controller.platform.sandbox.docker import DockerSandbox
+from controller.platform.settings import PROJECT_ROOT
 from tests.integration.agents.test_idris_loop import standin_image  # noqa: F401 - the stand-in fixture
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
@@ -68,7 +68,7 @@ class TestRunCheckpointReplay:
         run_dir = settings.runs_dir / "pytest-idris"
         record = run_record(agent, plan, "pytest-idris", standin_image, settings)
         write_run_record(run_dir, record)
-        checkpoint = open_checkpoint(run_dir, "pytest-idris", agent.checkpoint_types(), resume=False)
+        checkpoint = open_checkpoint(run_dir, "pytest-idris", agent.info.state_types, resume=False)
         try:
             summary = agent.run(plan, run_id="pytest-idris", settings=settings, sandbox=sandbox, image=standin_image,
                                 on_event=lambda event: None, checkpoint=checkpoint)

@@ -29,11 +29,13 @@ from pathlib import Path
 import docker.errors
 import pytest
 
+from controller.platform.artefacts import RunArtifacts
 from agents.idris.coder import IdrisCode, OfflineIdrisCoder
 from agents.idris.document import load_document
 from agents.idris.run import IdrisRunRequest, run_idris_agent
-from controller.sandbox.docker import DockerSandbox
-from controller.settings import PROJECT_ROOT, SandboxLimits
+from controller.platform.sandbox.docker import DockerSandbox
+from agents.ports.sandbox import SandboxLimits
+from controller.platform.settings import PROJECT_ROOT
 
 STANDIN = PROJECT_ROOT / "tests" / "doubles" / "idris2_standin"
 TRANSCRIPTS = PROJECT_ROOT / "tests" / "fixtures" / "idris2-diagnostics"
@@ -93,7 +95,8 @@ def run_loop(tmp_path, contract, image, docker_client, base_settings, *, project
     request = IdrisRunRequest(
         run_id=f"pytest-{project}", target="service-contract", project=project, document_type="contract",
         document=contract, limits=SandboxLimits(timeout_seconds=timeout, memory_mb=256),
-        max_attempts=max_attempts, runs_dir=tmp_path / "runs", output_dir=tmp_path / "idris",
+        max_attempts=max_attempts, artifacts=RunArtifacts(tmp_path / "runs" / f"pytest-{project}"),
+        output_dir=tmp_path / "idris",
     )
     sandbox = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner="pytest:idris")
     events = []

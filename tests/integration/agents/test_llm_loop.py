@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.settings import PROJECT_ROOT
+from controller.platform.settings import PROJECT_ROOT
 from tests.doubles.llm_servers import OllamaServer, OpenAIServer, Reply, ScriptedLLMServer
 
 pytestmark = pytest.mark.usefixtures("no_leftovers", "parser_image")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.settings import PROJECT_ROOT
+from controller.platform.settings import PROJECT_ROOT
 
 pytestmark = pytest.mark.usefixtures("no_leftovers", "parser_image")
 

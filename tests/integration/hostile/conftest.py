@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.settings import Settings
+from controller.platform.settings import Settings
 from tests.conftest import ICICI
 from tests.integration.hostile.harness import MIB, controller_env, run_controller, tree
 

@@ -33,7 +33,7 @@ class HostileCoder:
 
 def main(argv: list[str]) -> int:
     from agents.bank_parser import agent
-    from controller import cli
+    from controller.entry import cli
 
     split = argv.index("--")
     options, cli_args = argv[:split], argv[split + 1:]

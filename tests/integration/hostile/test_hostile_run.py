@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from controller.observability.history import HistoryStore
+from controller.platform.observability.history import HistoryStore
 from tests.integration.hostile import attacks
 from tests.integration.hostile.conftest import SUITE_ENV, assert_nothing_written_outside_runs
 from tests.integration.hostile.harness import controller_env, run_controller, tree

@@ -33,8 +33,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from controller.observability.history import HistoryStore, NodeRecord, RunRecord, SandboxRecord
-from controller.settings import PROJECT_ROOT
+from controller.platform.observability.history import HistoryStore, NodeRecord, RunRecord, SandboxRecord
+from controller.platform.settings import PROJECT_ROOT
 from tests.conftest import ICICI
 from tests.integration.observability import mix
 from tests.integration.observability.prom import PrometheusAPI

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from controller.observability.history import NodeRecord, RunRecord, SandboxRecord
+from controller.platform.observability.history import NodeRecord, RunRecord, SandboxRecord
 
 IMAGE = "sandloop/python-parser"
 _ids = itertools.count(1)

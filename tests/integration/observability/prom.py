@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from controller.settings import PROJECT_ROOT
+from controller.platform.settings import PROJECT_ROOT
 
 DASHBOARD = PROJECT_ROOT / "deploy" / "grafana" / "dashboards" / "sandloop-agent-runs.json"
 

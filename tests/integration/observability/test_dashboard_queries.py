@@ -11,9 +11,9 @@ import math
 
 import pytest
 
-from controller.observability.history import STATUSES
+from controller.platform.observability.history import STATUSES
 
-from controller.observability.metrics import BUCKETS
+from controller.platform.observability.metrics import BUCKETS
 from tests.integration.observability import mix
 from tests.integration.observability.conftest import SCRAPE_SECONDS, Scenario
 from tests.integration.observability.prom import (

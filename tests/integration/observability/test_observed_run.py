@@ -10,7 +10,7 @@ from pathlib import Path
 
 import docker
 
-from controller.settings import PROJECT_ROOT
+from controller.platform.settings import PROJECT_ROOT
 from tests.integration.observability.conftest import FAKE_SECRET, Scenario
 
 PROMETHEUS_IMAGE = "sandloop/prometheus-debian:2.42"

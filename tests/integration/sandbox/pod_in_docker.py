@@ -22,7 +22,7 @@ from typing import Any
 import docker
 from docker.types import Mount
 
-from controller.sandbox.labels import managed_labels
+from controller.platform.sandbox.labels import managed_labels
 
 TEST_OWNER = "pytest:1"
 

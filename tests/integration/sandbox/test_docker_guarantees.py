@@ -13,9 +13,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from controller.sandbox.docker import DockerSandbox
-from controller.sandbox.spec import SandboxResult, SandboxSpec
-from controller.settings import SandboxLimits
+from controller.platform.sandbox.docker import DockerSandbox
+from agents.ports.sandbox import SandboxResult, SandboxSpec
+from agents.ports.sandbox import SandboxLimits
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
 
@@ -189,7 +189,7 @@ class TestFilesAndCleanup:
 
     def test_container_is_removed_when_the_controller_raises(self, sandbox, parser_image, monkeypatch):
         """An exception in the controller mid-run still removes the container and its volume."""
-        import controller.sandbox.docker as backend
+        import controller.platform.sandbox.docker as backend
 
         def explode(*args: object, **kwargs: object) -> None:
             raise KeyboardInterrupt

@@ -13,9 +13,9 @@ import tracemalloc
 
 import pytest
 
-from controller.sandbox.docker import DockerSandbox
-from controller.sandbox.spec import SandboxSpec
-from controller.settings import SandboxLimits
+from controller.platform.sandbox.docker import DockerSandbox
+from agents.ports.sandbox import SandboxSpec
+from agents.ports.sandbox import SandboxLimits
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
 

@@ -15,9 +15,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from controller.sandbox.docker import DockerSandbox
-from controller.sandbox.spec import SandboxResult, SandboxSpec
-from controller.settings import SandboxLimits
+from controller.platform.sandbox.docker import DockerSandbox
+from agents.ports.sandbox import SandboxResult, SandboxSpec
+from agents.ports.sandbox import SandboxLimits
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
 

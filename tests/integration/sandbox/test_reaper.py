@@ -8,8 +8,8 @@ import subprocess
 
 import pytest
 
-from controller.sandbox.labels import managed_labels
-from controller.sandbox.reaper import reap_leftovers
+from controller.platform.sandbox.labels import managed_labels
+from controller.platform.sandbox.reaper import reap_leftovers
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
 

@@ -1,6 +1,6 @@
 """Engine round trips per execution, counted through the real client (issue #12).
 
-The counting wrapper (:class:`controller.sandbox.trace.RoundTrips`) sits on the real Docker
+The counting wrapper (:class:`controller.platform.sandbox.trace.RoundTrips`) sits on the real Docker
 client's HTTP session; these tests pin how many calls the calling thread makes, i.e. how
 many are on the critical path of one execution. Removal and refills run in other threads.
 """
@@ -12,9 +12,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from controller.sandbox.docker import DockerSandbox
-from controller.sandbox.spec import SandboxSpec
-from controller.settings import SandboxLimits
+from controller.platform.sandbox.docker import DockerSandbox
+from agents.ports.sandbox import SandboxSpec
+from agents.ports.sandbox import SandboxLimits
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
 

@@ -14,9 +14,9 @@ import time
 
 import pytest
 
-from controller.sandbox.docker import DockerSandbox
-from controller.sandbox.spec import GO_FILE, SandboxSpec
-from controller.settings import SandboxLimits
+from controller.platform.sandbox.docker import DockerSandbox
+from agents.ports.sandbox import GO_FILE, SandboxSpec
+from agents.ports.sandbox import SandboxLimits
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
 

@@ -8,19 +8,22 @@ from pathlib import Path
 
 import pytest
 
+from controller.platform.artefacts import RunArtifacts
+from tests.fakes import parser_run_args
 from agents.bank_parser.nodes import AGENT
 from agents.bank_parser.run import run_parser_agent
 from agents.idris.document import load_document
 from agents.idris.coder import OfflineIdrisCoder
 from agents.idris.run import IdrisRunRequest, run_idris_agent
 from agents.loop import LoopCrashed
-from controller.errors import SandboxError
-from controller.observability.history import HistoryStore
-from controller.observability.logs import configure_logging
-from controller.observability.recorder import EVENTS_FILE, history_path, observe_run
-from controller.sandbox.instrumented import InstrumentedSandbox
-from controller.settings import PROJECT_ROOT, SandboxLimits, Settings
-from controller.targets import resolve_target
+from agents.ports.errors import SandboxError
+from controller.platform.observability.history import HistoryStore
+from controller.platform.observability.logs import configure_logging
+from controller.platform.observability.recorder import EVENTS_FILE, history_path, observe_run
+from controller.platform.sandbox.instrumented import InstrumentedSandbox
+from agents.ports.sandbox import SandboxLimits
+from controller.platform.settings import PROJECT_ROOT, Settings
+from agents.bank_parser.target import resolve_target
 from tests.conftest import ICICI
 from tests.unit.agents.bank_parser.test_graph import CountingCoder
 
@@ -48,7 +51,7 @@ def observed_parser_run(settings: Settings, error: Exception) -> None:
     sandbox = InstrumentedSandbox(BuggySandbox(error))
     with observe_run(settings, run_id="r1", agent=AGENT, target="icici", coder="counting", sandbox=sandbox) as obs:
         summary = run_parser_agent(
-            run_id="r1", target=resolve_target("icici", ICICI.parent), settings=settings, sandbox=sandbox,
+            run_id="r1", target=resolve_target("icici", ICICI.parent), **parser_run_args(settings, "r1"), sandbox=sandbox,
             image="img", coder=CountingCoder(), on_event=lambda e: obs.node(e.node, e.attempt, e.outcome, e.seconds))
         obs.finish(summary)
 
@@ -88,7 +91,8 @@ class TestIdrisLoopCrash:
         request = IdrisRunRequest(
             run_id="unit", target="service-contract", project="ServiceContract", document_type="contract",
             document=load_document(PROJECT_ROOT / "data" / "service-contract" / "service_contract.pdf"),
-            limits=SandboxLimits(), max_attempts=2, runs_dir=tmp_path / "runs", output_dir=tmp_path / "idris")
+            limits=SandboxLimits(), max_attempts=2, artifacts=RunArtifacts(tmp_path / "runs" / "unit"),
+            output_dir=tmp_path / "idris")
         with pytest.raises(LoopCrashed):
             run_idris_agent(request, sandbox=BuggySandbox(ValueError("bad")), image="img",
                             coder=OfflineIdrisCoder(), on_event=lambda e: None)

@@ -8,11 +8,11 @@ import shutil
 import pytest
 
 from agents.base import Agent
-from agents.registry import AGENTS, DEFAULT_AGENT, agent_for_target, get_agent, image_owners
-from controller.cli import main
-from controller.commands import agent_graph_mermaid
-from controller.errors import TargetError
-from controller.settings import PROJECT_ROOT
+from agents.registry import AGENTS, DEFAULT_AGENT, agent_for_target, get_agent
+from controller.entry.cli import main
+from controller.entry.commands import agent_graph_mermaid
+from agents.ports.errors import TargetError
+from controller.platform.settings import PROJECT_ROOT
 from tests.conftest import ICICI
 
 CONTRACT_TARGET = PROJECT_ROOT / "data" / "service-contract"
@@ -26,20 +26,19 @@ class TestInterface:
         agent = AGENTS[name]
         assert isinstance(agent, Agent)
         assert agent.name == name
-        assert agent.target_kinds and agent.artefact and agent.images
+        assert agent.info.target_kinds and agent.info.artefact and agent.info.images
 
     @pytest.mark.parametrize("name", sorted(AGENTS))
     def test_known_nodes_are_the_graphs_nodes(self, name):
         """Metrics' node labels come from the compiled graph itself."""
         agent = AGENTS[name]
-        assert set(agent.known_nodes()) == {n for n in agent.graph(2).nodes if not n.startswith("__")}
-        assert "analyze" in agent.known_nodes()
+        assert set(agent.info.nodes) == {n for n in agent.graph(2).nodes if not n.startswith("__")}
+        assert "analyze" in agent.info.nodes
 
-    def test_images_have_one_owner_each(self):
-        """Each sandbox image an agent needs is made sure of by exactly that agent."""
-        owners = image_owners()
-        assert owners["python-parser"].name == "bank_parser"
-        assert owners["idris2"].name == "idris"
+    def test_each_agent_names_its_image(self):
+        """Each agent runs in its own sandbox image (a folder of sandbox_images/)."""
+        assert AGENTS["bank_parser"].info.images == ("python-parser",)
+        assert AGENTS["idris"].info.images == ("idris2",)
 
 
 class TestRegistry:

@@ -10,8 +10,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from controller.k8s_render import deploy_objects, load_base, render, sandbox_objects
-from controller.settings import PROJECT_ROOT, Settings
+from controller.entry.k8s_render import deploy_objects, load_base, render, sandbox_objects
+from controller.platform.settings import PROJECT_ROOT, Settings
 
 K8S = PROJECT_ROOT / "deploy" / "k8s"
 VERSIONS = ("1.33.0", "1.35.0", "1.37.0")

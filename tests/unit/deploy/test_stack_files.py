@@ -10,8 +10,8 @@ import re
 import pytest
 import yaml
 
-from controller.observability import metrics, push
-from controller.settings import PROJECT_ROOT
+from controller.platform.observability import metrics, push
+from controller.platform.settings import PROJECT_ROOT
 
 DEPLOY = PROJECT_ROOT / "deploy"
 DASHBOARD = json.loads((DEPLOY / "grafana" / "dashboards" / "sandloop-agent-runs.json").read_text())

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from agents.idris.typecheck import ENTRYPOINT, ENTRYPOINT_REFUSED
-from controller.settings import PROJECT_ROOT
+from controller.platform.settings import PROJECT_ROOT
 
 IMAGE = PROJECT_ROOT / "sandbox_images" / "idris2"
 DOCKERFILE = (IMAGE / "Dockerfile").read_text()

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from agents.bank_parser.frame_codec import ParserFailure, ResultFormatError, decode_result
-from controller.settings import PROJECT_ROOT
+from controller.platform.settings import PROJECT_ROOT
 
 _spec = importlib.util.spec_from_file_location(
     "parser_entrypoint", PROJECT_ROOT / "sandbox_images" / "python-parser" / "entrypoint.py")

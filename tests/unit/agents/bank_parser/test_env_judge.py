@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from agents.bank_parser.env_judge import COMMAND, judge_spec, parse_verdict
-from controller.settings import SandboxLimits
+from agents.ports.sandbox import SandboxLimits
 
 
 class TestJudgeSpec:

@@ -16,10 +16,10 @@ import pytest
 from agents.bank_parser.coders.base import CoderExhausted, CoderFailed, FailureKind, Feedback, GeneratedCode
 from agents.bank_parser.graph import route_after_coder, route_after_compare, route_after_execute
 from agents.bank_parser.run import run_parser_agent
-from controller.settings import Settings
-from controller.targets import resolve_target
+from controller.platform.settings import Settings
+from agents.bank_parser.target import resolve_target
 from tests.conftest import ICICI
-from tests.fakes import ScriptedSandbox, error_document, frame_document
+from tests.fakes import ScriptedSandbox, error_document, frame_document, parser_run_args
 
 
 class CountingCoder:
@@ -51,7 +51,7 @@ def settings(tmp_path: Path) -> Settings:
 def run(settings: Settings, sandbox: ScriptedSandbox, coder: CountingCoder | None = None):  # noqa: ANN201
     events = []
     summary = run_parser_agent(
-        run_id="r1", target=resolve_target("icici", ICICI.parent), settings=settings,
+            run_id="r1", target=resolve_target("icici", ICICI.parent), **parser_run_args(settings, "r1"),
         sandbox=sandbox, image="img", coder=coder or CountingCoder(), on_event=events.append)
     return summary, events
 

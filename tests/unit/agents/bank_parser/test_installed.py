@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agents.bank_parser.coders.llm_prompts import PROMPTS, _system
 from agents.bank_parser.installed import REQUIREMENTS_IN, installed_libraries, libraries_line
-from controller.images.wheelhouse import pin_requirements
+from agents.ports.images import pin_requirements
 
 
 class TestInstalledLibraries:

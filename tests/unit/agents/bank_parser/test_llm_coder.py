@@ -26,13 +26,13 @@ from agents.lessons import ExecutionHistory, Lesson
 from agents.llm.client import ChatClient
 from agents.llm.config import LLMConfig
 from agents.llm.providers import build_chat_model
-from controller.cli import main
-from controller.errors import ConfigError
-from controller.settings import Settings
-from controller.targets import resolve_target
+from controller.entry.cli import main
+from agents.ports.errors import ConfigError
+from controller.platform.settings import Settings
+from agents.bank_parser.target import resolve_target
 from tests.conftest import ICICI
 from tests.doubles.llm_servers import Fail, OllamaServer, OpenAIServer, Reply, Stall, closed_port_url
-from tests.fakes import ScriptedSandbox, error_document, frame_document
+from tests.fakes import ScriptedSandbox, error_document, frame_document, parser_run_args
 
 KEY = "sk-unit-test-key-0987654321"
 EXPECTED = pd.read_csv(ICICI / "result.csv")
@@ -178,7 +178,8 @@ class TestRefine:
 
 def run_loop(settings: Settings, sandbox: ScriptedSandbox, coder, history=None, run_id: str = "r1"):  # noqa: ANN001, ANN201
     events = []
-    summary = run_parser_agent(run_id=run_id, target=resolve_target("icici", ICICI.parent), settings=settings,
+    summary = run_parser_agent(
+            run_id=run_id, target=resolve_target("icici", ICICI.parent), **parser_run_args(settings, run_id),
                                sandbox=sandbox, image="img", coder=coder, on_event=events.append, history=history)
     return summary, events
 

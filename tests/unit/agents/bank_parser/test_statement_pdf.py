@@ -17,10 +17,10 @@ from agents.bank_parser.coders.offline import OfflineCoder
 from agents.bank_parser.graph import route_after_compare
 from agents.bank_parser.statement_pdf import scanned_limits
 from agents.bank_parser.verify import Check, Verification
-from controller.errors import TargetError
-from controller.output_schema import OutputSchema
-from controller.settings import SandboxLimits
-from controller.target_config import TargetConfig
+from agents.ports.errors import TargetError
+from agents.bank_parser.output_schema import OutputSchema
+from agents.ports.sandbox import SandboxLimits
+from agents.targets import TargetConfig
 from tests.corpus.cases import WITHHELD, write_hostile, write_nocsv, write_scanned, _bank
 
 SEED = 7
@@ -75,7 +75,8 @@ class TestWithoutCsv:
     def test_target_toml_names_the_schema(self) -> None:
         """An [output] table in target.toml validates; a date format without a day is refused."""
         config = TargetConfig.model_validate(tomllib.loads('[output]\namounts = "signed"\ndate = "Txn Date"\n'))
-        assert config.output is not None and config.output.columns()[0] == ("Txn Date", "date")
+        assert config.output is not None
+        assert OutputSchema.model_validate(config.output).columns()[0] == ("Txn Date", "date")
         with pytest.raises(ValueError, match="date_format"):
             OutputSchema(date_format="%Y")
 

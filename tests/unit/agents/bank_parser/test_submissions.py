@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from agents.bank_parser.submissions import find_parser, find_submissions, git_commit_date, module_archive
-from controller.environments.image import CONTEXT_FILES
-from controller.errors import TargetError
-from controller.settings import PROJECT_ROOT
+from controller.platform.environments.image import CONTEXT_FILES
+from agents.ports.errors import TargetError
+from controller.platform.settings import PROJECT_ROOT
 
 FIXTURES = PROJECT_ROOT / "tests" / "fixtures" / "env_submissions"
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from controller.sandbox.spec import CapturedStream, SandboxResult, SandboxSpec
-from controller.settings import PROJECT_ROOT
+from agents.ports.sandbox import CapturedStream, SandboxResult, SandboxSpec
+from controller.platform.settings import PROJECT_ROOT
 
 TRANSCRIPTS = PROJECT_ROOT / "tests" / "fixtures" / "idris2-diagnostics"
 

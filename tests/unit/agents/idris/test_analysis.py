@@ -12,8 +12,8 @@ from agents.idris.analysis import analyze_document, detect_type
 from agents.idris.document import DocumentText, load_document
 from agents.idris.korean_numbers import amount_in_words, parse_korean_number
 from agents.idris.report import analysis_markdown
-from controller.errors import TargetError
-from controller.settings import PROJECT_ROOT
+from agents.ports.errors import TargetError
+from controller.platform.settings import PROJECT_ROOT
 
 CONTRACT = PROJECT_ROOT / "data" / "service-contract" / "service_contract.pdf"
 DOCUMENTS = PROJECT_ROOT / "tests" / "fixtures" / "idris_documents"

@@ -8,7 +8,7 @@ from agents.idris.analysis import analyze_document
 from agents.idris.coder import CheckFeedback, CoderExhausted, IdrisCode, OfflineIdrisCoder
 from agents.idris.diagnostics import parse_transcript
 from agents.idris.document import load_document
-from controller.settings import PROJECT_ROOT
+from controller.platform.settings import PROJECT_ROOT
 from tests.unit.agents.idris.fakes import transcript
 
 CONTRACT = PROJECT_ROOT / "data" / "service-contract" / "service_contract.pdf"

@@ -14,7 +14,7 @@ import pytest
 from agents.idris.analysis import analyze_document
 from agents.idris.document import load_document
 from agents.idris.generator import STYLE_ORDER, generate_module
-from controller.settings import PROJECT_ROOT
+from controller.platform.settings import PROJECT_ROOT
 
 CONTRACT = PROJECT_ROOT / "data" / "service-contract" / "service_contract.pdf"
 DOCUMENTS = PROJECT_ROOT / "tests" / "fixtures" / "idris_documents"

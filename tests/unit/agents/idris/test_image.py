@@ -12,9 +12,9 @@ from pathlib import Path
 import docker.errors
 import pytest
 
-from agents.idris.image import SOURCE_ARCHIVE, _source_note, ensure_idris_image, idris_image_spec, source_url
-from controller.errors import ImageSourceMissing
-from controller.settings import PROJECT_ROOT, Settings
+from controller.platform.images.idris import SOURCE_ARCHIVE, _source_note, ensure_idris_image, idris_image_spec, source_url
+from agents.ports.errors import ImageSourceMissing
+from controller.platform.settings import PROJECT_ROOT, Settings
 
 IMAGE_DIR = PROJECT_ROOT / "sandbox_images" / "idris2"
 

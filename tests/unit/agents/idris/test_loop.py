@@ -13,11 +13,13 @@ from types import SimpleNamespace
 
 import pytest
 
+from controller.platform.artefacts import RunArtifacts
 from agents.idris.coder import OfflineIdrisCoder
 from agents.idris.document import load_document
 from agents.idris.graph import build_graph, decide, route_after_fix
 from agents.idris.run import IdrisRunRequest, run_idris_agent
-from controller.settings import PROJECT_ROOT, SandboxLimits
+from agents.ports.sandbox import SandboxLimits
+from controller.platform.settings import PROJECT_ROOT
 from tests.unit.agents.idris.fakes import PASS, Answer, RecordedChecker, failing
 
 CONTRACT = PROJECT_ROOT / "data" / "service-contract" / "service_contract.pdf"
@@ -57,7 +59,7 @@ def run(tmp_path: Path, answers: list[Answer], max_attempts: int = 5):  # noqa: 
     request = IdrisRunRequest(
         run_id="unit", target="service-contract", project="ServiceContract", document_type="contract",
         document=load_document(CONTRACT), limits=SandboxLimits(), max_attempts=max_attempts,
-        runs_dir=tmp_path / "runs", output_dir=tmp_path / "idris",
+        artifacts=RunArtifacts(tmp_path / "runs" / "unit"), output_dir=tmp_path / "idris",
     )
     events = []
     summary = run_idris_agent(request, sandbox=checker, image="sandloop/idris2:test", coder=OfflineIdrisCoder(),

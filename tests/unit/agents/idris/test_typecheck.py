@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from agents.idris.typecheck import check_spec, module_file, run_check
-from controller.errors import SandboxError
-from controller.settings import SandboxLimits
+from agents.ports.errors import SandboxError
+from agents.ports.sandbox import SandboxLimits
 from tests.unit.agents.idris.fakes import PASS, Answer, RecordedChecker, failing
 
 SOURCE = "module Domains.X\n"

@@ -8,8 +8,8 @@ import pytest
 from pydantic import SecretStr, ValidationError
 
 from agents.llm.config import DEFAULT_MODELS, LLMConfig
-from controller.errors import ConfigError
-from controller.settings import Settings
+from agents.ports.errors import ConfigError
+from controller.platform.settings import Settings
 
 KEY_VARIABLES = ("GOOGLE_API_KEY", "GEMINI_API_KEY", "OPENAI_API_KEY", "OLLAMA_API_KEY", "SBX_LLM__API_KEY",
                  "SBX_CODER", "SBX_LLM__MODEL", "SBX_LLM__BASE_URL")

@@ -9,7 +9,7 @@ from pydantic import SecretStr
 from agents.llm.config import LLMConfig
 from agents.llm.errors import LLMUnavailable
 from agents.llm.preflight import preflight
-from controller.errors import ConfigError, UsageError
+from agents.ports.errors import ConfigError, UsageError
 from tests.doubles.llm_servers import GeminiServer, OllamaServer, OpenAIServer, closed_port_url
 
 KEY = SecretStr("sk-preflight-key-123456")

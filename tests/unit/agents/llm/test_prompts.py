@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agents.llm.prompts import PromptFolder, PromptTemplate, TemplateError
-from controller.settings import PROJECT_ROOT
+from controller.platform.settings import PROJECT_ROOT
 
 PARSER = PromptFolder(PROJECT_ROOT / "agents" / "bank_parser" / "prompts")
 IDRIS = PromptFolder(PROJECT_ROOT / "agents" / "idris" / "prompts")

@@ -1,0 +1,172 @@
+"""The run port: what an agent plans (pure), and what the controller hands it to run.
+
+``Agent.plan`` returns a :class:`Plan` (validated target, coder, limits, which sandbox image
+and which declared environment it needs) before any engine call; the runner makes sure of
+the images and environment, opens the checkpoint and the artefact store, and calls
+``Agent.run(plan, ctx)`` with a :class:`RunContext`. ``check`` and ``replay`` get a
+:class:`Session`: the sandbox, images built on demand, warm containers, environments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from agents.ports.artefacts import ArtefactStore
+from agents.ports.config import AgentConfig
+from agents.ports.environments import DeclaredEnv, Environment, EnvironmentProvider
+from agents.ports.events import OnEvent, Say
+from agents.ports.sandbox import Sandbox, SandboxLimits, SandboxSpec
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What an agent prepared for one run, before the engine is touched.
+
+    Attributes:
+        agent: The agent's name.
+        target: The target's name.
+        max_attempts: Attempts before the loop gives up (``--max-attempts``, target.toml, config).
+        limits: The sandbox limits of every execution of the run (target.toml over the config).
+        coder: The coder object (offline rules or an LLM), already checked.
+        coder_name: The coder's name, for summaries and history.
+        banner: What the run line says after the target's name (the input, the goal).
+        image: The sandbox image (a folder of ``sandbox_images/``) the run executes in.
+        environment: A declared environment to build on top of ``image`` (target.toml), or None.
+        environment_as_of: Resolve the environment's unpinned requirements as of this date.
+        prewarm: The spec of the first execution, given the image tag, for a warm container.
+        notes: Lines to show before the engine starts (e.g. the LLM coder's model).
+        record: Agent-specific facts ``run.json`` keeps for resume and replay.
+        inputs: Agent-specific inputs (the resolved target, the document text).
+    """
+
+    agent: str
+    target: str
+    max_attempts: int
+    limits: SandboxLimits
+    coder: Any
+    coder_name: str
+    banner: str
+    image: str
+    environment: DeclaredEnv | None = None
+    environment_as_of: str | None = None
+    prewarm: Callable[[str], SandboxSpec] | None = None
+    notes: tuple[str, ...] = ()
+    record: Mapping[str, Any] = field(default_factory=dict)
+    inputs: Mapping[str, Any] = field(default_factory=dict)
+
+
+class CheckpointHandle(Protocol):
+    """Where a run's graph checkpoints (a LangGraph saver and its thread), and whether it resumes."""
+
+    @property
+    def saver(self) -> Any:
+        """The LangGraph checkpointer to compile the graph with."""
+        ...
+
+    @property
+    def resume(self) -> bool:
+        """Whether this process continues a run from its last checkpoint."""
+        ...
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """The ``configurable`` part of a graph config naming this run's thread."""
+        ...
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What the runner hands an agent's ``run``: everything rebuilt per process, never in state.
+
+    Attributes:
+        run_id: The run's id.
+        config: The agent config (folders, coder, model).
+        sandbox: Runs one execution in a throwaway container.
+        image: The tag of the run's image (the plan's image, or its environment's).
+        environment: The environment built from the plan's declaration, or None.
+        artefacts: The run folder's store.
+        on_event: Called per finished node.
+        checkpoint: The run's checkpoint, or None (tests).
+        say: A status line before the loop starts (e.g. where results are judged).
+    """
+
+    run_id: str
+    config: AgentConfig
+    sandbox: Sandbox
+    image: str
+    artefacts: ArtefactStore
+    on_event: OnEvent
+    environment: Environment | None = None
+    checkpoint: CheckpointHandle | None = None
+    say: Say = field(default=lambda _line: None)
+
+
+class Session(Protocol):
+    """The platform for one ``check`` or ``replay``: a sandbox, images, warm containers, environments."""
+
+    @property
+    def sandbox(self) -> Sandbox:
+        """Runs one execution in a throwaway container."""
+        ...
+
+    def image(self, name: str) -> str:
+        """The tag of sandbox image ``name``, built first if the engine lacks it."""
+        ...
+
+    def prewarm(self, spec: SandboxSpec) -> None:
+        """Warm containers for executions like ``spec`` while other work goes on."""
+        ...
+
+    def environments(self, base_image: str) -> EnvironmentProvider:
+        """Declared environments built on top of ``base_image`` (each at most once)."""
+        ...
+
+
+#: Opens a session with at least this many warm containers per kind of execution.
+OpenSession = Callable[[int], AbstractContextManager[Session]]
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    """``controller check``: which target, which artefacts, how many at once, and every
+    command-line option as given (``options``), for options only one agent understands."""
+
+    target: str
+    paths: list[str]
+    jobs: int | None
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """What ``check`` gets: the agent config, a status line, and a way to open a session."""
+
+    config: AgentConfig
+    say: Say
+    open_session: OpenSession
+
+
+@dataclass(frozen=True)
+class ReplayOutcome:
+    """A stored attempt's recorded outcome and the outcome of running it again.
+
+    Both are flat dicts of the facts that define an outcome (failure kind, exit code, a
+    hash of the result); the controller compares them and shows a diff when they differ,
+    with a diff of the two outputs (result document, transcript) when those differ too.
+    """
+
+    artefact: Path
+    recorded: dict[str, Any]
+    replayed: dict[str, Any]
+    notes: tuple[str, ...] = ()
+    recorded_output: str = ""
+    replayed_output: str = ""
+
+    @property
+    def same(self) -> bool:
+        """Whether running the artefact again gave the recorded outcome."""
+        return self.recorded == self.replayed

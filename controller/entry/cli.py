@@ -1,0 +1,153 @@
+"""The command line: ``python -m controller {run,check,replay,graph,images,serve,k8s}``.
+
+Exit status: 0 the parser passed (or ran and cannot be verified), 1 the loop gave up or the
+checked parser failed, 2 a usage or input error (or no Docker engine), 3 the environment
+failed (image build, engine error), 130 interrupted. A user's mistake is one line on
+stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from pydantic import ValidationError
+
+from agents.registry import AGENTS
+from controller.entry import commands
+from agents.ports.errors import ConfigError, PlatformError
+from controller.platform.observability.logs import configure_logging, secret_values, settings_secrets
+from controller.platform.settings import Settings, load_settings
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser, with every option documented for ``--help``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m controller",
+        description="Run coding-agent loops whose generated code executes only in throwaway "
+        "Docker sandboxes. Settings come from SBX_* environment variables or .env.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="generate, sandbox-test and refine a parser for a target (or all)")
+    which = run.add_mutually_exclusive_group(required=True)
+    which.add_argument("--target", metavar="NAME",
+                       help="folder name under data/ holding the statement PDF and result.csv")
+    which.add_argument("--all", action="store_true",
+                       help="every target in data/, SBX_PARALLEL_RUNS (default 2) at a time; ends "
+                            "with a table and 'N passed, M failed'")
+    which.add_argument("--resume", metavar="RUN_ID",
+                       help="continue an interrupted run from its last completed node (runs/RUN_ID/)")
+    run.add_argument("--max-attempts", type=int, metavar="N",
+                     help="attempts before giving up (default: SBX_MAX_ATTEMPTS or 3)")
+    run.add_argument("--coder", choices=("offline", "gemini", "openai", "ollama"),
+                     help="who writes the parser: offline rules or an LLM (default: SBX_CODER or offline)")
+    run.add_argument("--model", metavar="NAME",
+                     help="the LLM coder's model (default: SBX_LLM__MODEL or the provider's default)")
+
+    check = sub.add_parser("check", help="run existing parsers or modules through the same sandbox and judgement")
+    check.add_argument("--target", required=True, metavar="NAME", help="target whose PDF and result.csv to use")
+    artefacts = check.add_mutually_exclusive_group(required=True)
+    artefacts.add_argument("--parser", nargs="+", metavar="PATH",
+                           help="parser files (each defining parse(pdf_path)) or folders of them")
+    artefacts.add_argument("--module", nargs="+", metavar="PATH",
+                           help="Idris modules (.idr files or folders of them) for an idris target: idris2 --check")
+    check.add_argument("--jobs", type=int, metavar="N",
+                       help="parsers checked at once (default: SBX_PARALLEL_CHECKS or 2)")
+    check.add_argument("--as-of", metavar="DATE",
+                       help="resolve submissions' unpinned requirements as of DATE (YYYY-MM-DD); "
+                            "default: each submission's last git commit date, else today")
+
+    replay = sub.add_parser("replay", help="run a stored attempt again in a fresh sandbox; same or different outcome")
+    replay.add_argument("run_id", metavar="RUN_ID", help="the run's id (its folder under runs/)")
+    replay.add_argument("--attempt", type=int, metavar="N", help="which attempt (default: the last)")
+
+    graph = sub.add_parser("graph", help="print an agent's graph as Mermaid (LangGraph's own drawing)")
+    graph.add_argument("--agent", required=True, metavar="NAME", choices=sorted(AGENTS), help="the agent")
+
+    sub.add_parser("images", help="build every sandbox image that is missing")
+
+    serve = sub.add_parser("serve", help="serve Prometheus metrics of the run history (/metrics, /healthz)")
+    serve.add_argument("--host", metavar="ADDR",
+                       help="address to listen on (default: SBX_OBSERVABILITY__SERVE_HOST or 127.0.0.1)")
+    serve.add_argument("--port", type=int, metavar="PORT",
+                       help="port to listen on (default: SBX_OBSERVABILITY__SERVE_PORT or 9466)")
+
+    k8s = sub.add_parser("k8s", help="Kubernetes: print the deployment and a sandbox Pod as YAML")
+    k8s_sub = k8s.add_subparsers(dest="k8s_command", required=True, metavar="K8S_COMMAND")
+    render = k8s_sub.add_parser("render", help="print every object the deployment creates, and one sandbox's Pod + ConfigMap")
+    render.add_argument("--part", choices=("all", "deploy", "sandbox"), default="all",
+                        help="deploy: the objects to apply; sandbox: what one execution creates (default: both)")
+    render.add_argument("--registry", metavar="PREFIX",
+                        help="registry prefix of the images (default: SBX_KUBERNETES__REGISTRY)")
+
+    return parser
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    overrides = {}
+    if getattr(args, "max_attempts", None) is not None:
+        overrides["max_attempts"] = args.max_attempts
+    if getattr(args, "coder", None) is not None:
+        overrides["coder"] = args.coder
+    if getattr(args, "model", None):
+        overrides["llm"] = {"model": args.model}
+    try:
+        return load_settings(**overrides)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"invalid setting {where}: {first['msg']}",
+                          hint="see the settings table in README.md") from exc
+
+
+def _k8s(args: argparse.Namespace, settings: Settings) -> int:
+    from controller.entry.k8s_render import command
+
+    return command(args, settings)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        settings = _settings(args)
+        configure_logging(settings.log_format, settings.observability.log_level,
+                          secrets=[*secret_values(os.environ), *settings_secrets(settings)])
+        handler = {"run": commands.run, "check": commands.check, "replay": commands.replay, "graph": commands.graph,
+                   "images": commands.images,
+                   "serve": commands.serve, "k8s": _k8s}[args.command]
+        return handler(args, settings)
+    except PlatformError as exc:
+        print(f"error: {exc.one_line()}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted: containers of this run were removed", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - a bug still ends in one line, exit 3, never a traceback
+        print(f"error: unexpected {type(exc).__name__} ({str(exc).splitlines()[0][:200] if str(exc) else 'no message'}); "
+              "a bug in sandloop: please report it with the run's events.jsonl", file=sys.stderr)
+        return 3
+
+
+def exit_now(status: int) -> None:
+    """End the process with ``status`` once everything is written, skipping the interpreter's
+    teardown (half a second with LangGraph, pandas and pydantic loaded, for nothing).
+
+    Exit handlers still run and the standard streams are flushed; with any other thread
+    still alive (its work might not be done) the process exits the normal way instead.
+    """
+    import atexit
+    import threading
+
+    if threading.active_count() > 1:
+        sys.exit(status)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(status)

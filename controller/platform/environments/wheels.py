@@ -1,0 +1,59 @@
+"""Download a resolved set's wheels on the host, for the image's interpreter and platform.
+
+Docker builds here cannot reach a package index, so every wheel an environment image
+installs is downloaded by the host's pip into ``<cache>/environments/wheels/<key>/`` (once
+per resolved set; pip's own HTTP cache makes sets that share packages cheap). The set is
+already complete, so pip downloads exactly the pins, ``--no-deps``, wheels only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from controller.platform.environments.resolution import EnvironmentFailure
+from controller.platform.images.wheelhouse import IMAGE_PYTHON
+
+COMPLETE_MARKER = ".complete"
+REQUIREMENTS_TXT = "requirements.txt"
+_GLIBC_TAGS = ("manylinux_2_36", "manylinux_2_28", "manylinux_2_17", "manylinux2014")
+DOWNLOAD_TIMEOUT_SECONDS = 900
+
+
+def wheels_for(pins: tuple[str, ...], arch: str, cache_dir: Path) -> Path:
+    """Return a folder with one wheel per pin and a requirements.txt; download what is missing.
+
+    Raises:
+        EnvironmentFailure: a pinned package has no wheel for the image or cannot be fetched.
+    """
+    key = hashlib.sha256(f"{IMAGE_PYTHON}|{arch}|{'|'.join(pins)}".encode()).hexdigest()[:16]
+    folder = cache_dir / "environments" / "wheels" / key
+    if (folder / COMPLETE_MARKER).exists():
+        return folder
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    (folder / REQUIREMENTS_TXT).write_text("".join(f"{pin}\n" for pin in pins), encoding="utf-8")
+    _download(folder, arch)
+    (folder / COMPLETE_MARKER).touch()
+    return folder
+
+
+def _download(folder: Path, arch: str) -> None:
+    command = [
+        sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
+        "--no-deps", "--only-binary=:all:", "--implementation", "cp",
+        "--python-version", IMAGE_PYTHON, "--abi", f"cp{IMAGE_PYTHON.replace('.', '')}",
+        *[arg for tag in _GLIBC_TAGS for arg in ("--platform", f"{tag}_{arch}")],
+        "--dest", str(folder), "-r", str(folder / REQUIREMENTS_TXT),
+    ]
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True, check=False,
+                              timeout=DOWNLOAD_TIMEOUT_SECONDS)
+    except subprocess.TimeoutExpired as exc:
+        raise EnvironmentFailure("downloading its wheels timed out") from exc
+    if proc.returncode != 0:
+        tail = " | ".join(proc.stderr.strip().splitlines()[-2:])[:300]
+        raise EnvironmentFailure(f"its wheels cannot be downloaded: {tail}")

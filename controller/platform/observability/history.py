@@ -1,0 +1,333 @@
+"""The durable run history: one SQLite file (``runs/history.sqlite`` by default).
+
+``make run`` is a one-shot process, so its in-memory metrics die with it. Each run instead
+appends what it ended with (status, attempts, failures, node and sandbox timings) here, in
+one transaction at its end; the long-running exporter (``python -m controller serve``)
+derives its counters and histograms from this file on every scrape. Counters therefore
+survive restarts of either process and never reset while the file is kept.
+
+The file uses SQLite's default rollback journal (not WAL), so a reader needs only read
+access: the exporter can mount ``runs/`` read-only. Writes are tiny and wait up to
+``BUSY_TIMEOUT_SECONDS`` for a concurrent writer.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import closing, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agents.ports.errors import EnvironmentFault
+
+SCHEMA_VERSION = 2
+#: Warm-pool use of one execution: served warm, asked for warm but ran cold, or not poolable.
+POOL_RESULTS = ("hit", "miss")
+BUSY_TIMEOUT_SECONDS = 10.0
+#: Final statuses a run can be recorded with (bounded: they label metrics).
+STATUSES = ("passed", "failed", "unverified", "self-consistent", "error")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY,
+    agent TEXT NOT NULL,
+    target TEXT NOT NULL,
+    status TEXT NOT NULL,
+    attempts INTEGER NOT NULL,
+    max_attempts INTEGER NOT NULL,
+    started_at REAL NOT NULL,
+    finished_at REAL NOT NULL,
+    duration_seconds REAL NOT NULL,
+    sandbox_seconds REAL NOT NULL,
+    coder TEXT NOT NULL,
+    error TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS runs_by_target ON runs (agent, target, status);
+CREATE TABLE IF NOT EXISTS attempt_failures (
+    run_id TEXT NOT NULL REFERENCES runs (run_id),
+    attempt INTEGER NOT NULL,
+    reason TEXT NOT NULL,
+    retried INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS node_runs (
+    run_id TEXT NOT NULL REFERENCES runs (run_id),
+    node TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    outcome TEXT NOT NULL,
+    duration_seconds REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS sandbox_executions (
+    run_id TEXT NOT NULL REFERENCES runs (run_id),
+    image TEXT NOT NULL,
+    image_ref TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    duration_seconds REAL NOT NULL,
+    exit_code INTEGER,
+    attempt INTEGER NOT NULL,
+    pool TEXT NOT NULL DEFAULT 'none',
+    warmup_seconds REAL
+);
+"""
+#: Upgrades from an older user_version, applied in order before _SCHEMA.
+_MIGRATIONS = {
+    1: "ALTER TABLE sandbox_executions ADD COLUMN pool TEXT NOT NULL DEFAULT 'none';"
+       "ALTER TABLE sandbox_executions ADD COLUMN warmup_seconds REAL;",
+}
+
+
+class HistoryError(EnvironmentFault):
+    """The run history file cannot be read or written."""
+
+
+@dataclass(frozen=True)
+class NodeRecord:
+    """One node execution of a run."""
+
+    node: str
+    attempt: int
+    outcome: str
+    seconds: float
+
+
+@dataclass(frozen=True)
+class SandboxRecord:
+    """One sandbox execution of a run; ``image`` is the bounded label, ``image_ref`` the tag."""
+
+    image: str
+    image_ref: str
+    outcome: str
+    seconds: float
+    exit_code: int | None
+    attempt: int
+    pool: str = "none"
+    warmup_seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """What one run ended with, as the history keeps it.
+
+    ``failures`` holds the failure kind of each failed attempt, oldest first; attempt ``i``
+    (1-based) was retried when ``i < attempts``.
+    """
+
+    run_id: str
+    agent: str
+    target: str
+    status: str
+    attempts: int
+    max_attempts: int
+    started_at: float
+    finished_at: float
+    duration_seconds: float
+    sandbox_seconds: float = 0.0
+    coder: str = ""
+    failures: tuple[str, ...] = ()
+    nodes: tuple[NodeRecord, ...] = ()
+    sandbox: tuple[SandboxRecord, ...] = ()
+    error: str = ""
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"unknown run status {self.status!r} (known: {', '.join(STATUSES)})")
+
+    @property
+    def retries(self) -> tuple[str, ...]:
+        """Failure kinds that were followed by another attempt."""
+        return tuple(kind for index, kind in enumerate(self.failures, start=1) if index < self.attempts)
+
+
+@dataclass(frozen=True)
+class Histogram:
+    """Cumulative bucket counts (``le`` order), count and sum of observations."""
+
+    buckets: tuple[float, ...]
+    cumulative: tuple[int, ...]
+    count: int
+    total: float
+
+    @classmethod
+    def empty(cls, buckets: Sequence[float]) -> Histogram:
+        """No observations yet."""
+        return cls(tuple(buckets), tuple(0 for _ in buckets), 0, 0.0)
+
+
+@dataclass
+class HistorySnapshot:
+    """Aggregates of the whole history, read in one transaction (what a scrape exports)."""
+
+    runs: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    retries: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    attempts: dict[tuple[str, str], Histogram] = field(default_factory=dict)
+    run_seconds: dict[tuple[str, str], Histogram] = field(default_factory=dict)
+    node_seconds: dict[tuple[str, str], Histogram] = field(default_factory=dict)
+    sandbox_runs: dict[tuple[str, str, str, str], int] = field(default_factory=dict)
+    sandbox_seconds: dict[tuple[str, str, str], Histogram] = field(default_factory=dict)
+    last_success: dict[tuple[str, str], float] = field(default_factory=dict)
+    pool_requests: dict[tuple[str, str, str, str], int] = field(default_factory=dict)
+    pool_warmup_seconds: dict[tuple[str], Histogram] = field(default_factory=dict)
+
+
+class HistoryStore:
+    """Appends run records to, and reads aggregates from, one SQLite file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def record(self, run: RunRecord) -> None:
+        """Append ``run`` (with its failures, nodes and sandbox executions) atomically.
+
+        Raises:
+            HistoryError: the file cannot be created or written.
+        """
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with closing(sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS)) as conn, conn:
+                _ensure_schema(conn)
+                _insert(conn, run)
+        except (OSError, sqlite3.Error) as exc:
+            raise HistoryError(f"cannot write the run history {self.path}: {exc}") from exc
+
+    def exists(self) -> bool:
+        """Whether any run has been recorded yet (the file exists)."""
+        return self.path.is_file()
+
+    def count_runs(self) -> int:
+        """How many runs the history holds (0 when there is no file yet)."""
+        with self._reader() as conn:
+            return 0 if conn is None else int(conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
+
+    def last_success(self, agent: str, target: str) -> float | None:
+        """Unix time the last passing run of ``agent`` on ``target`` ended, if any did."""
+        with self._reader() as conn:
+            if conn is None:
+                return None
+            row = conn.execute("SELECT MAX(finished_at) FROM runs WHERE agent = ? AND target = ? "
+                               "AND status = 'passed'", (agent, target)).fetchone()
+            return None if row[0] is None else float(row[0])
+
+    def read_runs(self) -> list[dict[str, object]]:
+        """Every run row, oldest first (for reports and tests)."""
+        with self._reader() as conn:
+            if conn is None:
+                return []
+            conn.row_factory = sqlite3.Row
+            return [dict(row) for row in conn.execute("SELECT * FROM runs ORDER BY finished_at, run_id")]
+
+    def snapshot(self, buckets: BucketSet) -> HistorySnapshot:
+        """Aggregate the whole history for the exporter, in one read transaction.
+
+        Raises:
+            HistoryError: the file exists but cannot be read (corrupt, wrong permissions).
+        """
+        with self._reader() as conn:
+            if conn is None:
+                return HistorySnapshot()
+            return _aggregate(conn, buckets)
+
+    @contextmanager
+    def _reader(self) -> Iterator[sqlite3.Connection | None]:
+        if not self.path.is_file():
+            yield None
+            return
+        uri = f"{self.path.resolve().as_uri()}?mode=ro"
+        try:
+            with closing(sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_SECONDS)) as conn:
+                conn.execute("BEGIN")
+                yield conn
+        except sqlite3.Error as exc:
+            raise HistoryError(f"cannot read the run history {self.path}: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class BucketSet:
+    """Histogram bucket upper bounds (without +Inf) for each derived histogram."""
+
+    attempts: tuple[float, ...]
+    run_seconds: tuple[float, ...]
+    node_seconds: tuple[float, ...]
+    sandbox_seconds: tuple[float, ...]
+    warmup_seconds: tuple[float, ...] = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30)
+
+
+def _ensure_schema(conn: sqlite3.Connection) -> None:
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version > SCHEMA_VERSION:
+        raise sqlite3.DatabaseError(f"history schema {version} is newer than this program's {SCHEMA_VERSION}")
+    if 0 < version < SCHEMA_VERSION:
+        for step in range(version, SCHEMA_VERSION):
+            conn.executescript(_MIGRATIONS[step])
+    if version < SCHEMA_VERSION:
+        conn.executescript(_SCHEMA)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def _insert(conn: sqlite3.Connection, run: RunRecord) -> None:
+    conn.execute(
+        "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (run.run_id, run.agent, run.target, run.status, run.attempts, run.max_attempts,
+         run.started_at, run.finished_at, run.duration_seconds, run.sandbox_seconds, run.coder, run.error),
+    )
+    conn.executemany(
+        "INSERT INTO attempt_failures VALUES (?, ?, ?, ?)",
+        [(run.run_id, i, kind, int(i < run.attempts)) for i, kind in enumerate(run.failures, start=1)],
+    )
+    conn.executemany(
+        "INSERT INTO node_runs VALUES (?, ?, ?, ?, ?)",
+        [(run.run_id, n.node, n.attempt, n.outcome, n.seconds) for n in run.nodes],
+    )
+    conn.executemany(
+        "INSERT INTO sandbox_executions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(run.run_id, s.image, s.image_ref, s.outcome, s.seconds, s.exit_code, s.attempt, s.pool,
+          s.warmup_seconds) for s in run.sandbox],
+    )
+
+
+def _aggregate(conn: sqlite3.Connection, buckets: BucketSet) -> HistorySnapshot:
+    snap = HistorySnapshot()
+    if conn.execute("PRAGMA user_version").fetchone()[0] == 0:
+        return snap
+    snap.runs = _counts(conn, "SELECT agent, target, status, COUNT(*) FROM runs GROUP BY 1, 2, 3")
+    snap.retries = _counts(conn, "SELECT r.agent, r.target, f.reason, COUNT(*) FROM attempt_failures f "
+                                 "JOIN runs r USING (run_id) WHERE f.retried = 1 GROUP BY 1, 2, 3")
+    snap.sandbox_runs = _counts(conn, "SELECT r.agent, r.target, s.image, s.outcome, COUNT(*) FROM "
+                                      "sandbox_executions s JOIN runs r USING (run_id) GROUP BY 1, 2, 3, 4")
+    if conn.execute("PRAGMA user_version").fetchone()[0] >= 2:  # read-only readers cannot migrate
+        _aggregate_pool(conn, buckets, snap)
+    snap.attempts = _histograms(conn, "runs", ("agent", "target"), "attempts", buckets.attempts)
+    snap.run_seconds = _histograms(conn, "runs", ("agent", "target"), "duration_seconds", buckets.run_seconds)
+    snap.node_seconds = _histograms(conn, "node_runs JOIN runs USING (run_id)", ("agent", "node"),
+                                    "node_runs.duration_seconds", buckets.node_seconds)
+    snap.sandbox_seconds = _histograms(conn, "sandbox_executions JOIN runs USING (run_id)",
+                                       ("agent", "target", "image"), "sandbox_executions.duration_seconds",
+                                       buckets.sandbox_seconds)
+    rows = conn.execute("SELECT agent, target, MAX(finished_at) FROM runs WHERE status = 'passed' GROUP BY 1, 2")
+    snap.last_success = {(agent, target): float(ts) for agent, target, ts in rows}
+    return snap
+
+
+def _aggregate_pool(conn: sqlite3.Connection, buckets: BucketSet, snap: HistorySnapshot) -> None:
+    snap.pool_requests = _counts(conn, "SELECT r.agent, r.target, s.image, s.pool, COUNT(*) FROM "
+                                       "sandbox_executions s JOIN runs r USING (run_id) "
+                                       "WHERE s.pool IN ('hit', 'miss') GROUP BY 1, 2, 3, 4")
+    snap.pool_warmup_seconds = _histograms(
+        conn, "sandbox_executions WHERE pool = 'hit'", ("image",), "warmup_seconds", buckets.warmup_seconds)
+
+
+def _counts(conn: sqlite3.Connection, sql: str) -> dict[tuple[str, ...], int]:
+    return {tuple(row[:-1]): int(row[-1]) for row in conn.execute(sql)}
+
+
+def _histograms(
+    conn: sqlite3.Connection, source: str, groups: tuple[str, ...], value: str, bounds: tuple[float, ...]
+) -> dict[tuple[str, ...], Histogram]:
+    # Only constants of this module are formatted into the SQL; no user input reaches it.
+    columns = ", ".join(groups)
+    le = "".join(f", SUM({value} <= {float(b)!r})" for b in bounds)
+    sql = f"SELECT {columns}, COUNT(*), TOTAL({value}){le} FROM {source} GROUP BY {columns}"
+    result = {}
+    for row in conn.execute(sql):
+        key, (count, total, *cumulative) = tuple(row[: len(groups)]), row[len(groups):]
+        result[key] = Histogram(bounds, tuple(int(c) for c in cumulative), int(count), float(total))
+    return result

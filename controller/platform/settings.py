@@ -1,0 +1,188 @@
+"""Configuration: one pydantic-settings object, built once at the entry point and passed down.
+
+Every field can be set from the environment with the ``SBX_`` prefix (nested groups with
+``__``, e.g. ``SBX_SANDBOX__MEMORY_MB=1024``) or from a ``.env`` file in the working
+directory. Library code never reads the environment itself; it receives a ``Settings``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from agents.ports.config import LLM_CODERS, AgentConfig, LLMSettings
+from agents.ports.sandbox import SandboxLimits
+from controller.platform.sandbox.kubernetes.config import KubernetesSettings
+
+#: The folder that holds ``controller/``, ``agents/`` and ``sandbox_images/``.
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
+class ObservabilitySettings(BaseModel):
+    """Logs, the durable run history, the exporter (``serve``) and the optional Pushgateway."""
+
+    log_level: Literal["debug", "info", "warning", "error"] | None = Field(
+        None, description="Lowest level logged to stderr and events.jsonl; unset: info, but "
+        "warning for console lines on a terminal (the progress display says the rest)."
+    )
+    history_path: Path | None = Field(
+        None, description="SQLite run history the exporter reads; default <runs_dir>/history.sqlite."
+    )
+    serve_host: str = Field(
+        "127.0.0.1", description="Address `serve` listens on (0.0.0.0 inside a container)."
+    )
+    serve_port: int = Field(9466, ge=1, le=65535, description="Port of `serve` (/metrics, /healthz).")
+    pushgateway_url: str | None = Field(
+        None, description="Pushgateway base URL, e.g. http://localhost:9091; unset: no push."
+    )
+    push_timeout_seconds: float = Field(
+        5.0, gt=0, le=60, description="Give up pushing after this long; the run's result stands."
+    )
+
+    @field_validator("pushgateway_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        parts = urlsplit(value.strip())
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("pushgateway_url must be an http(s) URL such as http://localhost:9091")
+        if parts.username or parts.password:
+            raise ValueError("pushgateway_url must not carry credentials (they would be logged)")
+        return value.strip().rstrip("/")
+
+
+class WarmPoolSettings(BaseModel):
+    """The Docker backend's pool of pre-started, single-use containers."""
+
+    enabled: bool = Field(True, description="Keep warm containers; off runs every execution cold.")
+    size: int = Field(
+        1, ge=1, le=16, description="Idle warm containers kept per kind of execution."
+    )
+    max_idle_seconds: float = Field(
+        120.0, gt=0, le=3600, description="A warm container idle this long is removed."
+    )
+
+
+class Settings(BaseSettings):
+    """Everything the controller can be told, with the defaults a new user gets."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="SBX_",
+        env_nested_delimiter="__",
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        nested_model_default_partial_update=True,
+    )
+
+    data_dir: Path = Field(Path("data"), description="Folder of targets, one sub-folder each.")
+    runs_dir: Path = Field(Path("runs"), description="Where each run keeps its artefacts.")
+    parsers_dir: Path = Field(
+        Path("custom_parsers"), description="Where a passing parser is published."
+    )
+    idris_dir: Path = Field(
+        Path("idris"), description="Where the Idris agent publishes Domains/<Project>.idr and its analysis."
+    )
+    images_dir: Path = Field(
+        PROJECT_ROOT / "sandbox_images", description="Build contexts of the sandbox images."
+    )
+    cache_dir: Path = Field(
+        Path(".cache"), description="Wheelhouses and the bootstrapped base root filesystem."
+    )
+
+    max_attempts: int = Field(3, ge=1, le=50, description="Attempts before the loop gives up.")
+    # issue 15: the frame to aim for when a target has no result.csv. The bank-parser agent
+    # validates it (its OutputSchema); the platform only carries it, so it names no agent.
+    output: dict[str, str] = Field(
+        default_factory=dict, description="Bank parser output without a result.csv (SBX_OUTPUT__*)."
+    )
+    coder: Literal["offline", "gemini", "openai", "ollama"] = Field(
+        "offline", description="Which coder writes the code: offline rules or an LLM provider."
+    )
+    llm: LLMSettings = Field(default_factory=LLMSettings, description="The LLM coders' model.")
+    # Provider-standard key variables, read without the SBX_ prefix; ``llm.api_key`` wins.
+    google_api_key: SecretStr | None = Field(
+        None, validation_alias=AliasChoices("GOOGLE_API_KEY", "GEMINI_API_KEY"), exclude=True, repr=False
+    )
+    openai_api_key: SecretStr | None = Field(
+        None, validation_alias="OPENAI_API_KEY", exclude=True, repr=False
+    )
+    ollama_api_key: SecretStr | None = Field(
+        None, validation_alias="OLLAMA_API_KEY", exclude=True, repr=False
+    )
+
+    sandbox: SandboxLimits = Field(default_factory=SandboxLimits)
+    pool: WarmPoolSettings = Field(default_factory=WarmPoolSettings)
+    parallel_checks: int = Field(
+        2, ge=1, le=32, description="Parsers `check` runs at once (each in its own sandbox)."
+    )
+    parallel_runs: int = Field(
+        2, ge=1, le=32,
+        description="Targets `run --all` runs at once (each its own process, run folder and sandboxes).",
+    )
+    sandbox_user: str = Field(
+        "10001:10001", description="uid:gid the sandboxed code runs as (never root)."
+    )
+    sandbox_network: Literal["none"] = Field(
+        "none", description="Network of sandbox containers; only 'none' is supported."
+    )
+    sandbox_backend: Literal["docker", "kubernetes"] = Field(
+        "docker", description="Where sandboxes run: containers on a Docker engine, or Pods in a cluster (docs/kubernetes.md)."
+    )
+    kubernetes: KubernetesSettings = Field(
+        default_factory=KubernetesSettings, description="The Kubernetes backend (SBX_KUBERNETES__*)."
+    )
+
+    image_prefix: str = Field("sandloop", description="Repository prefix of built images.")
+    base_image: str = Field(
+        "debian:bookworm-slim", description="Base of every sandbox image; bootstrapped if absent."
+    )
+    debian_mirror: str = Field(
+        "http://deb.debian.org/debian", description="Mirror debootstrap uses for the base image."
+    )
+    build_timeout_seconds: int = Field(1800, ge=60, description="Limit for one image build.")
+
+    log_format: Literal["auto", "json", "console"] = Field(
+        "auto", description="auto: console lines on a terminal, JSON lines otherwise."
+    )
+    observability: ObservabilitySettings = Field(
+        default_factory=ObservabilitySettings, description="Logs, run history, exporter, Pushgateway."
+    )
+
+    @field_validator("sandbox_user")
+    @classmethod
+    def _not_root(cls, value: str) -> str:
+        uid, _, gid = value.partition(":")
+        if not (uid.isdigit() and gid.isdigit()) or int(uid) == 0 or int(gid) == 0:
+            raise ValueError("sandbox_user must be numeric uid:gid, neither of them 0 (root)")
+        return value
+
+    @model_validator(mode="after")
+    def _provider_key(self) -> Settings:
+        """Fill ``llm.api_key`` from the chosen provider's own variable when it is unset."""
+        if self.llm.api_key is None and self.coder in LLM_CODERS:
+            key = {"gemini": self.google_api_key, "openai": self.openai_api_key,
+                   "ollama": self.ollama_api_key}[self.coder]
+            if key is not None and key.get_secret_value().strip():
+                self.llm = self.llm.model_copy(update={"api_key": key})
+        return self
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Build the settings from defaults, ``.env``, the environment and ``overrides``."""
+    return Settings(**overrides)
+
+
+def agent_config(settings: Settings) -> AgentConfig:
+    """What every agent is told of the settings (the agents' typed config port)."""
+    return AgentConfig(
+        data_dir=settings.data_dir, runs_dir=settings.runs_dir, parsers_dir=settings.parsers_dir,
+        idris_dir=settings.idris_dir, coder=settings.coder, llm=settings.llm, limits=settings.sandbox,
+        max_attempts=settings.max_attempts if "max_attempts" in settings.model_fields_set else None,
+        parallel_checks=settings.parallel_checks, output=settings.output,
+    )

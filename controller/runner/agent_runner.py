@@ -1,0 +1,269 @@
+"""The runner: the one composition root every entry point (the CLI; later the service) calls.
+
+A :class:`Runner` is built once per process from the frozen settings. It derives the agents'
+config once, opens sessions (the only place services start), and runs, resumes, checks and
+replays *any* agent the same way: the agent plans (pure: a mistake is one line and exit 2,
+before any engine call), the runner makes sure of the plan's image and environment, writes
+``runs/<id>/run.json`` (what resume and replay need), opens the checkpoint and the artefact
+store, and streams the agent's graph under the run's observer.
+
+``resume`` re-plans from the run record (same agent, target, attempt limit, coder and data
+folder; the image the run used, rebuilt from its content hash if the engine lost it), says
+which completed nodes it skips, and continues the graph from its last checkpoint: nothing
+that finished runs again, neither a sandbox execution nor a coder call.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from agents.base import Agent
+from agents.ports.config import AgentConfig
+from agents.ports.environments import Environment
+from agents.ports.errors import ImageBuildError, TargetError
+from agents.ports.events import NodeEvent, Say
+from agents.ports.outcome import RunSummary
+from agents.ports.run import CheckContext, CheckRequest, Plan, ReplayOutcome, RunContext
+from agents.registry import get_agent
+from controller.platform.artefacts import SUMMARY_FILE, RunArtifacts, new_run_id, write_atomic
+from controller.platform.checkpoints import Checkpoint, close_checkpoint, open_checkpoint
+from controller.platform.environments.target import provide_target_environment
+from controller.platform.images.base import image_exists
+from controller.platform.observability.recorder import observe_run
+from controller.platform.progress import Progress
+from controller.platform.settings import Settings, agent_config
+from controller.runner.services import DockerServices, Services, open_session
+
+RUN_RECORD = "run.json"
+#: 2: the ports layout (checkpoints name agents.ports types); runs recorded as 1 cannot resume.
+RUN_RECORD_VERSION = 2
+_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
+
+
+class Runner:
+    """Runs, resumes, checks and replays agents with one set of settings and one console."""
+
+    def __init__(self, settings: Settings, progress: Progress | None = None, say: Say | None = None) -> None:
+        self.settings = settings
+        self.progress = progress or Progress()
+        self.say: Say = say or self.progress.say
+        self.config: AgentConfig = agent_config(settings)
+
+    @contextmanager
+    def session(self, min_pool: int = 0) -> Iterator[Services]:
+        """Services for one command (a :class:`~agents.ports.run.Session` for agents)."""
+        with open_session(self.settings, self.say, min_pool=min_pool) as services:
+            yield services
+
+    def run(self, agent: Agent, target: str, max_attempts: int | None) -> int:
+        """Run ``agent`` on ``target`` to its end; exit 0 passed (or unverified), 1 gave up."""
+        plan = agent.plan(target, self.config, max_attempts)
+        for note in plan.notes:
+            self.say(note)
+        with self.session() as services:
+            image = services.image(plan.image)
+            environment = self._environment(services, image, plan)
+            run_image = environment.tag if environment is not None and environment.tag else image
+            self._prewarm(services, run_image, plan)
+            run_id = new_run_id(plan.target)
+            self.say(f"run {run_id}: {plan.target} {plan.banner}, up to {plan.max_attempts} attempt(s)")
+            run_dir = self.settings.runs_dir / run_id
+            write_run_record(run_dir, self._record(agent, plan, run_id, run_image, environment))
+            checkpoint = open_checkpoint(run_dir, run_id, agent.info.state_types, resume=False)
+            summary = self._observed(agent, plan, checkpoint, services, run_image, environment)
+        self.progress.summary(summary)
+        return summary.exit_code
+
+    def resume(self, run_id: str) -> int:
+        """Continue run ``run_id`` from its last completed node; exit as :meth:`run`."""
+        run_dir, record = load_run(self.settings, run_id)
+        if (run_dir / SUMMARY_FILE).is_file():
+            raise TargetError(f"run {run_id} already finished", hint=f"see {run_dir / SUMMARY_FILE}")
+        agent = get_agent(record["agent"])
+        plan = agent.plan(record["target"], recorded_config(self.config, record), record["max_attempts"])
+        with self.session() as services:
+            image = recorded_image(services, record["image_name"], record["image"], self.say)
+            environment = Environment(image, "reused", 0.0) if record.get("environment") else None
+            checkpoint = open_checkpoint(run_dir, run_id, agent.info.state_types, resume=True)
+            self.say(resume_line(agent, plan, checkpoint))
+            self._prewarm(services, image, plan)
+            summary = self._observed(agent, plan, checkpoint, services, image, environment)
+        self.progress.summary(summary)
+        return summary.exit_code
+
+    def check(self, agent: Agent, request: CheckRequest) -> int:
+        """Run existing artefacts through ``agent``'s sandbox and judgement; the agent's exit code."""
+        return agent.check(request, CheckContext(self.config, self.say, self.session))
+
+    def replay(self, run_id: str, attempt: int | None) -> tuple[ReplayOutcome, int]:
+        """Replay attempt ``attempt`` (default: the last) of run ``run_id``; the outcome and the attempt."""
+        run_dir, record = load_run(self.settings, run_id)
+        agent = get_agent(record["agent"])
+        attempt = attempt or last_attempt(run_dir)
+        with self.session() as services:
+            image = recorded_image(services, record["image_name"], record["image"], self.say)
+            self.say(f"replaying attempt {attempt} of run {run_id} ({agent.name}, {record['target']}) "
+                              f"in a fresh sandbox: {image}, timeout {record['limits']['timeout_seconds']:g} s, "
+                              f"memory {record['limits']['memory_mb']} MiB")
+            return agent.replay(services.sandbox, image, run_dir, record, attempt), attempt
+
+    def images(self, names: list[str], *, report: bool = True) -> list[ImageBuildError]:
+        """Make sure of every image in ``names``; one that cannot be built does not stop the others.
+
+        Each is reported as ``name: tag`` (with ``report``) or ``name: not built: why``.
+        """
+        failed: list[ImageBuildError] = []
+        with self.session() as services:
+            for name in names:
+                try:
+                    tag = services.image(name)
+                    if report:
+                        self.say(f"{name}: {tag}")
+                except ImageBuildError as exc:
+                    self.say(f"{name}: not built: {exc.one_line()}")
+                    failed.append(exc)
+        return failed
+
+    def _environment(self, services: Services, image: str, plan: Plan) -> Environment | None:
+        """The plan's declared environment, built on top of ``image`` (a target's own, issue 13)."""
+        if plan.environment is None:
+            return None
+        if not isinstance(services, DockerServices):
+            services.environments(image)  # raises: environments need a Docker engine
+            return None
+        return provide_target_environment(services.client, self.settings, image, plan.environment,
+                                          plan.environment_as_of, self.say)
+
+    @staticmethod
+    def _prewarm(services: Services, image: str, plan: Plan) -> None:
+        if plan.prewarm is not None:
+            services.prewarm(plan.prewarm(image))
+
+    def _record(self, agent: Agent, plan: Plan, run_id: str, image: str,
+                environment: Environment | None) -> dict[str, Any]:
+        """What resume and replay need to know of a run (``runs/<id>/run.json``)."""
+        return {
+            "schema_version": RUN_RECORD_VERSION, "run_id": run_id, "agent": agent.name, "target": plan.target,
+            "max_attempts": plan.max_attempts, "coder": self.config.coder, "model": self.config.llm.model,
+            "image_name": plan.image, "image": image, "environment": environment is not None,
+            "limits": plan.limits.model_dump(), "data_dir": str(Path(self.config.data_dir).resolve()),
+            **plan.record,
+        }
+
+    def _observed(self, agent: Agent, plan: Plan, checkpoint: Checkpoint, services: Services, image: str,
+                  environment: Environment | None) -> RunSummary:
+        """Stream the agent's graph under the run's observer (logs, events.jsonl, history, push)."""
+        run_id = checkpoint.thread_id
+        progress = self.progress
+        try:
+            with observe_run(self.settings, run_id=run_id, agent=agent.name, target=plan.target,
+                             coder=plan.coder_name, max_attempts=plan.max_attempts,
+                             sandbox=services.sandbox) as observer:
+
+                def on_event(event: NodeEvent) -> None:
+                    progress.step(event.attempt, event.node, event.outcome, event.seconds, event.detail)
+                    observer.node(event.node, event.attempt, event.outcome, event.seconds)
+
+                ctx = RunContext(run_id=run_id, config=self.config, sandbox=services.sandbox, image=image,
+                                 artefacts=RunArtifacts(self.settings.runs_dir / run_id), on_event=on_event,
+                                 environment=environment, checkpoint=checkpoint, say=self.say)
+                try:
+                    summary = agent.run(plan, ctx)
+                except KeyboardInterrupt:
+                    progress.say(f"run {run_id} interrupted; continue it with: "
+                                 f"python -m controller run --resume {run_id}")
+                    raise
+                observer.finish(summary)
+        finally:
+            close_checkpoint(checkpoint)
+        return summary
+
+
+def resume_line(agent: Agent, plan: Plan, checkpoint: Checkpoint) -> str:
+    """What resuming skips: the completed nodes in the checkpoint, and where the run goes on.
+
+    Raises:
+        TargetError: the run has no checkpoint, or its graph had already ended.
+    """
+    snapshot = agent.graph(plan.max_attempts, checkpoint.saver).get_state(checkpoint.config)
+    if not snapshot.values and not snapshot.next:
+        raise TargetError(f"run {checkpoint.thread_id} has no checkpoint to resume from",
+                          hint="start a new run with --target")
+    if not snapshot.next:
+        raise TargetError(f"run {checkpoint.thread_id}'s graph had already ended", hint="start a new run with --target")
+    done = [_node_label(e) for e in snapshot.values.get("events", [])]
+    return (f"resuming run {checkpoint.thread_id}: skipped {len(done)} completed node(s) "
+            f"({', '.join(done) or 'none'}); next: {', '.join(snapshot.next)}")
+
+
+def _node_label(event: Any) -> str:
+    return f"{event.node} [{event.attempt}]" if event.attempt else str(event.node)
+
+
+def write_run_record(run_dir: Path, record: dict[str, Any]) -> None:
+    """Write ``run.json`` atomically."""
+    write_atomic(run_dir / RUN_RECORD, json.dumps(record, indent=2) + "\n")
+
+
+def load_run(settings: Settings, run_id: str) -> tuple[Path, dict[str, Any]]:
+    """The run's folder and record.
+
+    Raises:
+        TargetError: a bad run id, a run without a record (unknown, or older than run records),
+            or a run recorded by an older version whose checkpoints this one cannot read.
+    """
+    if not _RUN_ID.match(run_id):
+        raise TargetError(f"{run_id!r} is not a run id", hint="use the id a run printed, e.g. 20261122-061624-icici-a432")
+    run_dir = settings.runs_dir / run_id
+    path = run_dir / RUN_RECORD
+    if not path.is_file():
+        raise TargetError(f"no run {run_id} with a {RUN_RECORD} in {settings.runs_dir}",
+                          hint="runs made before resume/replay existed cannot be resumed or replayed")
+    try:
+        record: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise TargetError(f"cannot read {path} ({type(exc).__name__})") from exc
+    if record.get("schema_version") != RUN_RECORD_VERSION:
+        raise TargetError(f"run {run_id} is from an older version of sandloop (run record "
+                          f"{record.get('schema_version')}, this version reads {RUN_RECORD_VERSION}): cannot resume "
+                          "or replay it", hint="start a new run with --target")
+    return run_dir, record
+
+
+def last_attempt(run_dir: Path) -> int:
+    """The highest attempt number in the run folder.
+
+    Raises:
+        TargetError: the run has no attempt.
+    """
+    numbers = [int(p.name) for p in (run_dir / "attempts").glob("*") if p.is_dir() and p.name.isdigit()]
+    if not numbers:
+        raise TargetError(f"run {run_dir.name} has no attempts to replay", hint=f"see {run_dir}")
+    return max(numbers)
+
+
+def recorded_config(config: AgentConfig, record: dict[str, Any]) -> AgentConfig:
+    """The agent config of a resumed run: this process's, with the run's coder, model and data folder."""
+    llm = config.llm.model_copy(update={"model": record.get("model")})
+    return config.model_copy(update={"coder": record["coder"], "llm": llm, "data_dir": Path(record["data_dir"])})
+
+
+def recorded_image(services: Services, name: str, tag: str, say: Any) -> str:
+    """The image a run used; rebuilt when the engine lost it and today's sources hash to the same tag.
+
+    Raises:
+        ImageBuildError: the image is gone and sandbox_images/<name> no longer builds it.
+    """
+    if not isinstance(services, DockerServices) or image_exists(services.client, tag):
+        return tag
+    say(f"the run's image {tag} is not in the engine; rebuilding it from sandbox_images/{name}")
+    current = services.image(name)
+    if current != tag:
+        raise ImageBuildError(f"cannot rebuild {tag}: sandbox_images/{name} has changed and now builds {current}",
+                              hint="check out the sources the run used (git) and try again")
+    return current

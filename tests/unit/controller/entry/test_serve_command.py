@@ -1,0 +1,81 @@
+"""`python -m controller serve` as a user runs it: serves the history until SIGTERM, exits 0;
+a bad port is one line on stderr and exit 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from controller.platform.observability.history import HistoryStore
+from tests.unit.controller.platform.observability.records import run
+
+
+def serve(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "SBX_RUNS_DIR": str(tmp_path / "runs"), "SBX_DATA_DIR": str(tmp_path / "data"),
+           "SBX_LOG_FORMAT": "json"}
+    return subprocess.Popen([sys.executable, "-m", "controller", "serve", *args], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def get(url: str, deadline: float = 30.0) -> str:
+    end = time.monotonic() + deadline
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                return response.read().decode()
+        except OSError:
+            if time.monotonic() > end:
+                raise
+            time.sleep(0.2)
+
+
+class TestServe:
+    def test_serves_the_history_and_stops_on_sigterm(self, tmp_path):
+        """/metrics shows recorded runs, target folders appear as zero series; SIGTERM ends it with exit 0."""
+        (tmp_path / "data" / "sbi").mkdir(parents=True)
+        HistoryStore(tmp_path / "runs" / "history.sqlite").record(run("failed", target="icici"))
+        port = free_port()
+        proc = serve(tmp_path, "--port", str(port))
+        try:
+            body = get(f"http://127.0.0.1:{port}/metrics")
+            assert 'sbx_agent_runs_total{agent="bank_parser",status="failed",target="icici"} 1.0' in body
+            assert 'sbx_agent_runs_total{agent="bank_parser",status="passed",target="sbi"} 0.0' in body
+            assert json.loads(get(f"http://127.0.0.1:{port}/healthz"))["runs"] == 1
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            _, stderr = proc.communicate(timeout=15)
+        assert proc.returncode == 0, stderr
+        events = [json.loads(line)["event"] for line in stderr.splitlines()]
+        assert events == ["exporter.listening", "exporter.stopped"]
+
+    def test_port_out_of_range_is_one_line(self, tmp_path):
+        """--port 70000 is refused with one error line and exit 2."""
+        proc = serve(tmp_path, "--port", "70000")
+        _, stderr = proc.communicate(timeout=60)
+        assert proc.returncode == 2
+        assert stderr.strip().splitlines() == ["error: --port 70000 is not a TCP port (use 1-65535)"]
+
+    def test_port_in_use_is_one_line(self, tmp_path):
+        """A port another process holds is one error line naming the setting, exit 2."""
+        with socket.socket() as holder:
+            holder.bind(("127.0.0.1", 0))
+            holder.listen()
+            port = holder.getsockname()[1]
+            proc = serve(tmp_path, "--port", str(port))
+            _, stderr = proc.communicate(timeout=60)
+        assert proc.returncode == 2
+        (line,) = stderr.strip().splitlines()
+        assert line.startswith(f"error: cannot listen on 127.0.0.1:{port}") and "SERVE_PORT" in line
