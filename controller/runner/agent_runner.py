@@ -73,7 +73,7 @@ class Runner:
             run_id = new_run_id(plan.target)
             self.say(f"run {run_id}: {plan.target} {plan.banner}, up to {plan.max_attempts} attempt(s)")
             run_dir = self.settings.runs_dir / run_id
-            write_run_record(run_dir, self._record(agent, plan, run_id, run_image, environment))
+            write_run_record(run_dir, run_record(agent, plan, run_id, run_image, self.config, environment))
             checkpoint = open_checkpoint(run_dir, run_id, agent.info.state_types, resume=False)
             summary = self._observed(agent, plan, checkpoint, services, run_image, environment)
         self.progress.summary(summary)
@@ -144,17 +144,6 @@ class Runner:
         if plan.prewarm is not None:
             services.prewarm(plan.prewarm(image))
 
-    def _record(self, agent: Agent, plan: Plan, run_id: str, image: str,
-                environment: Environment | None) -> dict[str, Any]:
-        """What resume and replay need to know of a run (``runs/<id>/run.json``)."""
-        return {
-            "schema_version": RUN_RECORD_VERSION, "run_id": run_id, "agent": agent.name, "target": plan.target,
-            "max_attempts": plan.max_attempts, "coder": self.config.coder, "model": self.config.llm.model,
-            "image_name": plan.image, "image": image, "environment": environment is not None,
-            "limits": plan.limits.model_dump(), "data_dir": str(Path(self.config.data_dir).resolve()),
-            **plan.record,
-        }
-
     def _observed(self, agent: Agent, plan: Plan, checkpoint: Checkpoint, services: Services, image: str,
                   environment: Environment | None) -> RunSummary:
         """Stream the agent's graph under the run's observer (logs, events.jsonl, history, push)."""
@@ -182,6 +171,18 @@ class Runner:
         finally:
             close_checkpoint(checkpoint)
         return summary
+
+
+def run_record(agent: Agent, plan: Plan, run_id: str, image: str, config: AgentConfig,
+               environment: Environment | None = None) -> dict[str, Any]:
+    """What resume and replay need to know of a run (``runs/<id>/run.json``)."""
+    return {
+        "schema_version": RUN_RECORD_VERSION, "run_id": run_id, "agent": agent.name, "target": plan.target,
+        "max_attempts": plan.max_attempts, "coder": config.coder, "model": config.llm.model,
+        "image_name": plan.image, "image": image, "environment": environment is not None,
+        "limits": plan.limits.model_dump(), "data_dir": str(Path(config.data_dir).resolve()),
+        **plan.record,
+    }
 
 
 def resume_line(agent: Agent, plan: Plan, checkpoint: Checkpoint) -> str:

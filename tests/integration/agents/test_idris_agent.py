@@ -21,6 +21,9 @@ import pytest
 from agents.idris.agent import IdrisAgent
 from agents.idris.analysis import analyze_document
 from agents.idris.checking import check_modules, print_module_report
+from agents.ports.run import RunContext
+from controller.platform.artefacts import RunArtifacts
+from controller.platform.settings import agent_config
 from controller.runner.agent_runner import run_record, write_run_record
 from controller.platform.checkpoints import close_checkpoint, open_checkpoint
 from controller.platform.progress import Progress
@@ -63,15 +66,16 @@ class TestRunCheckpointReplay:
         """A checkpointed run passes, its checkpoint reads back, and replaying attempt 1 is SAME."""
         settings = base_settings.model_copy(update={"data_dir": PROJECT_ROOT / "data", "runs_dir": tmp_path / "runs",
                                                     "idris_dir": tmp_path / "idris"})
-        agent = IdrisAgent()
-        plan = agent.plan("service-contract", settings, 2)
+        agent, config = IdrisAgent(), agent_config(settings)
+        plan = agent.plan("service-contract", config, 2)
         run_dir = settings.runs_dir / "pytest-idris"
-        record = run_record(agent, plan, "pytest-idris", standin_image, settings)
+        record = run_record(agent, plan, "pytest-idris", standin_image, config)
         write_run_record(run_dir, record)
         checkpoint = open_checkpoint(run_dir, "pytest-idris", agent.info.state_types, resume=False)
         try:
-            summary = agent.run(plan, run_id="pytest-idris", settings=settings, sandbox=sandbox, image=standin_image,
-                                on_event=lambda event: None, checkpoint=checkpoint)
+            summary = agent.run(plan, RunContext(
+                run_id="pytest-idris", config=config, sandbox=sandbox, image=standin_image,
+                artefacts=RunArtifacts(run_dir), on_event=lambda event: None, checkpoint=checkpoint))
             state = agent.graph(2, checkpoint.saver).get_state(checkpoint.config).values
         finally:
             close_checkpoint(checkpoint)
