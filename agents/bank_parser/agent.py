@@ -34,10 +34,10 @@ from agents.bank_parser.target_env import judge_image
 from agents.base import AgentInfo
 from agents.lessons import LESSONS_FILE, ExecutionHistory
 from agents.ports.config import AgentConfig
-from agents.ports.errors import ConfigError, TargetError
+from agents.ports.errors import TargetError, invalid_setting
 from agents.ports.outcome import RunSummary
 from agents.ports.run import CheckContext, CheckRequest, Plan, ReplayOutcome, RunContext
-from agents.ports.sandbox import SandboxLimits
+from agents.ports.sandbox import SandboxLimits, SandboxSpec
 from agents.targets import TARGET_FILE, TargetConfig, invalid_target_file, load_target_config
 
 #: Attempts when neither --max-attempts, target.toml nor SBX_MAX_ATTEMPTS says otherwise.
@@ -75,7 +75,7 @@ class BankParserAgent:
             limits=limits, coder=coder, coder_name=coder.name, banner=f"({resolved.pdf.name})", image=IMAGE_NAME,
             environment=environment.declared() if environment is not None else None,
             environment_as_of=environment.as_of if environment is not None else None,
-            prewarm=lambda image: parser_spec(image, "", b"", limits, {}),
+            prewarm=lambda image: warm_spec(image, limits),
             notes=(coder_line,) if coder_line else (),
             record={"input_sha256": _sha(resolved.pdf.read_bytes())},
             inputs={"target": resolved, "history": history, "output": output},
@@ -116,7 +116,7 @@ class BankParserAgent:
         # Enough warm containers for every concurrent check to find one.
         with ctx.open_session(min(jobs, len(parsers))) as session:
             image = session.image(IMAGE_NAME)
-            session.prewarm(parser_spec(image, "", b"", config.limits, {}))
+            session.prewarm(warm_spec(image, config.limits))
             outcomes = check_many(session.sandbox, image, target, config, parsers, jobs, ctx.say)
         print_report(outcomes)
         return 0 if all(o.status != "fail" for o in outcomes) else 1
@@ -143,6 +143,11 @@ class BankParserAgent:
         notes = () if record.get("input_sha256") in (None, _sha(pdf)) else (
             f"the target's PDF changed since the run ({target.pdf})",)
         return ReplayOutcome(code_path, recorded, now, notes, _shown(before), _shown(result))
+
+
+def warm_spec(image: str, limits: SandboxLimits) -> SandboxSpec:
+    """An execution like every parser run (no code or PDF yet): what a warm container waits for."""
+    return parser_spec(image, "", b"", limits, {})
 
 
 def _facts(outcome: str, failure: str | None, message: str, exit_code: int | None,
@@ -185,8 +190,5 @@ def output_schema(config: AgentConfig, target: str, toml: TargetConfig | None) -
             raise invalid_target_file(config.data_dir / target / TARGET_FILE, exc, prefix="output") from exc
     try:
         return OutputSchema.model_validate(config.output)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        key = "__".join(str(p) for p in first["loc"]).upper()
-        raise ConfigError(f"SBX_OUTPUT__{key}: {str(first['msg']).removeprefix('Value error, ')}",
-                          hint="see docs/parser_layouts.md") from exc
+    except ValidationError as exc:  # SBX_OUTPUT__*: the same line as any other setting's
+        raise invalid_setting(exc, prefix="output") from exc

@@ -17,6 +17,8 @@ rates are not polluted by a broken machine.
 
 from __future__ import annotations
 
+from pydantic import ValidationError
+
 
 class PlatformError(Exception):
     """Base of every error the platform raises on purpose."""
@@ -74,3 +76,10 @@ class ImageSourceMissing(ImageBuildError):
 
 class SandboxError(EnvironmentFault):
     """The container engine failed while preparing, running or collecting a sandbox."""
+
+
+def invalid_setting(exc: ValidationError, prefix: str = "") -> ConfigError:
+    """One line for the first setting that did not validate (``prefix``: the group it belongs to)."""
+    first = exc.errors()[0]
+    where = ".".join((prefix, *(str(p) for p in first["loc"])) if prefix else (str(p) for p in first["loc"]))
+    return ConfigError(f"invalid setting {where}: {first['msg']}", hint="see the settings table in README.md")

@@ -30,7 +30,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import TextIO
 
-from controller.platform.artefacts import SUMMARY_FILE
+from agents.ports.artefacts import SUMMARY_FILE
 from agents.ports.errors import PlatformError, TargetError
 from agents.registry import agent_for_target
 from controller.runner.agent_runner import Runner

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from agents.registry import AGENTS
 from controller.entry import commands
-from agents.ports.errors import ConfigError, PlatformError
+from agents.ports.errors import PlatformError, invalid_setting
 from controller.platform.observability.logs import configure_logging, secret_values, settings_secrets
 from controller.platform.settings import Settings, load_settings
 
@@ -97,10 +97,7 @@ def _settings(args: argparse.Namespace) -> Settings:
     try:
         return load_settings(**overrides)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"invalid setting {where}: {first['msg']}",
-                          hint="see the settings table in README.md") from exc
+        raise invalid_setting(exc) from exc
 
 
 def _k8s(args: argparse.Namespace, settings: Settings) -> int:

@@ -22,9 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents.ports.artefacts import ANALYSIS_FILE, SUMMARY_FILE, write_atomic
-
-__all__ = ["ANALYSIS_FILE", "SUMMARY_FILE", "RunArtifacts", "new_run_id", "write_atomic"]
+from agents.ports.artefacts import write_atomic
 
 
 def new_run_id(target: str) -> str:

@@ -30,9 +30,9 @@ from agents.ports.events import NodeEvent, Say
 from agents.ports.outcome import RunSummary
 from agents.ports.run import CheckContext, CheckRequest, Plan, ReplayOutcome, RunContext
 from agents.registry import get_agent
-from controller.platform.artefacts import SUMMARY_FILE, RunArtifacts, new_run_id, write_atomic
+from agents.ports.artefacts import SUMMARY_FILE, write_atomic
+from controller.platform.artefacts import RunArtifacts, new_run_id
 from controller.platform.checkpoints import Checkpoint, close_checkpoint, open_checkpoint
-from controller.platform.environments.target import provide_target_environment
 from controller.platform.images.base import image_exists
 from controller.platform.observability.recorder import observe_run
 from controller.platform.progress import Progress
@@ -133,11 +133,7 @@ class Runner:
         """The plan's declared environment, built on top of ``image`` (a target's own, issue 13)."""
         if plan.environment is None:
             return None
-        if not isinstance(services, DockerServices):
-            services.environments(image)  # raises: environments need a Docker engine
-            return None
-        return provide_target_environment(services.client, self.settings, image, plan.environment,
-                                          plan.environment_as_of, self.say)
+        return services.target_environment(image, plan.environment, plan.environment_as_of)
 
     @staticmethod
     def _prewarm(services: Services, image: str, plan: Plan) -> None:

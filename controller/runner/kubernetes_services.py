@@ -67,6 +67,10 @@ class KubernetesServices:
         raise UsageError("declared environments need a Docker engine, not the Kubernetes backend",
                          hint="check submissions with SBX_SANDBOX_BACKEND=docker")
 
+    def target_environment(self, base_image: str, declared: object, as_of: str | None) -> NoReturn:
+        """A target's [environment] is built on a Docker engine too: the same one line."""
+        self.environments(base_image)
+
     def close(self) -> None:
         """Release the API connection."""
         self.api.api_client.close()

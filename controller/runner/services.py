@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 
 import docker
 
-from agents.ports.environments import EnvironmentProvider
+from agents.ports.environments import DeclaredEnv, Environment, EnvironmentProvider
 from agents.ports.events import Say
 from agents.ports.sandbox import SandboxSpec
 from controller.platform.environments.provision import Provisioner
+from controller.platform.environments.target import provide_target_environment
 from controller.platform.images.builder import ensure_image, image_spec
 from controller.platform.images.idris import IMAGE_NAME as IDRIS_IMAGE
 from controller.platform.images.idris import ensure_idris_image
@@ -76,6 +77,10 @@ class DockerServices:
         """Declared environments on top of ``base_image``, built on this engine at most once each."""
         arch = engine_arch(self.client.info().get("Architecture", "x86_64"))
         return Provisioner(self.client, base_image, arch, self.settings, self.say)
+
+    def target_environment(self, base_image: str, declared: DeclaredEnv, as_of: str | None) -> Environment:
+        """A target's own environment on top of ``base_image`` (its failures are the run's)."""
+        return provide_target_environment(self.client, self.settings, base_image, declared, as_of, self.say)
 
     def close(self) -> None:
         """Remove warm containers and release the engine connection."""
