@@ -51,7 +51,7 @@ class TestCheckModules:
         good.write_text(MODEL)
         bad.write_text(BROKEN)
         outcomes = check_modules(sandbox, standin_image, base_settings.sandbox, "service-contract", [good, bad],
-                                 Progress(io.StringIO()))
+                                 Progress(io.StringIO()).say)
         assert [o.passed for o in outcomes] == [True, False]
         assert outcomes[0].module == "Domains.Model" and outcomes[1].check.outcome == "errors"
         print_module_report(outcomes)
