@@ -191,11 +191,15 @@ def resume_line(agent: Agent, plan: Plan, checkpoint: Checkpoint) -> str:
     if not snapshot.values and not snapshot.next:
         raise TargetError(f"run {checkpoint.thread_id} has no checkpoint to resume from",
                           hint="start a new run with --target")
-    if not snapshot.next:
+    # A node that finished (its writes saved) just before the process died leaves ``next`` empty
+    # while its task, writes attached, is still pending: that graph has not ended.
+    pending = [task.name for task in snapshot.tasks if task.name not in snapshot.next]
+    if not snapshot.next and not pending:
         raise TargetError(f"run {checkpoint.thread_id}'s graph had already ended", hint="start a new run with --target")
-    done = [_node_label(e) for e in snapshot.values.get("events", [])]
+    done = [_node_label(e) for e in snapshot.values.get("events", [])] + pending
+    following = ", ".join(snapshot.next) or f"the node after {pending[-1]}"
     return (f"resuming run {checkpoint.thread_id}: skipped {len(done)} completed node(s) "
-            f"({', '.join(done) or 'none'}); next: {', '.join(snapshot.next)}")
+            f"({', '.join(done) or 'none'}); next: {following}")
 
 
 def _node_label(event: Any) -> str:
