@@ -94,6 +94,8 @@ def _settings(args: argparse.Namespace) -> Settings:
         overrides["coder"] = args.coder
     if getattr(args, "model", None):
         overrides["llm"] = {"model": args.model}
+    if getattr(args, "registry", None) is not None:  # k8s render --registry
+        overrides["kubernetes"] = {"registry": args.registry}
     try:
         return load_settings(**overrides)
     except ValidationError as exc:

@@ -95,10 +95,7 @@ def render(settings: Settings, *, part: str = "all") -> str:
 
 
 def command(args: Any, settings: Settings) -> int:
-    """``k8s render``: print the YAML; ``--registry`` overrides ``SBX_KUBERNETES__REGISTRY``."""
-    if args.registry is not None:
-        k8s = settings.kubernetes.model_validate({**settings.kubernetes.model_dump(), "registry": args.registry})
-        settings = settings.model_copy(update={"kubernetes": k8s})
+    """``k8s render``: print the YAML (``--registry`` reached the settings as an override)."""
     if args.part in ("all", "deploy"):
         print("# sandloop deployment (kubectl apply -f): deploy/k8s/base with image references filled in")
         print(render(settings, part="deploy"), end="")

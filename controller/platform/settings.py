@@ -78,6 +78,8 @@ class Settings(BaseSettings):
         env_file_encoding="utf-8",
         extra="ignore",
         nested_model_default_partial_update=True,
+        # Built once per process at the entry point and passed down: nothing rewrites it.
+        frozen=True,
     )
 
     data_dir: Path = Field(Path("data"), description="Folder of targets, one sub-folder each.")
@@ -164,12 +166,15 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _provider_key(self) -> Settings:
-        """Fill ``llm.api_key`` from the chosen provider's own variable when it is unset."""
+        """Fill ``llm.api_key`` from the chosen provider's own variable when it is unset.
+
+        Still inside validation, so the frozen model's field is set the one way pydantic allows.
+        """
         if self.llm.api_key is None and self.coder in LLM_CODERS:
             key = {"gemini": self.google_api_key, "openai": self.openai_api_key,
                    "ollama": self.ollama_api_key}[self.coder]
             if key is not None and key.get_secret_value().strip():
-                self.llm = self.llm.model_copy(update={"api_key": key})
+                object.__setattr__(self, "llm", self.llm.model_copy(update={"api_key": key}))
         return self
 
 
