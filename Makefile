@@ -65,9 +65,10 @@ FUZZ_SECONDS ?= 60
 fuzz: $(STAMP) ## Fuzz every decoder of untrusted bytes for FUZZ_SECONDS (60) in all; ends "N passed, M failed"
 	@$(PY) -m tests.fuzz.run --seconds "$(FUZZ_SECONDS)" $(ARGS)
 
-lint: $(STAMP) ## ruff (unused or undefined names, bugbear) and import-linter (the layers of docs/architecture.md)
+lint: $(STAMP) ## ruff (unused or undefined names, bugbear), import-linter (the layers of docs/architecture.md), mypy --strict
 	@$(PY) -m ruff check controller agents sandbox_images tests tools
 	@$(VENV)/bin/lint-imports --no-cache
+	@$(PY) -m mypy
 
 bench: $(STAMP) ## Time the ICICI parser in-process, as a fresh process, in cold and warm sandboxes (phases); check of 100 parsers; a warm run
 	@$(PY) -m tools.bench

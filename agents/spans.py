@@ -8,6 +8,7 @@ belongs to, on top of the run's ``run_id``, ``agent`` and ``target``.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
@@ -23,7 +24,7 @@ class NodeSpan:
         self.node = node
         self.attempt = attempt
         self._started = 0.0
-        self._tokens: dict[str, Any] = {}
+        self._tokens: Mapping[str, Any] = {}
         self._ended = False
 
     def __enter__(self) -> NodeSpan:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from packaging.requirements import InvalidRequirement, Requirement
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agents.ports.environments import DeclaredEnv, declared_from_lists, parse_as_of
@@ -73,8 +74,6 @@ class TargetEnvironment(BaseModel):
     @field_validator("python")
     @classmethod
     def _requirements(cls, value: list[str]) -> list[str]:
-        from packaging.requirements import InvalidRequirement, Requirement
-
         for line in value:
             try:
                 requirement = Requirement(line)

@@ -164,7 +164,7 @@ def _add_phases(phases: dict[str, list[float]], backend: DockerSandbox) -> None:
 
 def _submission_parsers(target: Target, count: int, progress: Progress) -> list[str]:
     """``count`` distinct parsers: the offline coder's candidates for the target and each corpus bank."""
-    from tests.corpus.generate import generate
+    from tests.corpus.generate import generate  # lazy: the test corpus generator, for this case only
 
     progress.say(f"writing {count} distinct parsers (offline coder, target + synthetic corpus banks)")
     pools = [[c.code for c in OfflineCoder().candidates(analyze(target.pdf, target.expected_csv))]]

@@ -157,7 +157,7 @@ def _same(left: object, right: object) -> bool:
 
 def _isna(value: object) -> bool:
     try:
-        return bool(pd.isna(value))  # type: ignore[arg-type]
+        return bool(pd.isna(value))
     except (TypeError, ValueError):
         return False
 

@@ -9,9 +9,11 @@ straight to refine (or finalize at the limit).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 
 from agents.bank_parser import nodes
 from agents.bank_parser.state import ParserContext, ParserState
@@ -48,7 +50,7 @@ def route_after_coder(state: ParserState, max_attempts: int) -> Literal["save", 
     return "save"
 
 
-def build_graph(max_attempts: int, checkpointer: object = None):  # noqa: ANN201 - LangGraph's compiled type is generic
+def build_graph(max_attempts: int, checkpointer: BaseCheckpointSaver[Any] | None = None) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Compile the agent's graph for a given attempt limit (with a checkpointer: resumable)."""
     builder = StateGraph(ParserState, context_schema=ParserContext)
     for name in ("analyze", "generate", "save", "execute", "compare", "refine", "finalize"):

@@ -12,7 +12,8 @@ from agents.bank_parser.coders.base import Coder
 from agents.bank_parser.graph import build_graph, recursion_backstop
 from agents.bank_parser.lessons import run_record
 from agents.bank_parser.nodes import AGENT
-from agents.bank_parser.state import NodeEvent, ParserContext, ParserState
+from agents.bank_parser.state import ParserContext, ParserState
+from agents.ports.events import NodeEvent
 from agents.lessons import ExecutionHistory, lessons_markdown
 from agents.loop import OnCrash, stream_graph
 from agents.bank_parser.output_schema import OutputSchema

@@ -19,8 +19,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import pdfplumber
+from pdfminer.pdfdocument import PDFDocument, PDFPasswordIncorrect
+from pdfminer.pdfparser import PDFParser
 
 from agents.bank_parser.pages import PageAnalysis, Word
 from agents.bank_parser.statement_facts import AMOUNT_PATTERN, StatementFacts, has_date, read_facts
@@ -49,9 +53,6 @@ def scanned_limits(limits: SandboxLimits, analysis: object) -> SandboxLimits:
 
 def check_not_encrypted(pdf_path: Path) -> None:
     """Raise TargetError when the PDF needs a password to open (pdfminer says so directly)."""
-    from pdfminer.pdfdocument import PDFDocument, PDFPasswordIncorrect
-    from pdfminer.pdfparser import PDFParser
-
     try:
         with pdf_path.open("rb") as stream:
             PDFDocument(PDFParser(stream))
@@ -105,8 +106,9 @@ def _scanned(
     return read, facts
 
 
-def _ocr_module(pdf_path: Path):  # noqa: ANN202 - a module
+def _ocr_module(pdf_path: Path) -> ModuleType:
     """The OCR functions, once Tesseract is known to be installed."""
+    # lazy: OCR (numpy, PIL, pytesseract) only for scanned statements
     from agents.bank_parser.coders import _ocr_runtime
     import pytesseract
 
@@ -120,9 +122,9 @@ def _ocr_module(pdf_path: Path):  # noqa: ANN202 - a module
     return _ocr_runtime
 
 
-def _lines_text(words: list[dict]) -> str:
+def _lines_text(words: list[dict[str, Any]]) -> str:
     """OCR words as text lines (words sharing a top form one line, left to right)."""
-    lines: dict[float, list[dict]] = {}
+    lines: dict[float, list[dict[str, Any]]] = {}
     for word in words:
         lines.setdefault(round(word["top"], 1), []).append(word)
     return "\n".join(

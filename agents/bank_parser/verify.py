@@ -69,7 +69,7 @@ class Verification:
         verdict = "self-consistent" if self.self_consistent else "not self-consistent"
         parts = [verdict]
         for state in ("failed", "held", "not made"):
-            names = [c.name for c in self._named(state)]  # type: ignore[arg-type]
+            names = [c.name for c in self._named(state)]
             if names:
                 parts.append(f"{state}: {', '.join(names)}")
         return "; ".join(parts)
@@ -210,7 +210,7 @@ def verify(frame: pd.DataFrame, facts: StatementFacts) -> Verification:
     columns = numeric_columns(frame)
     roles = find_roles(columns, rows)
     amount = amounts_of(roles, columns, rows) if roles.kind != "none" else np.zeros(rows)
-    balance = columns.get(roles.balance) if roles.balance else None  # type: ignore[arg-type]
+    balance = columns.get(roles.balance) if roles.balance else None
     ordered = _in_date_order(amount, balance, roles.newest_first)
     checks = [
         Check("rows", "held", f"{rows} row(s)"),
@@ -359,7 +359,7 @@ def _row_key(amount: float, balance: float | None) -> tuple[int, ...]:
     return int(abs(amount)), int(abs(balance))
 
 
-def _line_match(amounts: Sequence[int], keys: Counter) -> tuple[int, ...] | None:
+def _line_match(amounts: Sequence[int], keys: Counter[tuple[int, ...]]) -> tuple[int, ...] | None:
     """A row key the line's amounts show (amount and balance, or amount alone)."""
     for a, b in itertools.permutations(amounts, 2):
         if keys.get((a, b), 0) > 0:

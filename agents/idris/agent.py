@@ -152,6 +152,6 @@ def make_idris_coder(settings: AgentConfig) -> IdrisCoder:
     """
     if settings.coder == "offline":
         return OfflineIdrisCoder()
-    from agents.idris.llm_coder import make_llm_idris_coder
+    from agents.idris.llm_coder import make_llm_idris_coder  # lazy: LLM client libraries, LLM coders only
 
     return make_llm_idris_coder(settings)

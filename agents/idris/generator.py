@@ -24,7 +24,7 @@ import datetime as dt
 from dataclasses import dataclass
 from fractions import Fraction
 
-from agents.idris.model import DocumentAnalysis, Invariant
+from agents.idris.model import DocumentAnalysis, Invariant, Party
 from agents.idris.names import Names
 
 #: Type and constructor names the module defines; a project may not be named like them.
@@ -309,8 +309,8 @@ class _Writer:
     def _aggregate_fields(self) -> list[tuple[str, str, str]]:
         a = self.a
         fields = [(t.ident, "String", t.label) for t in a.text_fields]
-        party_type = (lambda p: f"Party {p.role}") if self.style.indexed_parties else (lambda p: "Party")
-        fields += [(p.ident, party_type(p), p.role_label) for p in a.parties]
+        indexed = self.style.indexed_parties
+        fields += [(p.ident, f"Party {p.role}" if indexed else "Party", p.role_label) for p in a.parties]
         fields += [(p.ident, "Period", p.label) for p in a.periods]
         fields += [(d.ident, "Date", d.label) for d in a.dates]
         if a.amounts:
@@ -417,10 +417,10 @@ class _CompileTimeInstances:
         lit = self.w._lit
         return f"(MkDate {lit(day.year)} {lit(day.month)} {lit(day.day)} Oh)"
 
-    def _party_type(self, party) -> str:  # noqa: ANN001 - model.Party
+    def _party_type(self, party: Party) -> str:
         return f"Party {party.role}" if self.w.style.indexed_parties else "Party"
 
-    def _party(self, party) -> str:  # noqa: ANN001 - model.Party
+    def _party(self, party: Party) -> str:
         values = [party.name] + [party.detail(ident) for ident, _ in self.w._details()]
         role = "" if self.w.style.indexed_parties else f"{party.role} "
         return f"MkParty {role}" + " ".join(_string(v) for v in values) + " Oh"

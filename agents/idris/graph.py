@@ -8,9 +8,11 @@ never by LangGraph's recursion limit, which is only a backstop.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 
 from agents.idris import nodes
 from agents.idris.state import IdrisContext, IdrisState
@@ -30,7 +32,7 @@ def route_after_fix(state: IdrisState) -> Literal["save", "fail"]:
     return "fail" if state.get("exhausted") else "save"
 
 
-def build_graph(max_attempts: int, checkpointer: object = None):  # noqa: ANN201 - LangGraph's compiled type is generic
+def build_graph(max_attempts: int, checkpointer: BaseCheckpointSaver[Any] | None = None) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Compile the agent's graph for a given attempt limit (with a checkpointer: resumable)."""
     builder = StateGraph(IdrisState, context_schema=IdrisContext)
     for name in ("analyze", "generate", "save", "typecheck", "fix", "finish", "fail"):

@@ -15,6 +15,7 @@ finding too: it is returned with ``holds=False`` and becomes a warning.
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 from collections.abc import Iterable
 from fractions import Fraction
@@ -119,7 +120,7 @@ def date_invariants(dates: tuple[DateField, ...], periods: tuple[Period, ...]) -
 
 
 def _later_dates(opening: DateField, dates: tuple[DateField, ...],
-                 periods: tuple[Period, ...]) -> Iterable[tuple[str, str, object]]:
+                 periods: tuple[Period, ...]) -> Iterable[tuple[str, str, dt.date]]:
     for period in periods:
         yield f"{period.ident}.start", f"{period.label} 시작일", period.start
     for date in dates:

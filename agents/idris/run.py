@@ -13,7 +13,8 @@ from agents.idris.diagnostics import Category
 from agents.idris.document import DocumentText
 from agents.idris.graph import build_graph, recursion_backstop
 from agents.idris.nodes import AGENT
-from agents.idris.state import IdrisContext, IdrisState, NodeEvent
+from agents.idris.state import IdrisContext, IdrisState
+from agents.ports.events import NodeEvent
 from agents.loop import OnCrash, stream_graph
 from agents.ports.errors import PlatformError
 from agents.ports.artefacts import SUMMARY_FILE, ArtefactStore

@@ -66,7 +66,7 @@ def _handle(config: LLMConfig, exc: Exception) -> list[str] | None:
 
 
 def _openai_models(config: LLMConfig) -> list[str]:
-    import openai
+    import openai  # lazy: one provider's client, imported only when chosen
 
     key = config.api_key.get_secret_value() if config.api_key else NO_KEY
     with openai.OpenAI(base_url=config.base_url, api_key=key, max_retries=0,
@@ -75,7 +75,7 @@ def _openai_models(config: LLMConfig) -> list[str]:
 
 
 def _ollama_models(config: LLMConfig) -> list[str]:
-    import ollama
+    import ollama  # lazy: one provider's client, imported only when chosen
 
     auth = BearerAuth(config.api_key) if config.api_key is not None else None
     client = ollama.Client(host=config.base_url, timeout=min(config.timeout_seconds, PREFLIGHT_TIMEOUT), auth=auth)
@@ -86,6 +86,7 @@ def _ollama_models(config: LLMConfig) -> list[str]:
 
 
 def _gemini_model(config: LLMConfig) -> list[str] | None:
+    # lazy: one provider's client, imported only when chosen
     from google import genai
     from google.genai import types
 

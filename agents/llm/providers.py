@@ -42,7 +42,7 @@ def build_chat_model(config: LLMConfig) -> BaseChatModel:
 
 
 def _gemini(config: LLMConfig) -> BaseChatModel:
-    from langchain_google_genai import ChatGoogleGenerativeAI
+    from langchain_google_genai import ChatGoogleGenerativeAI  # lazy: one provider's client, imported only when chosen
 
     return ChatGoogleGenerativeAI(
         model=config.model,
@@ -56,7 +56,7 @@ def _gemini(config: LLMConfig) -> BaseChatModel:
 
 
 def _openai(config: LLMConfig) -> BaseChatModel:
-    from langchain_openai import ChatOpenAI
+    from langchain_openai import ChatOpenAI  # lazy: one provider's client, imported only when chosen
 
     return ChatOpenAI(
         model=config.model,
@@ -69,7 +69,7 @@ def _openai(config: LLMConfig) -> BaseChatModel:
 
 
 def _ollama(config: LLMConfig) -> BaseChatModel:
-    from langchain_ollama import ChatOllama
+    from langchain_ollama import ChatOllama  # lazy: one provider's client, imported only when chosen
 
     client_kwargs: dict[str, object] = {"timeout": config.timeout_seconds}
     if config.api_key is not None:

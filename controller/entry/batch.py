@@ -276,11 +276,10 @@ class BatchRunner:
         if run_id is None:
             return None
         try:
-            return json.loads(
-                (self.settings.runs_dir / run_id / SUMMARY_FILE).read_text(encoding="utf-8")
-            )
+            summary = json.loads((self.settings.runs_dir / run_id / SUMMARY_FILE).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
+        return summary if isinstance(summary, dict) else None
 
 
 def outcome(

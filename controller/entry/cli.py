@@ -9,8 +9,10 @@ stderr, never a traceback.
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
 import sys
+import threading
 from collections.abc import Sequence
 
 from pydantic import ValidationError
@@ -103,7 +105,7 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 
 def _k8s(args: argparse.Namespace, settings: Settings) -> int:
-    from controller.entry.k8s_render import command
+    from controller.entry.k8s_render import command  # lazy: yaml and the pod spec builders, for k8s only
 
     return command(args, settings)
 
@@ -138,9 +140,6 @@ def exit_now(status: int) -> None:
     Exit handlers still run and the standard streams are flushed; with any other thread
     still alive (its work might not be done) the process exits the normal way instead.
     """
-    import atexit
-    import threading
-
     if threading.active_count() > 1:
         sys.exit(status)
     atexit._run_exitfuncs()

@@ -9,8 +9,13 @@ from agents.ports.errors import ConfigError, TargetError
 from agents.ports.run import CheckRequest
 from agents.registry import AGENTS, agent_for_target, get_agent
 from agents.targets import known_targets
+from controller.entry.batch import run_all
+from controller.entry.replay import replay as replay_run
 from controller.platform.images.builder import available_images
+from controller.platform.observability.exporter import bind, build_exporter, make_app, serve_until_stopped
+from controller.platform.observability.history import HistoryStore
 from controller.platform.observability.metrics import KnownLabels
+from controller.platform.observability.recorder import history_path
 from controller.platform.settings import Settings
 from controller.runner.agent_runner import Runner
 
@@ -18,8 +23,6 @@ from controller.runner.agent_runner import Runner
 def run(args: argparse.Namespace, settings: Settings) -> int:
     """Run the target's agent (its target.toml says which; bank_parser without one); exit 0 passed, 1 gave up."""
     if getattr(args, "all", False):  # run --all: every target, each in its own child run
-        from controller.entry.batch import run_all
-
         return run_all(args, settings)
     if getattr(args, "resume", None):
         return Runner(settings).resume(args.resume)
@@ -47,8 +50,6 @@ def images(args: argparse.Namespace, settings: Settings) -> int:
 
 def replay(args: argparse.Namespace, settings: Settings) -> int:
     """Run a stored attempt again in a fresh sandbox; exit 0 same outcome, 1 different."""
-    from controller.entry.replay import replay as replay_run
-
     if args.attempt is not None and args.attempt < 1:
         raise ConfigError(f"--attempt {args.attempt} is not an attempt number", hint="attempts count from 1")
     return replay_run(args.run_id, args.attempt, settings)
@@ -62,15 +63,12 @@ def graph(args: argparse.Namespace, settings: Settings) -> int:
 
 def agent_graph_mermaid(name: str) -> str:
     """The Mermaid text of agent ``name``'s compiled graph (``draw_mermaid``: no network)."""
-    return get_agent(name).graph(1).get_graph().draw_mermaid()
+    mermaid: str = get_agent(name).graph(1).get_graph().draw_mermaid()
+    return mermaid
 
 
 def serve(args: argparse.Namespace, settings: Settings) -> int:
     """Serve /metrics (derived from the run history) and /healthz until stopped."""
-    from controller.platform.observability.exporter import bind, build_exporter, make_app, serve_until_stopped
-    from controller.platform.observability.history import HistoryStore
-    from controller.platform.observability.recorder import history_path
-
     obs = settings.observability
     port = obs.serve_port if args.port is None else args.port
     if not 1 <= port <= 65535:

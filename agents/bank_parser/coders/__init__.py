@@ -34,7 +34,7 @@ def make_coder(settings: AgentConfig, *, lessons: Sequence[Lesson] = ()) -> Code
         ConfigError: an unknown coder, a missing API key, or model settings its client refuses.
     """
     if settings.coder == "offline":
-        from agents.bank_parser.coders.offline import OfflineCoder
+        from agents.bank_parser.coders.offline import OfflineCoder  # lazy: the planner, only when it codes
 
         return OfflineCoder()
     if settings.coder in LLM_CODERS:
@@ -43,6 +43,7 @@ def make_coder(settings: AgentConfig, *, lessons: Sequence[Lesson] = ()) -> Code
 
 
 def _llm_coder(settings: AgentConfig, lessons: Sequence[Lesson]) -> Coder:
+    # lazy: the LLM client libraries take 0.7-0.9 s to import; offline runs never load them
     from agents.bank_parser.coders.llm import LLMCoder
     from agents.llm.client import ChatClient
     from agents.llm.config import LLMConfig
@@ -67,6 +68,7 @@ def check_coder(coder: Coder) -> str:
     """
     if coder.name == "offline":
         return ""  # and no LLM client library is imported: a second of start-up saved
+    # lazy: the LLM client libraries (0.7-0.9 s of start-up), only for an LLM coder
     from agents.bank_parser.coders.llm import LLMCoder
     from agents.llm.preflight import preflight
 

@@ -45,6 +45,7 @@ def skew_angle(image: Any, limit: float = 3.0) -> float:
     the best, and keeps the one whose row sums change most sharply: straight rows of text
     give sharp peaks with empty gaps between them.
     """
+    # lazy: each function is copied alone into generated parsers, so it imports what it uses
     import numpy as np
     from PIL import Image, ImageOps
 
@@ -52,7 +53,7 @@ def skew_angle(image: Any, limit: float = 3.0) -> float:
     small.thumbnail((700, 700))
 
     def sharpness(angle: float) -> float:
-        rotated = small.rotate(angle, resample=Image.BILINEAR)
+        rotated = small.rotate(angle, resample=Image.Resampling.BILINEAR)
         rows = np.asarray(rotated, dtype="float64").sum(axis=1)
         return float(np.square(np.diff(rows)).sum())
 
@@ -64,11 +65,11 @@ def skew_angle(image: Any, limit: float = 3.0) -> float:
 def prepare(image: Any, threshold: int) -> Any:
     """Deskew the page, erase ruling lines, then binarise at ``threshold`` (0: leave the grey
     to Tesseract)."""
-    from PIL import Image
+    from PIL import Image  # lazy: copied alone into generated parsers
 
     angle = skew_angle(image)
     if angle:
-        image = image.rotate(angle, resample=Image.BICUBIC, fillcolor=255)
+        image = image.rotate(angle, resample=Image.Resampling.BICUBIC, fillcolor=255)
     image = erase_rules(image)
     if threshold:
         image = image.point(lambda v: 255 if v > threshold else 0)
@@ -79,6 +80,7 @@ def erase_rules(image: Any) -> Any:
     """Paint a ruled table's lines in the paper's grey: pixel rows dark over half the page's
     width, and pixel columns dark over most of the band between the first and last such row.
     Tesseract would read them as "|" and "_" and lose the text beside them."""
+    # lazy: copied alone into generated parsers
     import numpy as np
     from PIL import Image
 
@@ -101,7 +103,7 @@ def erase_rules(image: Any) -> Any:
 
 def ocr_words(image: Any, dpi: int, psm: int) -> list[Word]:
     """Tesseract's words with boxes in PDF points; words of a line share its top and bottom."""
-    import pytesseract
+    import pytesseract  # lazy: copied alone into generated parsers
 
     data = pytesseract.image_to_data(
         image, lang="eng", config=f"--psm {psm}", output_type=pytesseract.Output.DICT
@@ -124,7 +126,7 @@ def ocr_words(image: Any, dpi: int, psm: int) -> list[Word]:
     return words
 
 
-def page_ocr_words(page: Any, setting: dict) -> list[Word]:
+def page_ocr_words(page: Any, setting: dict[str, Any]) -> list[Word]:
     """One page's words read by OCR with one setting (dpi, psm, threshold)."""
     image = prepare(render_gray(page, setting["dpi"]), setting["threshold"])
     return ocr_words(image, setting["dpi"], setting["psm"])
@@ -164,7 +166,7 @@ def ocr_collect(pdf: Any, config: SimpleNamespace) -> list[dict[str, str]]:
     started = time.monotonic()
     best: tuple[int, int, list[dict[str, str]]] | None = None
     for setting in config.ocr_settings:
-        state: dict = {}
+        state: dict[str, Any] = {}
         raw: list[RawRow] = []
         for page in pdf.pages:
             raw.extend(page_word_rows(page_ocr_words(page, setting), state, config))

@@ -23,6 +23,7 @@ from typing import Literal
 from agents.bank_parser.analysis import Analysis, ExpectedSchema
 from agents.bank_parser.output_schema import OutputSchema
 from agents.bank_parser.coders._amounts import AmountModel, detect_amounts
+from agents.bank_parser.coders._columns import ColumnSpec, Kind
 from agents.bank_parser.coders._schema import balance_position, schema_specs
 from agents.bank_parser.coders._mapping import (
     DERIVED_NAMES,
@@ -56,7 +57,6 @@ __all__ = [
     "choose_date_rule", "detect_numbers", "name_similarity", "parse_number", "SUMMARY_PATTERN",
 ]  # fmt: skip
 
-Kind = Literal["text", "number", "date"]
 Strategy = Literal["ruled_tables", "word_positions", "aligned_tables", "ocr_words"]
 #: OCR settings a scanned statement's parser tries in order until its balances add up.
 OCR_SETTINGS = (
@@ -76,28 +76,6 @@ SUMMARY_PATTERN = (
     r"\b(opening|closing)\s+balance\b|\b(brought|carried)\s+(forward|fwd|over)\b"
     r"|\b[bc]/[fd]\b|^\s*(sub\s*-?\s*)?totals?\b"
 )
-
-
-@dataclass(frozen=True)
-class ColumnSpec:
-    """One output column: its name and dtype, where its values come from, their kind.
-
-    ``source`` is a header position (an int), a computed amount (``"debit"``, ``"credit"``,
-    ``"signed"``) or None (no source found: the column is left empty).
-    """
-
-    name: str
-    source: SourceKey | None
-    kind: Kind
-    dtype: str
-    always_present: bool
-    dates: tuple[DateRule, ...] = ()
-    """For date columns: the format pairs that fit the samples, best first."""
-
-    @property
-    def date(self) -> DateRule | None:
-        """The best date rule (None for other kinds)."""
-        return self.dates[0] if self.dates else None
 
 
 @dataclass(frozen=True)

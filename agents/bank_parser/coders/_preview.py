@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from types import SimpleNamespace
+from typing import Any
 
 from agents.bank_parser.analysis import Analysis, ExpectedSchema
 from agents.bank_parser.coders._plan import ParserPlan
@@ -109,7 +110,7 @@ class Previewer:
             plan.line_tolerance,
         )
         if key not in self._raw:
-            state: dict = {}
+            state: dict[str, Any] = {}
             pages = self.analysis.pages
             if plan.strategy == "ruled_tables":
                 rows = [r for page in pages for r in page_table_rows(page.tables, state, config)]

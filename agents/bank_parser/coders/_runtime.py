@@ -106,7 +106,7 @@ def find_label(words: list[Word], label: str, start: int) -> tuple[tuple[float, 
     return None
 
 
-def find_header(lines: list[list[Word]], config: SimpleNamespace) -> tuple[int, list] | None:
+def find_header(lines: list[list[Word]], config: SimpleNamespace) -> tuple[int, list[tuple[float, float]]] | None:
     """Where the page's header ends (line index) and its labels' x spans, if it has one.
 
     Labels are found in order, so two columns may carry the same label.
@@ -179,7 +179,7 @@ def split_line(line: list[Word], cuts: list[float]) -> list[str]:
     return [" ".join(words) for words in cells]
 
 
-def page_word_rows(words: list[Word], state: dict, config: SimpleNamespace) -> Iterator[RawRow]:
+def page_word_rows(words: list[Word], state: dict[str, Any], config: SimpleNamespace) -> Iterator[RawRow]:
     """Each text line under the page's header as cells, with its distance from the line above.
 
     Lines above a header are skipped; a page without a header reuses the last header's
@@ -204,7 +204,7 @@ def page_word_rows(words: list[Word], state: dict, config: SimpleNamespace) -> I
 
 def word_rows(pdf: Any, config: SimpleNamespace) -> Iterator[RawRow]:
     """Rows from the words' positions on every page."""
-    state: dict = {}
+    state: dict[str, Any] = {}
     for page in pdf.pages:
         yield from page_word_rows(page.extract_words(), state, config)
 
@@ -226,7 +226,7 @@ def header_positions(texts: list[str], labels: list[str]) -> list[int] | None:
     return positions
 
 
-def page_table_rows(tables: list, state: dict, config: SimpleNamespace) -> Iterator[RawRow]:
+def page_table_rows(tables: list[Any], state: dict[str, Any], config: SimpleNamespace) -> Iterator[RawRow]:
     """Rows of the page's ruled tables under a header; a table without one continues the last."""
     for table in tables:
         gap = float("inf")
@@ -244,7 +244,7 @@ def page_table_rows(tables: list, state: dict, config: SimpleNamespace) -> Itera
 
 def table_rows(pdf: Any, config: SimpleNamespace) -> Iterator[RawRow]:
     """Rows from the ruled tables pdfplumber finds on every page."""
-    state: dict = {}
+    state: dict[str, Any] = {}
     for page in pdf.pages:
         yield from page_table_rows(page.extract_tables(config.table_settings), state, config)
 
@@ -252,7 +252,7 @@ def table_rows(pdf: Any, config: SimpleNamespace) -> Iterator[RawRow]:
 # --- tables aligned on the header's columns ---------------------------------------------
 
 
-def page_aligned_rows(page: Any, state: dict, config: SimpleNamespace) -> Iterator[RawRow]:
+def page_aligned_rows(page: Any, state: dict[str, Any], config: SimpleNamespace) -> Iterator[RawRow]:
     """Rows pdfplumber finds under the header with column lines drawn at its boundaries."""
     lines = group_lines(page.extract_words(), config.line_tolerance)
     header = find_header(lines, config)
@@ -287,7 +287,7 @@ def page_aligned_rows(page: Any, state: dict, config: SimpleNamespace) -> Iterat
 
 def aligned_rows(pdf: Any, config: SimpleNamespace) -> Iterator[RawRow]:
     """Rows from tables aligned on the header's columns, on every page."""
-    state: dict = {}
+    state: dict[str, Any] = {}
     for page in pdf.pages:
         yield from page_aligned_rows(page, state, config)
 
@@ -373,7 +373,7 @@ def signed_amount(cells: list[str], config: SimpleNamespace) -> tuple[Decimal | 
         credit, credit_ok = amount_of(cells[model["credit"]], config)
         if debit is None and credit is None:
             return None, debit_ok and credit_ok
-        return abs(credit or 0) - abs(debit or 0), debit_ok and credit_ok
+        return abs(credit or Decimal(0)) - abs(debit or Decimal(0)), debit_ok and credit_ok
     value, ok = amount_of(cells[model["amount"]], config)
     if value is None or model["kind"] == "signed":
         return value, ok

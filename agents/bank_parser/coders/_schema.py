@@ -9,16 +9,13 @@ and credit parts (or the signed amount) of the row's amount model, whatever the 
 from __future__ import annotations
 
 import statistics
-from typing import TYPE_CHECKING
 
 from agents.bank_parser.coders._amounts import AmountModel, numeric_columns
+from agents.bank_parser.coders._columns import ColumnSpec
 from agents.bank_parser.coders._mapping import concepts
 from agents.bank_parser.coders._table import Layout
 from agents.bank_parser.coders._values import DateRule, NumberFormat, date_formats_of, is_date
 from agents.bank_parser.output_schema import OutputSchema
-
-if TYPE_CHECKING:
-    from agents.bank_parser.coders._plan import ColumnSpec
 
 DATE_SHARE = 0.6
 
@@ -58,8 +55,6 @@ def schema_specs(
     layout: Layout, schema: OutputSchema, numbers: NumberFormat, amounts: AmountModel | None
 ) -> list[ColumnSpec]:
     """One spec per schema column, sources found by role."""
-    from agents.bank_parser.coders._plan import ColumnSpec
-
     date = date_position(layout)
     balance = balance_position(layout, numbers)
     description = description_position(layout, {p for p in (date, balance) if p is not None}, numbers)

@@ -19,7 +19,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import SimpleNamespace
-from typing import Literal
+from typing import Any, Literal
 
 from agents.bank_parser.analysis import ExpectedSchema
 from agents.bank_parser.pages import PageAnalysis
@@ -118,7 +118,7 @@ def table_layout(pages: Sequence[PageAnalysis], expected: ExpectedSchema | None)
     if labels is None:
         return None
     config = SimpleNamespace(header_labels=labels)
-    state: dict = {}
+    state: dict[str, Any] = {}
     rows = [row for page in pages for row in page_table_rows(page.tables, state, config)]
     return Layout("tables", labels, 1, rows)
 
@@ -157,7 +157,7 @@ def words_under(pages: Sequence[PageAnalysis], labels: list[str], header_lines: 
         line_tolerance=LINE_TOLERANCE,
         boundary_rule="valley",
     )
-    state: dict = {}
+    state: dict[str, Any] = {}
     rows = [row for page in pages for row in page_word_rows(page_words(page), state, config)]
     gaps = [gap for _, gap in rows if 0 < gap < float("inf")]
     pitch = statistics.median(gaps) if gaps else 0.0

@@ -88,7 +88,7 @@ def _why(stderr: str) -> str:
 
 def _uv() -> str:
     try:
-        from uv import find_uv_bin
+        from uv import find_uv_bin  # lazy: only submissions with declared environments need uv
     except ImportError as exc:  # pragma: no cover - uv is a dependency
         raise EnvironmentFailure("uv is not installed", hint="pip install uv (see pyproject.toml)") from exc
     return find_uv_bin()

@@ -12,6 +12,7 @@ import hashlib
 import shutil
 from pathlib import Path
 
+from controller.platform.observability.exporter_image import prepare as prepare_wheels
 from controller.platform.settings import PROJECT_ROOT
 
 NAME = "controller"
@@ -39,8 +40,6 @@ def controller_tag(prefix: str, root: Path = PROJECT_ROOT) -> str:
 
 def prepare(cache_dir: Path, dest: Path = CONTEXT) -> Path:
     """Fill the build context: wheels/ (dependencies and sandloop's wheel), sandbox_images/, data/."""
-    from controller.platform.observability.exporter_image import prepare as prepare_wheels
-
     prepare_wheels(dest / "wheels", cache_dir)
     for folder in ("sandbox_images", "data"):
         target = dest / "wheels" / folder

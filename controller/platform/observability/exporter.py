@@ -73,7 +73,8 @@ def make_app(exporter: Exporter) -> WSGIApp:
     def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "/")
         if path == "/metrics":
-            return metrics(environ, start_response)
+            served: Iterable[bytes] = metrics(environ, start_response)
+            return served
         if path == "/healthz":
             ok, body = exporter.health()
             start_response("200 OK" if ok else "503 Service Unavailable",
@@ -93,6 +94,10 @@ class _ThreadingServer(ThreadingMixIn, WSGIServer):
     allow_reuse_address = True
 
 
+class _ThreadingServer6(_ThreadingServer):
+    address_family = socket.AF_INET6
+
+
 class _QuietHandler(WSGIRequestHandler):
     """Request lines go to the structured log at debug level, not raw to stderr."""
 
@@ -106,9 +111,7 @@ def bind(host: str, port: int, app: WSGIApp) -> WSGIServer:
     Raises:
         ConfigError: the address cannot be bound (in use, not local, not allowed).
     """
-    server_class = _ThreadingServer
-    if ":" in host:
-        server_class = type("_ThreadingServer6", (_ThreadingServer,), {"address_family": socket.AF_INET6})
+    server_class: type[_ThreadingServer] = _ThreadingServer6 if ":" in host else _ThreadingServer
     try:
         return make_server(host, port, app, server_class=server_class, handler_class=_QuietHandler)
     except OSError as exc:
@@ -126,7 +129,7 @@ def serve_until_stopped(server: WSGIServer, exporter: Exporter) -> None:
     previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True)
     thread.start()
-    host, port = server.server_address[:2]
+    host, port = str(server.server_address[0]), server.server_address[1]
     ok, health = exporter.health()
     log.info("exporter.listening", url=f"http://{host}:{port}/metrics", healthy=ok, **health)
     try:

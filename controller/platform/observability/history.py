@@ -153,20 +153,26 @@ class Histogram:
         return cls(tuple(buckets), tuple(0 for _ in buckets), 0, 0.0)
 
 
+Counts = dict[tuple[str, ...], int]
+Histograms = dict[tuple[str, ...], Histogram]
+
+
 @dataclass
 class HistorySnapshot:
     """Aggregates of the whole history, read in one transaction (what a scrape exports)."""
 
-    runs: dict[tuple[str, str, str], int] = field(default_factory=dict)
-    retries: dict[tuple[str, str, str], int] = field(default_factory=dict)
-    attempts: dict[tuple[str, str], Histogram] = field(default_factory=dict)
-    run_seconds: dict[tuple[str, str], Histogram] = field(default_factory=dict)
-    node_seconds: dict[tuple[str, str], Histogram] = field(default_factory=dict)
-    sandbox_runs: dict[tuple[str, str, str, str], int] = field(default_factory=dict)
-    sandbox_seconds: dict[tuple[str, str, str], Histogram] = field(default_factory=dict)
-    last_success: dict[tuple[str, str], float] = field(default_factory=dict)
-    pool_requests: dict[tuple[str, str, str, str], int] = field(default_factory=dict)
-    pool_warmup_seconds: dict[tuple[str], Histogram] = field(default_factory=dict)
+    # Keys are label values in the order the comment names (SQL GROUP BY rows, so their length
+    # is the query's, not the type's).
+    runs: Counts = field(default_factory=dict)  # agent, target, status
+    retries: Counts = field(default_factory=dict)  # agent, target, reason
+    attempts: Histograms = field(default_factory=dict)  # agent, target
+    run_seconds: Histograms = field(default_factory=dict)  # agent, target
+    node_seconds: Histograms = field(default_factory=dict)  # agent, node
+    sandbox_runs: Counts = field(default_factory=dict)  # agent, target, image, outcome
+    sandbox_seconds: Histograms = field(default_factory=dict)  # agent, target, image
+    last_success: dict[tuple[str, str], float] = field(default_factory=dict)  # agent, target
+    pool_requests: Counts = field(default_factory=dict)  # agent, target, image, result
+    pool_warmup_seconds: Histograms = field(default_factory=dict)  # image
 
 
 class HistoryStore:

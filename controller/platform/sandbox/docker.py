@@ -42,7 +42,9 @@ import docker
 import docker.errors
 import requests.exceptions
 import structlog
-from docker.models.containers import Container, _create_container_args
+from docker.models.containers import Container
+# docker-py's own translation of containers.create's keywords; private, so not in its stubs.
+from docker.models.containers import _create_container_args  # type: ignore[attr-defined]
 from docker.types import LogConfig, Mount, Ulimit
 
 from agents.ports.errors import SandboxError
@@ -216,7 +218,7 @@ class DockerSandbox:
         try:
             argv = held(command, waits_itself=waits_itself, collect=spec.collect, cap=spec.limits.collect_bytes)
             container = self._create(spec, argv, name, all_labels)
-            session = AttachedSession(self._client.api, container.id, spec.limits.output_bytes,
+            session = AttachedSession(self._client.api, container.id or name, spec.limits.output_bytes,
                                       OutputFrames(spec.collect, spec.limits.collect_bytes))
             container.start()
         except BaseException:
@@ -277,7 +279,7 @@ class DockerSandbox:
 
     def _create_quietly(self, **kwargs: Any) -> Container:
         """``containers.create`` without the inspect that follows it: one engine call, not two."""
-        kwargs["version"] = self._client.api._version
+        kwargs["version"] = self._client.api.api_version
         created = self._client.api.create_container(**_create_container_args(kwargs))
         return self._client.containers.prepare_model({"Id": created["Id"]})
 

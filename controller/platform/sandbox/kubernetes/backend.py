@@ -70,7 +70,10 @@ class KubernetesSandbox:
             user: ``uid:gid`` the sandboxed program runs as (never 0).
             owner: Identifies this controller (its Pod name in-cluster) in labels.
         """
-        self._api, self._settings, self._user, self._owner = api, settings, user, owner
+        # Any: with _preload_content=False the client returns raw urllib3 responses and takes
+        # plain dicts as bodies, which its annotations (the decoded models) do not say.
+        self._api: Any = api
+        self._settings, self._user, self._owner = settings, user, owner
 
     def run(self, spec: SandboxSpec) -> SandboxResult:
         """Execute ``spec`` in a throwaway Pod and return what happened."""
@@ -109,7 +112,8 @@ class KubernetesSandbox:
     def _read_pod(self, name: str) -> dict[str, Any]:
         response = self._api.read_namespaced_pod(name, self._settings.namespace, _preload_content=False,
                                                  _request_timeout=self._timeout)
-        return json.loads(response.data)
+        pod: dict[str, Any] = json.loads(response.data)
+        return pod
 
     def _wait(self, name: str, spec: SandboxSpec, started: float) -> Verdict:
         """Read the Pod until it ends; raise when it cannot start; stop at our own deadline."""
@@ -143,7 +147,8 @@ class KubernetesSandbox:
             if exc.status in (400, 404):  # the container never started: no log
                 return b""
             raise
-        return response.data
+        data: bytes = response.data
+        return data
 
     def _result(self, name: str, spec: SandboxSpec, verdict: Verdict, seconds: float) -> SandboxResult:
         frame = Frame()

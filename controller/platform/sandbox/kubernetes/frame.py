@@ -13,6 +13,7 @@ import base64
 import binascii
 import hashlib
 import json
+from typing import Any
 from dataclasses import dataclass, field
 
 from agents.ports.errors import SandboxError
@@ -79,7 +80,7 @@ def _check_end(lines: list[bytes]) -> None:
         raise FrameError(f"the sandbox output frame is not {FRAME}")
 
 
-def _record(line: bytes) -> dict:
+def _record(line: bytes) -> dict[str, Any]:
     try:
         value = json.loads(line.decode("ascii"))
     except (UnicodeDecodeError, ValueError) as exc:
@@ -89,7 +90,8 @@ def _record(line: bytes) -> dict:
     return value
 
 
-def _open(frame: Frame, kind: object, record: dict, spec: SandboxSpec, limits: dict[str, int]) -> dict | None:
+def _open(frame: Frame, kind: object, record: dict[str, Any], spec: SandboxSpec,
+          limits: dict[str, int]) -> dict[str, Any] | None:
     if kind == "begin":
         return None
     if kind == "status":
@@ -99,12 +101,13 @@ def _open(frame: Frame, kind: object, record: dict, spec: SandboxSpec, limits: d
         raise FrameError(f"unknown record in the sandbox output frame: {str(kind)[:20]!r}")
     name, total, size = record.get("name"), record.get("total"), record.get("size")
     allowed = ("stdout", "stderr") if kind == "stream" else spec.collect
-    if name not in allowed or not _count(total) or not _count(size) or size > limits[kind]:
+    if name not in allowed or not isinstance(size, int) or not _count(total) or not _count(size) \
+            or size > limits[kind]:
         raise FrameError(f"bad {kind} record in the sandbox output frame")
     return {"kind": kind, "name": name, "total": total, "size": size, "data": bytearray()}
 
 
-def _append(current: dict | None, record: dict) -> dict:
+def _append(current: dict[str, Any] | None, record: dict[str, Any]) -> dict[str, Any]:
     if current is None:
         raise FrameError("data outside a stream or file in the sandbox output frame")
     try:
@@ -117,7 +120,7 @@ def _append(current: dict | None, record: dict) -> dict:
     return current
 
 
-def _close(frame: Frame, current: dict | None) -> None:
+def _close(frame: Frame, current: dict[str, Any] | None) -> None:
     if current is None:
         return
     data = bytes(current["data"])
@@ -131,7 +134,7 @@ def _close(frame: Frame, current: dict | None) -> None:
         frame.truncated_files.append(current["name"])
 
 
-def _status(frame: Frame, record: dict) -> None:
+def _status(frame: Frame, record: dict[str, Any]) -> None:
     code = record.get("exit_code")
     frame.exit_code = code if isinstance(code, int) and not isinstance(code, bool) else None
     if frame.exit_code is not None and frame.exit_code < 0:  # killed by a signal: as a shell says it

@@ -31,10 +31,11 @@ def reap_expired(api: CoreV1Api, namespace: str, now: float, timeout: float = 10
              (api.list_namespaced_config_map, api.delete_namespaced_config_map))
     for list_, delete in kinds:
         for item in list_(namespace, label_selector=MANAGED_SELECTOR, _request_timeout=timeout).items:
-            if not is_expired(item.metadata.labels, now):
+            meta = item.metadata
+            if meta is None or meta.name is None or not is_expired(meta.labels, now):
                 continue
             try:
-                delete(item.metadata.name, namespace, grace_period_seconds=0, _request_timeout=timeout)
+                delete(meta.name, namespace, grace_period_seconds=0, _request_timeout=timeout)
                 removed += 1
             except ApiException as exc:
                 if exc.status != 404:

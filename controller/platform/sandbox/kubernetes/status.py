@@ -45,7 +45,7 @@ class Verdict:
 def _statuses(status: dict[str, Any], key: str, name: str) -> dict[str, Any]:
     for item in status.get(key) or []:
         if item.get("name") == name:
-            return item
+            return dict(item)
     return {}
 
 
