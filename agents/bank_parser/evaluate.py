@@ -58,10 +58,18 @@ def parser_spec(
     image: str, code: str, pdf: bytes, limits: SandboxLimits, labels: dict[str, str]
 ) -> SandboxSpec:
     """The sandbox spec for running ``code`` on ``pdf``: only these two files go in."""
+    return program_spec(image, {PARSER_FILE: code.encode("utf-8"), PDF_FILE: pdf}, limits, labels)
+
+
+def program_spec(
+    image: str, inputs: dict[str, bytes], limits: SandboxLimits, labels: dict[str, str]
+) -> SandboxSpec:
+    """The spec of one run of the entrypoint on ``inputs`` (``parser.py`` is the program): a
+    parser's, or the statement probe's (the same command, so the same warm containers)."""
     return SandboxSpec(
         image=image,
         command=COMMAND,
-        inputs={PARSER_FILE: code.encode("utf-8"), PDF_FILE: pdf},
+        inputs=inputs,
         collect=(RESULT_FILE,),
         limits=limits,
         labels=labels,

@@ -331,9 +331,11 @@ PDF_INPUTS = _broken_pdfs()
 
 
 def check_pdf(raw: bytes) -> None:
-    """resolve_target + analyze_pdf return an analysis or raise TargetError, whatever the PDF holds."""
-    from agents.bank_parser.analysis import analyze_pdf
+    """resolve_target + the statement probe return a scan or raise TargetError, whatever the PDF holds
+    (the probe in-process: the fuzzer makes its own PDFs; production runs it in a sandbox)."""
+    from agents.ports.config import AnalysisLimits
     from agents.ports.errors import TargetError
+    from tests.doubles.inprocess_statement import InProcessStatementReader
     from agents.bank_parser.target import resolve_target
 
     root = Path(tempfile.mkdtemp(prefix="sandloop-fuzz-"))
@@ -342,9 +344,54 @@ def check_pdf(raw: bytes) -> None:
         (root / "t" / "statement.pdf").write_bytes(raw)
         target = _guard((TargetError,), lambda: resolve_target("t", root))
         if target is not None:
-            _guard((TargetError,), lambda: analyze_pdf(target.pdf, max_pages=1))
+            reader = InProcessStatementReader(AnalysisLimits(analysed_pages=1))
+            _guard((TargetError,), lambda: reader.read(target.pdf))
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+# --- the statement probe's summary (issue 23): what a sandbox says a PDF holds ------------
+
+_WORDS = st.lists(st.tuples(st.text(max_size=8), *[st.floats(allow_nan=True)] * 4), max_size=4)
+_PAGES = st.fixed_dictionaries({
+    "number": st.integers(-2, 5), "width": st.floats(), "height": st.floats(), "text": st.text(max_size=40),
+    "tables": st.lists(st.lists(st.lists(st.one_of(st.none(), st.text(max_size=5)), max_size=3), max_size=3),
+                       max_size=2),
+    "words": _WORDS,
+})
+_SCANS = st.fixed_dictionaries({
+    "page_count": st.integers(-1, 10), "pages": st.lists(_PAGES, max_size=3),
+    "texts": st.lists(st.tuples(st.integers(0, 5), st.text(max_size=30)), max_size=4), "scanned": st.booleans(),
+})
+_SUMMARIES = st.one_of(
+    st.builds(lambda d: {"schema": "sandloop.document/1", "status": "ok", "document": d},
+              st.one_of(_SCANS, _JSON, st.fixed_dictionaries({"refusal": _JSON}))),
+    st.builds(lambda t: {"schema": "sandloop.frame/1", "status": "error", "error_type": t}, _JSON),
+)
+SUMMARY_INPUTS = st.one_of(st.binary(max_size=512), _JSON.map(_dumps), _SUMMARIES.map(_dumps),
+                           _bombs(), _mutated(_SUMMARIES.map(_dumps)))
+
+
+def check_summary(raw: bytes) -> None:
+    """decode_scan returns a scan or raises TargetError with one line, whatever the bytes."""
+    from agents.bank_parser.statement_reader import decode_scan
+    from agents.ports.config import AnalysisLimits
+    from agents.ports.errors import TargetError
+    from agents.ports.sandbox import CapturedStream, SandboxLimits, SandboxResult
+
+    empty = CapturedStream(b"", 0)
+    result = SandboxResult(0, empty, empty, False, False, 0.0, {"result.json": raw})
+
+    def refusal_line() -> str:
+        try:
+            decode_scan(Path("s.pdf"), result, SandboxLimits(), AnalysisLimits(), ocr=False)
+        except TargetError as exc:
+            return str(exc)
+        return ""
+
+    line = _guard((), refusal_line)
+    if "\n" in line:
+        raise ContractBroken(f"a refusal spans lines: {line[:60]!r}")
 
 
 # --- the holder's stdout: program output, markers, output frames ------------------------
@@ -398,4 +445,5 @@ DECODERS = (
     Decoder("llm_extract", REPLY_INPUTS, check_reply, lambda: check_reply("")),
     Decoder("target_toml", TOML_INPUTS, check_toml, lambda: check_toml("")),
     Decoder("pdf_analysis", PDF_INPUTS, check_pdf, lambda: check_pdf(_sample_pdf()), slow_ok=True),
+    Decoder("analysis_summary", SUMMARY_INPUTS, check_summary, lambda: check_summary(b"{}")),
 )
