@@ -68,6 +68,9 @@ class PoolStats:
     expired: int = 0
 
 
+#: How long close() waits for a launch in flight; past it the next controller's reaper
+#: removes what the launch leaves.
+CLOSE_WAIT_SECONDS = 120.0
 Launch = Callable[[SandboxSpec], WarmContainer]
 Discard = Callable[[WarmContainer], None]
 
@@ -127,7 +130,9 @@ class WarmPool:
             leftovers = [w for idle in self._idle.values() for w in idle]
             self._idle.clear()
             self._lock.notify_all()
-        self._thread.join(timeout=30)
+        # A launch in flight finishes (and, seeing the pool closed, removes its container)
+        # before the process may exit; on a loaded engine one can take well over 30 s.
+        self._thread.join(timeout=CLOSE_WAIT_SECONDS)
         for warm in leftovers:
             self._discard(warm)
 
