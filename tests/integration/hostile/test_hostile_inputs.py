@@ -8,6 +8,11 @@ under :data:`RSS_BOUND`, the bound the issue names, whatever the PDF holds.
 
 from __future__ import annotations
 
+import os
+import signal
+import socket
+import time
+
 import pytest
 
 from tests.integration.hostile.harness import MIB, controller_env, run_controller
@@ -74,3 +79,31 @@ def test_a_hostile_result_csv_is_one_line_and_exit_2(tmp_path, parser_image, no_
     finished, errors = run_target(tmp_path, data, **env)
     assert_one_line(finished, errors, (phrase,))
     assert "SBX_ANALYSIS__MAX_CSV" in errors[0]
+
+
+def test_sigterm_during_analysis_removes_the_runs_containers(tmp_path, parser_image, docker_client):  # noqa: ANN001
+    """SIGTERM while the statement is read in a sandbox: exit 143, one line, nothing of the run left."""
+    data = tmp_path / "data"
+    write_target(data, "t", HOSTILE_PDFS["text_flood"]())
+
+    def terminate_once_analysing(pid: int) -> None:
+        owner = f"{socket.gethostname()}:{pid}"
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not _analysis_running(docker_client, owner):
+            time.sleep(0.2)
+        time.sleep(1.0)
+        os.kill(pid, signal.SIGTERM)
+
+    env = controller_env(tmp_path, data, SBX_ANALYSIS__TIMEOUT_SECONDS="120", SBX_ANALYSIS__MEMORY_MB="2048")
+    finished = run_controller(tmp_path, env, "run", "--target", "t", on_start=terminate_once_analysing)
+    assert finished.code == 143, finished.stderr[-3000:]
+    assert "terminated: containers of this run were removed" in finished.stderr
+    assert "Traceback" not in finished.stderr
+    owner = {"label": f"org.sandloop.owner={finished.owner}"}
+    assert docker_client.containers.list(all=True, sparse=True, filters=owner) == []
+    assert docker_client.volumes.list(filters=owner) == []
+
+
+def _analysis_running(client, owner: str) -> bool:  # noqa: ANN001
+    labels = [f"org.sandloop.owner={owner}", "org.sandloop.attempt=analysis"]
+    return bool(client.containers.list(sparse=True, filters={"label": labels}))
