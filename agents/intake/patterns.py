@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 #: Longest reply read; the rest is cut (and the cut said in the transcript).
 MAX_REPLY_CHARS = 2000
@@ -136,7 +137,7 @@ def no_longer(clause: str) -> bool:
     return bool(_NO_LONGER.search(clause))
 
 
-def temporal(clause: str) -> str:
+def temporal(clause: str) -> Literal["past", "present", "future"]:
     """``future`` ("will", "next month"), ``past`` ("used to", "last year") or ``present``."""
     if _FUTURE.search(clause):
         return "future"
