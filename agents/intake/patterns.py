@@ -17,7 +17,8 @@ MAX_REPLY_CHARS = 2000
 #: Most clauses one reply is split into.
 MAX_CLAUSES = 40
 
-_CLAUSE_SPLIT = re.compile(r"[.;!?\n]+|,\s{0,3}(?:and|but)\s|\s(?:and|but|although|though)\s", re.IGNORECASE)
+#: Sentence ends (a period not inside a number such as 1.2), and ", and" / " but " between statements.
+_CLAUSE_SPLIT = re.compile(r"(?:[;!?\n]|\.(?!\d))+|,\s{0,3}(?:and|but)\s|\s(?:and|but|although|though)\s", re.IGNORECASE)
 _WORD = re.compile(r"[a-z']{1,40}")
 #: 80,000 / 80000 / 1,250.50 / 80k / 1.2 million, optionally with a currency sign or word.
 _NUMBER = re.compile(

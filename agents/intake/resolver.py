@@ -123,9 +123,9 @@ def _keyword_facts(clause: _Clause, schemas: dict[str, NodeSchema], used: set[in
 
 def _answer(clause: _Clause, question: Question, schemas: dict[str, NodeSchema], used: set[int]) -> list[FactUpdate]:
     """What is left of a clause after the named fields took their values, read as the answer."""
-    if question.kind == "confirm" and patterns.yes_no(clause.lower) is not None:
-        return []  # "yes" / "no" to "which is right?" is not a value (see _confirmation)
     spec = schemas[question.node].properties[question.field]
+    if question.kind == "confirm" and spec.kind in ("text", "boolean") and patterns.yes_no(clause.lower) is not None:
+        return []  # "yes" / "no" to "which is right?" is not the value itself (see _confirmation)
     if used and spec.kind not in ("money", "number", "date"):
         return []  # free text or yes/no after named facts would be guessed, not read
     value = _value(clause, spec, 0, used, answer=True)
