@@ -3,7 +3,8 @@
 Tables: ``fields`` (each field's current value or skip), ``history`` (every value ever given,
 with time, source, previous value, temporal context and reasoning: nothing is lost),
 ``conflicts``, ``edges`` (with reasons), ``traversal``, ``snapshots`` (a node's data when it
-was completed) and ``turns`` (each reply with its question and the resolver's output).
+was completed), ``turns`` (each reply with its question and the resolver's output) and
+``decisions`` (each of the decision role's answers).
 
 Writes are idempotent per turn and per decision step, in one transaction each: a run killed
 after a node wrote here but before its checkpoint was saved runs that node again on resume,
@@ -14,11 +15,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from agents.intake.models import FactUpdate, Question, Resolution, Scalar
+from agents.intake.models import Decision, FactUpdate, Question, Resolution, Scalar
 
 MEMORY_FILE = "graph.sqlite"
 _SCHEMA = """
@@ -33,6 +35,7 @@ CREATE TABLE IF NOT EXISTS edges (step INTEGER PRIMARY KEY, from_node TEXT, to_n
 CREATE TABLE IF NOT EXISTS traversal (step INTEGER PRIMARY KEY, node TEXT, at TEXT);
 CREATE TABLE IF NOT EXISTS snapshots (node TEXT PRIMARY KEY, data TEXT, at TEXT);
 CREATE TABLE IF NOT EXISTS turns (turn INTEGER PRIMARY KEY, question TEXT, reply TEXT, resolution TEXT, at TEXT);
+CREATE TABLE IF NOT EXISTS decisions (step INTEGER PRIMARY KEY, decision TEXT, at TEXT);
 """
 
 
@@ -184,6 +187,19 @@ class GraphMemory:
             self.db.execute("INSERT OR IGNORE INTO edges VALUES (?, ?, ?, ?, ?)",
                             (step, from_node, to_node, reason, _now()))
         self.visit(step, to_node)
+
+    def decision(self, step: int) -> Decision | None:
+        """Decision ``step`` if it was already made (a resumed run does not ask the role again)."""
+        row = self.db.execute("SELECT decision FROM decisions WHERE step = ?", (step,)).fetchone()
+        return None if row is None else Decision(**json.loads(row[0]))
+
+    def record_decision(self, step: int, from_node: str, decision: Decision) -> None:
+        """Keep decision ``step`` and, when it names a next node, its edge and visit; idempotent per step."""
+        with self.db:
+            self.db.execute("INSERT OR IGNORE INTO decisions VALUES (?, ?, ?)",
+                            (step, json.dumps(asdict(decision)), _now()))
+        if decision.next_node is not None and not decision.visited_all:
+            self.add_edge(step, from_node, decision.next_node, decision.reason)
 
     def traversal(self) -> list[str]:
         """The nodes in the order they were visited."""

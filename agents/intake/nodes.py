@@ -10,11 +10,9 @@ import json
 
 from langgraph.runtime import Runtime
 
-from agents.intake.decision import decide as decision_role
-from agents.intake.info import next_question
 from agents.intake.judge import judge
 from agents.intake.models import Question, Resolution
-from agents.intake.resolver import ResolverInput, resolve as resolver_role
+from agents.intake.resolver import ResolverInput
 from agents.intake.state import IntakeContext, IntakeState
 from agents.intake.views import decision_input, info_input
 from agents.loop import Update, node
@@ -41,7 +39,7 @@ def analyze(state: IntakeState, runtime: Runtime[IntakeContext]) -> tuple[Update
 def ask(state: IntakeState, runtime: Runtime[IntakeContext]) -> tuple[Update, str, str]:
     """The info role: one question for the current node, or complete."""
     ctx = runtime.context
-    question = next_question(info_input(ctx.target, ctx.memory, state["node"], state.get("asked", [])))
+    question = ctx.roles.ask(info_input(ctx.target, ctx.memory, state["node"], state.get("asked", [])))
     if question is None:
         data = ctx.memory.get_all_nodes_data().get(state["node"], {})
         ctx.memory.add_node_snapshot(state["node"], data)
@@ -68,7 +66,7 @@ def resolve(state: IntakeState, runtime: Runtime[IntakeContext]) -> tuple[Update
     resolution = ctx.memory.turn_result(turn)  # a resumed run may have applied this turn already
     if resolution is None:
         inp = ResolverInput(state["reply"], question, ctx.target.schemas, ctx.memory.get_all_nodes_data())
-        resolution = resolver_role(inp)
+        resolution = ctx.roles.resolve(inp)
         ctx.memory.apply_updates(turn, question, state["reply"], resolution)
     shift = resolution.priority_shift or ""
     update: Update = {"shift": shift, "priority": [shift] if shift else [],
@@ -90,11 +88,13 @@ def _outcome(resolution: Resolution) -> str:
 def decide(state: IntakeState, runtime: Runtime[IntakeContext]) -> tuple[Update, str, str]:
     """The decision role: the next node with a reason, or done (it never sees a reply)."""
     ctx, step = runtime.context, state.get("step", 0) + 1
-    inp = decision_input(ctx.target, ctx.memory, state["node"], state.get("asked", []), state.get("priority", []))
-    decision = decision_role(inp)
+    decision = ctx.memory.decision(step)  # a resumed run may have made this decision already
+    if decision is None:
+        inp = decision_input(ctx.target, ctx.memory, state["node"], state.get("asked", []), state.get("priority", []))
+        decision = ctx.roles.decide(inp)
+        ctx.memory.record_decision(step, state["node"], decision)
     if decision.visited_all or decision.next_node is None:
-        return {"visited_all": True, "shift": ""}, "done", decision.reason
-    ctx.memory.add_edge(step, state["node"], decision.next_node, decision.reason)
+        return {"visited_all": True, "shift": "", "step": step}, "done", decision.reason
     return {"node": decision.next_node, "step": step, "shift": ""}, decision.next_node, decision.reason
 
 

@@ -58,14 +58,13 @@ def resolve(inp: ResolverInput) -> Resolution:
     updates: list[FactUpdate] = []
     shift: str | None = None
     for clause in _clauses(reply):
-        found, event = _clause_facts(clause, inp, answered=_has(updates, question))
+        found, event = _clause_facts(clause, inp, answered=has_answer(updates, question))
         updates += found
         shift = shift or event
-    updates, keep = _confirmation(reply, question, _last_per_field(updates))
-    updates = _with_conflicts(updates, inp.values)
-    answered = _has(updates, question) or keep is not None
-    reasoning = _reasoning(updates, shift, keep)
-    return Resolution(tuple(updates), answered, shift, keep, reasoning)
+    updates, keep = confirmation(reply, question, _last_per_field(updates))
+    updates = with_conflicts(updates, inp.values)
+    answered = has_answer(updates, question) or keep is not None
+    return Resolution(tuple(updates), answered, shift, keep, reasoning(updates, shift, keep))
 
 
 def _clauses(reply: str) -> list[_Clause]:
@@ -86,7 +85,7 @@ def _clause_facts(clause: _Clause, inp: ResolverInput, *, answered: bool) -> tup
     used: set[int] = set()
     keyword_updates = [u for u in _keyword_facts(clause, inp.schemas, used) if (u.node, u.field) not in taken]
     updates = event_updates + keyword_updates
-    if not answered and not _has(updates, inp.question):
+    if not answered and not has_answer(updates, inp.question):
         updates += _answer(clause, inp.question, inp.schemas, used)
     return updates, event
 
@@ -125,7 +124,7 @@ def _answer(clause: _Clause, question: Question, schemas: dict[str, NodeSchema],
     """What is left of a clause after the named fields took their values, read as the answer."""
     spec = schemas[question.node].properties[question.field]
     if question.kind == "confirm" and spec.kind in ("text", "boolean") and patterns.yes_no(clause.lower) is not None:
-        return []  # "yes" / "no" to "which is right?" is not the value itself (see _confirmation)
+        return []  # "yes" / "no" to "which is right?" is not the value itself (see confirmation)
     if used and spec.kind not in ("money", "number", "date"):
         return []  # free text or yes/no after named facts would be guessed, not read
     value = _value(clause, spec, 0, used, answer=True)
@@ -185,7 +184,7 @@ def _text(clause: _Clause, where: int, spec: FieldSchema, answer: bool) -> str |
     return text[:MAX_TEXT_VALUE] or None
 
 
-def _has(updates: list[FactUpdate], question: Question) -> bool:
+def has_answer(updates: list[FactUpdate], question: Question) -> bool:
     return any(u.node == question.node and u.field == question.field and u.temporal == "present"
                for u in updates)
 
@@ -198,7 +197,7 @@ def _last_per_field(updates: list[FactUpdate]) -> list[FactUpdate]:
     return list(kept.values())
 
 
-def _with_conflicts(updates: list[FactUpdate], values: dict[str, dict[str, Scalar | None]]) -> list[FactUpdate]:
+def with_conflicts(updates: list[FactUpdate], values: dict[str, dict[str, Scalar | None]]) -> list[FactUpdate]:
     """Flag present values that contradict the graph without a correction cue."""
     out = []
     for update in updates:
@@ -209,11 +208,11 @@ def _with_conflicts(updates: list[FactUpdate], values: dict[str, dict[str, Scala
     return out
 
 
-def _confirmation(reply: str, question: Question, updates: list[FactUpdate]) -> tuple[list[FactUpdate], int | None]:
+def confirmation(reply: str, question: Question, updates: list[FactUpdate]) -> tuple[list[FactUpdate], int | None]:
     """The answer to "which is right?": a value corrects; "yes" keeps the newer value; "no" restores the older."""
     if question.kind != "confirm":
         return updates, None
-    if _has(updates, question):
+    if has_answer(updates, question):
         return [replace(u, is_correction=True) if (u.node, u.field) == (question.node, question.field) else u
                 for u in updates], None
     answer = patterns.yes_no(reply.lower())
@@ -226,7 +225,7 @@ def _confirmation(reply: str, question: Question, updates: list[FactUpdate]) -> 
     return updates, None
 
 
-def _reasoning(updates: list[FactUpdate], shift: str | None, keep: int | None) -> str:
+def reasoning(updates: list[FactUpdate], shift: str | None, keep: int | None) -> str:
     parts = [f"{u.node}.{u.field}={u.value!r} ({u.temporal}{', correction' if u.is_correction else ''}"
              f"{', conflict' if u.conflict else ''})" for u in updates]
     if keep is not None:

@@ -10,6 +10,7 @@ from typing import Any
 from agents.intake.graph import build_graph, recursion_backstop
 from agents.intake.memory import MEMORY_FILE, GraphMemory
 from agents.intake.nodes import AGENT, GRAPH_FILE
+from agents.intake.roles import OfflineRoles, Roles
 from agents.intake.state import IntakeContext, IntakeState
 from agents.intake.target import IntakeTarget
 from agents.loop import OnCrash, stream_graph
@@ -21,7 +22,6 @@ from agents.ports.run import CheckpointHandle
 
 #: Why a conversation can fail, as summaries and metrics label it.
 INTAKE_REASONS = ("mismatch", "incomplete", "conflict", "out_of_replies")
-CODER = "offline"
 
 
 @dataclass(frozen=True)
@@ -50,12 +50,13 @@ class IntakeRunSummary(RunSummary):
 
 
 def run_intake_agent(target: IntakeTarget, *, run_id: str, artifacts: ArtefactStore, max_turns: int,
-                     on_event: OnEvent, checkpoint: CheckpointHandle | None = None) -> IntakeRunSummary:
+                     on_event: OnEvent, checkpoint: CheckpointHandle | None = None,
+                     roles: Roles | None = None) -> IntakeRunSummary:
     """Run the conversation to its end and write ``summary.json``; return the summary."""
     started = time.monotonic()
     memory = GraphMemory(artifacts.run_dir / MEMORY_FILE)
     try:
-        context = IntakeContext(run_id, target, memory, artifacts, max_turns)
+        context = IntakeContext(run_id, target, memory, artifacts, max_turns, roles or OfflineRoles())
         final = converse(context, on_event, _on_crash(context, started), checkpoint)
         summary = _summary(context, final, time.monotonic() - started)
     finally:
@@ -94,7 +95,7 @@ def _summary(context: IntakeContext, state: IntakeState, wall: float) -> IntakeR
         run_id=context.run_id, agent=AGENT, target=context.target.name, status=status,
         attempts=state.get("attempt", 0), max_attempts=context.max_turns,
         parser_path=str(graph) if "status" in state else "", run_dir=str(run_dir),
-        wall_seconds=wall, sandbox_seconds=0.0, coder=CODER, failures=_reasons(state),
+        wall_seconds=wall, sandbox_seconds=0.0, coder=context.roles.name, failures=_reasons(state),
         last_problem=problems[0] if problems else "", verified="compared" if context.target.expected else "",
         judged="" if "status" not in state else ("compared with expected.json" if context.target.expected
                                                  else "complete, no open conflict"),

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal, TypedDict
 
 from agents.intake.memory import GraphMemory
+from agents.intake.roles import Roles
 from agents.intake.target import IntakeTarget
 from agents.ports.artefacts import ArtefactStore
 from agents.ports.events import NodeEvent
@@ -64,3 +65,5 @@ class IntakeContext:
     artifacts: ArtefactStore | None
     """The run folder; None for ``check``, which keeps nothing."""
     max_turns: int
+    roles: Roles
+    """The three roles: deterministic rules or a language model."""

@@ -12,6 +12,7 @@ from agents.intake.info import InfoInput, next_question
 from agents.intake.models import DecisionInput, FactUpdate, NodeStatus, Question, Resolution
 from agents.intake.nodes import decide as decide_node
 from agents.intake.memory import GraphMemory
+from agents.intake.roles import OfflineRoles
 from tests.unit.agents.intake.helpers import example, schemas
 
 
@@ -80,14 +81,20 @@ class TestDecisionRole:
 
     def test_the_decide_node_ignores_the_reply(self, tmp_path):
         """Two states differing only in the raw reply and question give the same decision."""
-        memory = GraphMemory(tmp_path / "graph.sqlite")
-        personal = (FactUpdate("Personal", "age", 52), FactUpdate("Personal", "city", "Dublin"))
-        memory.apply_updates(1, Question("Personal", "age", "?"), "52 in Dublin", Resolution(personal))
-        context = SimpleNamespace(target=example(), memory=memory, artifacts=None, max_turns=10, run_id="t")
-        runtime = SimpleNamespace(context=context)
-        base = {"node": "Personal", "step": 0, "asked": [], "priority": []}
-        one = decide_node(base | {"reply": "I lost my job", "question": {"text": "a"}}, runtime)
-        two = decide_node(base | {"reply": "I earn 1,000,000", "question": {"text": "b"}}, runtime)
-        memory.close()
+
+        def decided(folder: str, reply: str, question: str) -> dict:
+            memory = GraphMemory(tmp_path / folder / "graph.sqlite")
+            personal = (FactUpdate("Personal", "age", 52), FactUpdate("Personal", "city", "Dublin"))
+            memory.apply_updates(1, Question("Personal", "age", "?"), "52 in Dublin", Resolution(personal))
+            context = SimpleNamespace(target=example(), memory=memory, artifacts=None, max_turns=10, run_id="t",
+                                      roles=OfflineRoles())
+            state = {"node": "Personal", "step": 0, "asked": [], "priority": [], "reply": reply,
+                     "question": {"text": question}}
+            try:
+                return decide_node(state, SimpleNamespace(context=context))
+            finally:
+                memory.close()
+
+        one, two = decided("a", "I lost my job", "a?"), decided("b", "I earn 1,000,000", "b?")
         assert one["node"] == two["node"] == "Income"
         assert one["events"][0].detail == two["events"][0].detail
