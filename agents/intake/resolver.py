@@ -51,6 +51,8 @@ def resolve(inp: ResolverInput) -> Resolution:
     """The reply's facts as updates, whether it answered the question, and any priority shift."""
     reply = inp.reply[: patterns.MAX_REPLY_CHARS]
     question = inp.question
+    if patterns.is_skip(reply) and question.kind == "confirm":
+        return Resolution(answered=True, reasoning="confirmation skipped: both values kept, the conflict stays open")
     if patterns.is_skip(reply):
         skip = FactUpdate(question.node, question.field, None, skipped=True, source="user_skip",
                           reasoning="the user skipped the question")
