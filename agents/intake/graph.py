@@ -57,5 +57,6 @@ def build_graph(checkpointer: BaseCheckpointSaver[Any] | None = None) -> Compile
 
 
 def recursion_backstop(max_turns: int, nodes_count: int) -> int:
-    """A recursion limit above what ``max_turns`` replies over ``nodes_count`` nodes can use."""
-    return 20 + 4 * max_turns + 3 * nodes_count
+    """A recursion limit above what ``max_turns`` replies over ``nodes_count`` nodes can use: per
+    turn at most listen, resolve, decide (a shift), ask (complete), decide, ask."""
+    return 20 + 6 * max_turns + 3 * nodes_count

@@ -28,11 +28,9 @@ from agents.intake.patterns import EVENT_NAMES, MAX_REPLY_CHARS
 from agents.intake.resolver import ResolverInput, confirmation, has_answer, reasoning, resolve, with_conflicts
 from agents.intake.schema import FieldSchema
 from agents.llm.client import ChatClient, ChatMessage
-from agents.llm.config import LLMConfig
 from agents.llm.errors import LLMError
-from agents.llm.preflight import preflight
+from agents.llm.preflight import checked_client
 from agents.llm.prompts import PromptFolder
-from agents.llm.providers import build_chat_model
 from agents.ports.config import AgentConfig
 
 log = structlog.get_logger("sandloop.intake")
@@ -210,7 +208,4 @@ def make_llm_roles(settings: AgentConfig) -> LLMRoles:
         ConfigError: no key where one is needed, a rejected key, a model not served.
         LLMUnavailable: the endpoint does not answer.
     """
-    config = LLMConfig.from_settings(settings)
-    config.require_key()
-    preflight(config)
-    return LLMRoles(ChatClient(config, build_chat_model(config)))
+    return LLMRoles(checked_client(settings))

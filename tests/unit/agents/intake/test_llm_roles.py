@@ -11,14 +11,18 @@ from collections.abc import Iterator
 import pytest
 from pydantic import SecretStr
 
+from agents.intake.agent import IntakeAgent
 from agents.intake.info import InfoInput
 from agents.intake.llm_roles import LLMRoles
 from agents.intake.models import DecisionInput, NodeStatus
+from agents.intake.run import run_intake_agent
 from agents.llm.client import ChatClient
 from agents.llm.config import LLMConfig
 from agents.llm.providers import build_chat_model
+from agents.ports.config import AgentConfig, LLMSettings
+from controller.platform.artefacts import RunArtifacts
 from tests.doubles.llm_servers import Fail, OpenAIServer, Reply
-from tests.unit.agents.intake.helpers import ask, inp, schemas
+from tests.unit.agents.intake.helpers import DATA, ask, inp, schemas
 
 
 @pytest.fixture
@@ -114,3 +118,17 @@ class TestDecision:
         text = prompt(server)
         assert "retire early" in text and '"age": 52' in text
         assert "reply" not in text.lower() and "question" not in text.lower().replace("do not ask questions", "")
+
+
+class TestWholeRun:
+    def test_a_model_that_always_fails_still_completes_the_conversation(self, server, tmp_path):
+        """Plan with an LLM provider (checked against the endpoint), then every call fails: each
+        role falls back to the rules, the run passes, and the summary names the model."""
+        settings = AgentConfig(data_dir=DATA, coder="openai", llm=LLMSettings(
+            model="m", base_url=server.base_url, api_key=SecretStr("k" * 12), max_retries=0))
+        plan = IntakeAgent().plan("intake-future", settings, None)
+        assert plan.coder_name == "openai:m"
+        summary = run_intake_agent(plan.inputs["target"], run_id="llm", artifacts=RunArtifacts(tmp_path / "run"),
+                                   max_turns=plan.max_attempts, on_event=lambda _e: None, roles=plan.coder)
+        assert summary.status == "passed" and summary.coder == "openai:m"
+        assert len(server.chat_requests) > 6  # the model was asked, for every role
