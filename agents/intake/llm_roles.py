@@ -32,6 +32,7 @@ from agents.llm.errors import LLMError
 from agents.llm.preflight import checked_client
 from agents.llm.prompts import PromptFolder
 from agents.ports.config import AgentConfig
+from agents.untrusted_text import one_line
 
 log = structlog.get_logger("sandloop.intake")
 PROMPTS = PromptFolder(Path(__file__).resolve().parent / "prompts")
@@ -115,7 +116,7 @@ class LLMRoles:
         chosen = next((q for q in left if q.field == reply.field), None)
         if reply.complete or chosen is None or reply.question is None:
             return left[0]  # a field is still open: the rules' question, never a premature "complete"
-        return Question(chosen.node, chosen.field, reply.question, chosen.kind)
+        return Question(chosen.node, chosen.field, one_line(reply.question, 300), chosen.kind)
 
     def decide(self, inp: DecisionInput) -> Decision:
         """The model's next node, if it is a node with questions left (else the rules')."""
@@ -128,13 +129,14 @@ class LLMRoles:
             reply = self._call("decide", values, _DecisionReply)
         except Unusable:
             return decide(inp)
+        reason = one_line(reply.reason, 500)
         if reply.visited_all:
-            return Decision(None, reply.reason or "the model found every necessary fact collected", True)
+            return Decision(None, reason or "the model found every necessary fact collected", True)
         if reply.next_node not in {n.name for n in inp.nodes if n.pending > 0}:
             rules = decide(inp)
             return Decision(rules.next_node, f"{rules.reason} (rules: the model chose {str(reply.next_node)[:40]!r})",
                             rules.visited_all)
-        return Decision(reply.next_node, reply.reason or "the model's choice")
+        return Decision(reply.next_node, reason or "the model's choice")
 
     def _call(self, role: str, values: dict[str, str], model: type[Model]) -> Model:
         messages = [ChatMessage("system", self.prompts.template("system").render({})),

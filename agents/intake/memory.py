@@ -92,6 +92,13 @@ class GraphMemory:
         return [{**dict(zip(keys, row)), "value": _load(row[0]), "previous": _load(row[1]),
                  "is_correction": bool(row[4]), "applied": bool(row[5])} for row in rows]
 
+    def get_node_with_history(self, node: str) -> dict[str, Any]:
+        """A node's values with each field's history and the node's conflicts (the seed's audit view)."""
+        data = self.get_all_nodes_data().get(node, {})
+        fields = {f for n, f in self.db.execute("SELECT node, field FROM history WHERE node = ?", (node,))} | set(data)
+        return {"data": data, "history": {f: self.get_field_history(node, f) for f in sorted(fields)},
+                "conflicts": [c for c in self.conflicts() if c["node"] == node]}
+
     # -- turns -----------------------------------------------------------------------------
 
     def turn_result(self, turn: int) -> Resolution | None:

@@ -44,7 +44,7 @@ def ask(state: IntakeState, runtime: Runtime[IntakeContext]) -> tuple[Update, st
         data = ctx.memory.get_all_nodes_data().get(state["node"], {})
         ctx.memory.add_node_snapshot(state["node"], data)
         return {"question": {}}, "complete", f"{state['node']}: nothing left to ask"
-    return {"question": question.to_json(), "asked": [question.key]}, question.kind, question.text
+    return {"question": question.to_json(), "asked": [question.key]}, question.kind, one_line(question.text, 300)
 
 
 @node("listen")
@@ -94,8 +94,8 @@ def decide(state: IntakeState, runtime: Runtime[IntakeContext]) -> tuple[Update,
         decision = ctx.roles.decide(inp)
         ctx.memory.record_decision(step, state["node"], decision)
     if decision.visited_all or decision.next_node is None:
-        return {"visited_all": True, "shift": "", "step": step}, "done", decision.reason
-    return {"node": decision.next_node, "step": step, "shift": ""}, decision.next_node, decision.reason
+        return {"visited_all": True, "shift": "", "step": step}, "done", one_line(decision.reason, 300)
+    return {"node": decision.next_node, "step": step, "shift": ""}, decision.next_node, one_line(decision.reason, 300)
 
 
 @node("finish")
@@ -120,6 +120,6 @@ def transcript_markdown(turns: list[dict[str, object]]) -> str:
     for turn in turns:
         question, resolution = turn["question"], turn["resolution"]
         assert isinstance(question, dict) and isinstance(resolution, dict)
-        lines += [f"**{turn['turn']}. {question['node']}** — {question['text']}", "",
-                  f"> {one_line(str(turn['reply']), 2000)}", "", f"*{resolution['reasoning']}*", ""]
+        lines += [f"**{turn['turn']}. {question['node']}** — {one_line(str(question['text']), 300)}", "",
+                  f"> {one_line(str(turn['reply']), 2000)}", "", f"*{one_line(str(resolution['reasoning']), 1000)}*", ""]
     return "\n".join(lines)

@@ -84,6 +84,12 @@ class TestInfo:
         assert (question.field, question.text) == ("employment_status", "What do you do for a living?")
         assert "annual_amount, employment_status" in prompt(server)
 
+    def test_a_question_is_one_printable_line(self, server):
+        server.push(Reply(json.dumps({"complete": False, "field": "annual_amount",
+                                      "question": "\u001b[2JPASSED\nHow much do you earn?"})))
+        text = roles(server).ask(self.view()).text
+        assert "\x1b" not in text and "\n" not in text and "How much do you earn?" in text
+
     def test_a_field_already_asked_twice_is_never_asked_again(self, server):
         server.push(Reply(json.dumps({"complete": False, "field": "annual_amount", "question": "Income?"})))
         question = roles(server).ask(self.view(["Income.annual_amount", "Income.annual_amount#again"]))

@@ -107,3 +107,15 @@ class TestIdempotence:
         again = GraphMemory(tmp_path / "graph.sqlite")
         assert again.get_all_nodes_data() == {"Income": {"annual_amount": 52000}}
         again.close()
+
+
+def test_a_node_with_its_history(memory):
+    """The seed's get_node_with_history: values, every field's history (future ones too), conflicts."""
+    apply(memory, 1, income(52000))
+    apply(memory, 2, income(60000, conflict=True), FactUpdate("Income", "employment_status", "employed",
+                                                              temporal="future"))
+    view = memory.get_node_with_history("Income")
+    assert view["data"] == {"annual_amount": 60000}
+    assert [h["value"] for h in view["history"]["annual_amount"]] == [52000, 60000]
+    assert view["history"]["employment_status"][0]["temporal"] == "future"
+    assert [c["new"] for c in view["conflicts"]] == [60000]
