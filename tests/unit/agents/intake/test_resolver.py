@@ -4,12 +4,12 @@ life events and priority shifts, skips, replies that do not parse, hostile repli
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings
 
 from agents.intake import patterns
 from agents.intake.resolver import resolve
-from tests.unit.agents.intake.helpers import ask, inp, schemas
+from tests.fuzz.decoders import INTAKE_INPUTS, check_intake_reply
+from tests.unit.agents.intake.helpers import ask, inp
 
 
 def facts(resolution):  # noqa: ANN001, ANN201
@@ -149,20 +149,9 @@ class TestSkippedConfirmation:
         assert result.answered and not result.updates and result.keep_conflict is None
 
 
-PIECES = ["I earn", "80,000", "80k", "actually", "sorry", "I lost my job", "will", "next month", "used to", "skip",
-          "and", "but", ",", ".", "no longer", "rent", "years old", "2030", "March 2031", "yes", "no", "I live in",
-          "\x1b[31m", "\u2028", "$", "1.2 million", "want to", "by", "months", "savings"]
-
-
-@settings(max_examples=150, deadline=None)
-@given(st.one_of(st.text(max_size=300), st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=12)),
-                                                 max_size=60).map(" ".join)))
+@settings(max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(INTAKE_INPUTS)
 def test_any_reply_gives_a_resolution_of_known_fields(reply):
     """Whatever the reply: no exception, and every update names a node and field of the schemas
     with a value of the field's type (the contract `make fuzz` checks at length)."""
-    found = resolve(inp(reply, ask("Income", "annual_amount")))
-    known = schemas()
-    for update in found.updates:
-        spec = known[update.node].properties[update.field]
-        assert update.skipped or isinstance(update.value, {"boolean": bool, "integer": int | float,
-                                                          "number": int | float, "string": str}[spec.type])
+    check_intake_reply(reply)
