@@ -11,10 +11,11 @@ from pathlib import Path
 from agents.bank_parser.agent import BankParserAgent
 from agents.base import Agent
 from agents.idris.agent import IdrisAgent
+from agents.intake.agent import IntakeAgent
 from agents.ports.errors import TargetError
 from agents.targets import load_target_config
 
-AGENTS: dict[str, Agent] = {agent.name: agent for agent in (BankParserAgent(), IdrisAgent())}
+AGENTS: dict[str, Agent] = {agent.name: agent for agent in (BankParserAgent(), IdrisAgent(), IntakeAgent())}
 #: The agent of a target folder without target.toml.
 DEFAULT_AGENT = "bank_parser"
 

@@ -57,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
                            help="parser files (each defining parse(pdf_path)) or folders of them")
     artefacts.add_argument("--module", nargs="+", metavar="PATH",
                            help="Idris modules (.idr files or folders of them) for an idris target: idris2 --check")
+    artefacts.add_argument("--conversation", nargs="+", metavar="PATH",
+                           help="scripted conversations (.txt files of replies, one a line, or folders of them) "
+                                "for an intake target: judged like its run")
     check.add_argument("--jobs", type=int, metavar="N",
                        help="parsers checked at once (default: SBX_PARALLEL_CHECKS or 2)")
     check.add_argument("--as-of", metavar="DATE",

@@ -298,6 +298,41 @@ def check_toml(text: str) -> None:
         _guard((ConfigError, TargetError), lambda: load_target_config(Path(root), "t"))
 
 
+# --- intake replies (the intake agent's deterministic state resolver) ----------------------
+
+_INTAKE_PIECES = ["I earn", "80,000", "80k", "1.2 million", "$1,250.50", "actually", "sorry", "I meant",
+                  "I lost my job", "bankrupt", "will", "next month", "used to", "skip", "and", "but", ",", ".",
+                  "no longer", "rent", "years old", "2030", "March 2031", "2030-06-01", "1/6/2030", "yes", "no",
+                  "I live in", "want to", "by", "months", "savings", "\x1b[2J", "\u2028", "\x00"]
+INTAKE_INPUTS = st.one_of(
+    st.text(max_size=400),
+    st.lists(st.one_of(st.sampled_from(_INTAKE_PIECES), st.text(max_size=12)), max_size=80).map(" ".join),
+    st.integers(1, 20_000).map(lambda n: "1," * n),
+    st.integers(1, 20_000).map(lambda n: "9" * n),
+    st.integers(1, 5_000).map(lambda n: "actually and " * n),
+    st.integers(1, 5_000).map(lambda n: "I earn 1,000 " * n),
+)
+
+
+def check_intake_reply(reply: str) -> None:
+    """resolve() returns a Resolution whose updates name fields of the schemas, with values of their type."""
+    from agents.intake.agent import load_target
+    from agents.intake.models import Question
+    from agents.intake.resolver import ResolverInput, resolve
+    from agents.ports.config import AgentConfig
+
+    schemas = load_target(AgentConfig(data_dir=PROJECT_ROOT / "data"), "intake-priority-shift").schemas
+    kinds = {"boolean": (bool,), "integer": (int, float), "number": (int, float), "string": (str,)}
+    for question in (Question("Income", "annual_amount", "?"), Question("Personal", "city", "?"),
+                     Question("Personal", "age", "?", "confirm", 1, 41)):
+        found = _guard((), lambda q=question: resolve(ResolverInput(reply, q, schemas, {"Personal": {"age": 42}})))
+        for update in found.updates:
+            spec = schemas.get(update.node, None)
+            field = spec.properties.get(update.field) if spec else None
+            if field is None or not (update.skipped or isinstance(update.value, kinds[field.type])):
+                raise ContractBroken(f"update {update.node}.{update.field}={update.value!r} breaks the schemas")
+
+
 # --- PDFs --------------------------------------------------------------------------------
 
 _PDF: list[bytes] = []
@@ -444,6 +479,7 @@ DECODERS = (
     Decoder("idris_transcript", IDRIS_INPUTS, check_idris, lambda: check_idris("")),
     Decoder("llm_extract", REPLY_INPUTS, check_reply, lambda: check_reply("")),
     Decoder("target_toml", TOML_INPUTS, check_toml, lambda: check_toml("")),
+    Decoder("intake_reply", INTAKE_INPUTS, check_intake_reply, lambda: check_intake_reply("")),
     Decoder("pdf_analysis", PDF_INPUTS, check_pdf, lambda: check_pdf(_sample_pdf()), slow_ok=True),
     Decoder("analysis_summary", SUMMARY_INPUTS, check_summary, lambda: check_summary(b"{}")),
 )
