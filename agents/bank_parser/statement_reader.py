@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agents.bank_parser import pdf_probe
+from agents.bank_parser.coders._template import ocr_module_source
 from agents.bank_parser.evaluate import PARSER_FILE, PDF_FILE, RESULT_FILE, program_spec
 from agents.bank_parser.pages import PageAnalysis, StatementScan, Word
 from agents.bank_parser.target import HINT_PDF, check_pdf_size
@@ -37,8 +38,6 @@ OCR_FACT_PAGES = 4
 #: The OCR setting the analysis uses; the parser's first setting is the same.
 PROBE_OCR = {"dpi": 300, "psm": 6, "threshold": 0}
 _PROBE_SOURCE = inspect.getsource(pdf_probe).encode("utf-8")
-#: Read as a file: importing the coders package here would import the analysis (a cycle).
-_OCR_SOURCE = (Path(__file__).parent / "coders" / "_ocr_runtime.py").read_bytes()
 _TEXT = 1 << 20  # characters of one page's text
 
 
@@ -96,7 +95,7 @@ class StatementReader:
         config = probe_config(self.caps, ocr=ocr)
         inputs = {PARSER_FILE: _PROBE_SOURCE, PDF_FILE: pdf, pdf_probe.PROBE_CONFIG: json.dumps(config).encode()}
         if ocr:
-            inputs[f"{pdf_probe.OCR_MODULE}.py"] = _OCR_SOURCE
+            inputs[f"{pdf_probe.OCR_MODULE}.py"] = ocr_module_source().encode("utf-8")
         result = self.sandbox.run(program_spec(self.image, inputs, limits, dict(self.labels)))
         return decode_scan(pdf_path, result, limits, self.caps, ocr=ocr)
 

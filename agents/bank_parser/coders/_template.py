@@ -161,6 +161,16 @@ def render(plan: ParserPlan) -> str:
 
 
 @functools.cache
+def ocr_module_source() -> str:
+    """A standalone module of the OCR functions and the runtime functions they call: what the
+    statement probe's sandbox imports to OCR a scan (the code a scan's parser carries)."""
+    imports = HEADER[HEADER.index("from __future__"):]
+    functions = (*WORD_HEADER, rt.split_line, rt.page_word_rows, *OCR, *COMMON)
+    return ('"""OCR functions of sandloop\'s parser runtime, copied for the statement probe."""\n\n'
+            + imports + OCR_IMPORTS + "".join(f"\n\n{_source(fn)}" for fn in functions))
+
+
+@functools.cache
 def _source(function: object) -> str:
     """A runtime function's source, as written in :mod:`_runtime`."""
     return inspect.getsource(function).rstrip() + "\n"  # type: ignore[arg-type]
