@@ -1,9 +1,8 @@
 """The intake agent (seed 002) behind the one agent interface (:class:`agents.base.Agent`).
 
 It runs no generated or supplied code: its roles are project code over bounded text, so it
-makes no sandbox execution. The runner still opens a session and makes sure of the plan's
-image (every agent's plan names one), so the plan names the already-built ``python-parser``
-image and nothing ever runs in it. ``replay`` has nothing to replay; ``check`` runs other
+makes no sandbox execution and its plan names no image (``image=None``): the runner opens no
+engine session for it, so an intake run needs no Docker at all. ``replay`` has nothing to replay; ``check`` runs other
 scripted conversations (files of replies) against the target's schemas and expected.json.
 The roles are the deterministic rules, or a model's with the rules as fallback (``coder``).
 """
@@ -29,7 +28,6 @@ from agents.ports.sandbox import Sandbox
 from agents.targets import load_target_config
 
 #: The image every plan must name; the intake agent never runs anything in it.
-IMAGE_NAME = "python-parser"
 
 
 class IntakeAgent:
@@ -37,7 +35,7 @@ class IntakeAgent:
 
     name = AGENT
     info = AgentInfo(
-        target_kinds=("conversation",), artefact="conversation", images=(IMAGE_NAME,), state_types=(IntakeState,),
+        target_kinds=("conversation",), artefact="conversation", images=(), state_types=(IntakeState,),
         nodes=tuple(name for name in build_graph().nodes if not name.startswith("__")),
         failure_reasons=INTAKE_REASONS,
     )
@@ -50,7 +48,7 @@ class IntakeAgent:
         banner = (f"(goal: {intake.goal[:60]}; {len(intake.nodes)} node(s), {len(intake.replies)} scripted "
                   f"repl{'y' if len(intake.replies) == 1 else 'ies'}; a turn is an attempt)")
         return Plan(agent=AGENT, target=intake.name, max_attempts=turns, limits=config.limits, coder=roles,
-                    coder_name=roles.name, banner=banner, image=IMAGE_NAME,
+                    coder_name=roles.name, banner=banner, image=None,
                     record={"nodes": list(intake.nodes)}, inputs={"target": intake})
 
     def graph(self, max_attempts: int, checkpointer: Any = None) -> Any:

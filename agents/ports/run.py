@@ -34,7 +34,8 @@ class Plan:
         coder: The coder object (offline rules or an LLM), already checked.
         coder_name: The coder's name, for summaries and history.
         banner: What the run line says after the target's name (the input, the goal).
-        image: The sandbox image (a folder of ``sandbox_images/``) the run executes in.
+        image: The sandbox image (a folder of ``sandbox_images/``) the run executes in; None
+            for a loop that executes nothing (no engine is needed then).
         environment: A declared environment to build on top of ``image`` (target.toml), or None.
         environment_as_of: Resolve the environment's unpinned requirements as of this date.
         prewarm: The spec of the first execution, given the image tag, for a warm container.
@@ -50,7 +51,7 @@ class Plan:
     coder: Any
     coder_name: str
     banner: str
-    image: str
+    image: str | None
     environment: DeclaredEnv | None = None
     environment_as_of: str | None = None
     prewarm: Callable[[str], SandboxSpec] | None = None

@@ -37,6 +37,7 @@ from controller.platform.images.base import image_exists
 from controller.platform.observability.recorder import observe_run
 from controller.platform.progress import Progress
 from controller.platform.settings import Settings, agent_config
+from controller.runner.no_sandbox import NoSandboxServices
 from controller.runner.services import DockerServices, Services, open_session
 
 RUN_RECORD = "run.json"
@@ -55,8 +56,12 @@ class Runner:
         self.config: AgentConfig = agent_config(settings)
 
     @contextmanager
-    def session(self, min_pool: int = 0) -> Iterator[Services]:
-        """Services for one command (a :class:`~agents.ports.run.Session` for agents)."""
+    def session(self, min_pool: int = 0, *, sandbox: bool = True) -> Iterator[Services]:
+        """Services for one command (a :class:`~agents.ports.run.Session` for agents); with
+        ``sandbox=False`` (a plan that names no image) none: no engine is needed."""
+        if not sandbox:
+            yield NoSandboxServices(self.say)
+            return
         with open_session(self.settings, self.say, min_pool=min_pool) as services:
             yield services
 
@@ -65,8 +70,8 @@ class Runner:
         plan = agent.plan(target, self.config, max_attempts)
         for note in plan.notes:
             self.say(note)
-        with self.session() as services:
-            image = services.image(plan.image)
+        with self.session(sandbox=plan.image is not None) as services:
+            image = services.image(plan.image) if plan.image is not None else ""
             environment = self._environment(services, image, plan)
             run_image = environment.tag if environment is not None and environment.tag else image
             self._prewarm(services, run_image, plan)
@@ -86,7 +91,7 @@ class Runner:
             raise TargetError(f"run {run_id} already finished", hint=f"see {run_dir / SUMMARY_FILE}")
         agent = get_agent(record["agent"])
         plan = agent.plan(record["target"], recorded_config(self.config, record), record["max_attempts"])
-        with self.session() as services:
+        with self.session(sandbox=bool(record["image_name"])) as services:
             image = recorded_image(services, record["image_name"], record["image"], self.say)
             environment = Environment(image, "reused", 0.0) if record.get("environment") else None
             checkpoint = open_checkpoint(run_dir, run_id, agent.info.state_types, resume=True)
@@ -105,7 +110,7 @@ class Runner:
         run_dir, record = load_run(self.settings, run_id)
         agent = get_agent(record["agent"])
         attempt = attempt or last_attempt(run_dir)
-        with self.session() as services:
+        with self.session(sandbox=bool(record["image_name"])) as services:
             image = recorded_image(services, record["image_name"], record["image"], self.say)
             self.say(f"replaying attempt {attempt} of run {run_id} ({agent.name}, {record['target']}) "
                               f"in a fresh sandbox: {image}, timeout {record['limits']['timeout_seconds']:g} s, "
@@ -175,7 +180,7 @@ def run_record(agent: Agent, plan: Plan, run_id: str, image: str, config: AgentC
     return {
         "schema_version": RUN_RECORD_VERSION, "run_id": run_id, "agent": agent.name, "target": plan.target,
         "max_attempts": plan.max_attempts, "coder": config.coder, "model": config.llm.model,
-        "image_name": plan.image, "image": image, "environment": environment is not None,
+        "image_name": plan.image or "", "image": image, "environment": environment is not None,
         "limits": plan.limits.model_dump(), "data_dir": str(Path(config.data_dir).resolve()),
         **plan.record,
     }
@@ -260,7 +265,7 @@ def recorded_image(services: Services, name: str, tag: str, say: Any) -> str:
     Raises:
         ImageBuildError: the image is gone and sandbox_images/<name> no longer builds it.
     """
-    if not isinstance(services, DockerServices) or image_exists(services.client, tag):
+    if not name or not isinstance(services, DockerServices) or image_exists(services.client, tag):
         return tag
     say(f"the run's image {tag} is not in the engine; rebuilding it from sandbox_images/{name}")
     current = services.image(name)

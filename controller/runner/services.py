@@ -30,6 +30,7 @@ from controller.platform.sandbox.instrumented import InstrumentedSandbox
 from controller.platform.sandbox.reaper import reap_leftovers
 from controller.platform.settings import Settings
 from controller.runner.kubernetes_services import KubernetesServices
+from controller.runner.no_sandbox import NoSandboxServices
 
 
 @dataclass
@@ -89,7 +90,7 @@ class DockerServices:
             self.client.close()
 
 
-Services = DockerServices | KubernetesServices
+Services = DockerServices | KubernetesServices | NoSandboxServices
 
 
 @contextmanager
