@@ -10,11 +10,12 @@ from pathlib import Path
 
 from agents.bank_parser.agent import BankParserAgent
 from agents.base import Agent
+from agents.blueprint.agent import BlueprintAgent
 from agents.idris.agent import IdrisAgent
 from agents.ports.errors import TargetError
 from agents.targets import load_target_config
 
-AGENTS: dict[str, Agent] = {agent.name: agent for agent in (BankParserAgent(), IdrisAgent())}
+AGENTS: dict[str, Agent] = {agent.name: agent for agent in (BankParserAgent(), IdrisAgent(), BlueprintAgent())}
 #: The agent of a target folder without target.toml.
 DEFAULT_AGENT = "bank_parser"
 

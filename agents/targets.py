@@ -1,6 +1,6 @@
 """``data/<name>/target.toml``: which agent a target is for, and how to run it.
 
-    agent = "idris"                  # or "bank_parser" (the default without a target.toml)
+    agent = "idris"                  # or "blueprint", or "bank_parser" (the default without a target.toml)
     project = "ServiceContract"      # idris: the module is Domains.ServiceContract
     document_type = "contract"       # idris: contract | invoice | approval | other
     document = "service_contract.pdf"  # idris, optional: else the folder's one .pdf/.txt/.md
@@ -107,7 +107,7 @@ class TargetConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    agent: Literal["bank_parser", "idris"] = "bank_parser"
+    agent: Literal["bank_parser", "idris", "blueprint"] = "bank_parser"
     project: str | None = Field(None, description="idris: module Domains.<project>.")
     document_type: Literal["contract", "invoice", "approval", "other"] = "other"
     document: str | None = Field(None, description="idris: the document's file name in the folder.")
@@ -143,6 +143,8 @@ class TargetConfig(BaseModel):
             raise ValueError("project and document apply to agent = \"idris\" only")
         if self.agent == "idris" and self.environment is not None:
             raise ValueError("[environment] applies to agent = \"bank_parser\" only")
+        if self.agent == "blueprint" and (self.project or self.document or self.environment or self.output):
+            raise ValueError("agent = \"blueprint\" takes only [limits]; its workflow is blueprint.json")
         return self
 
 

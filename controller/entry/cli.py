@@ -56,6 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
                            help="parser files (each defining parse(pdf_path)) or folders of them")
     artefacts.add_argument("--module", nargs="+", metavar="PATH",
                            help="Idris modules (.idr files or folders of them) for an idris target: idris2 --check")
+    artefacts.add_argument("--report", nargs="+", metavar="PATH",
+                           help="reports (.md files or folders of them) for a blueprint target: its QA and validators")
     check.add_argument("--jobs", type=int, metavar="N",
                        help="parsers checked at once (default: SBX_PARALLEL_CHECKS or 2)")
     check.add_argument("--as-of", metavar="DATE",

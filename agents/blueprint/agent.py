@@ -1,0 +1,142 @@
+"""The blueprint agent (seed 003) behind the one agent interface (:class:`agents.base.Agent`).
+
+``plan`` reads and validates the target (target.toml, blueprint.json, the data files) and the
+lessons of earlier runs of its workflow before any engine call: a mistake is one line, exit
+2. ``run`` streams manager → researcher → manager → writer → qa → finish | writer | partial.
+``check`` judges stored reports with the blueprint's QA; ``replay`` judges an attempt's report
+again (its validators in fresh sandboxes) and compares the verdicts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from agents.base import AgentInfo
+from agents.blueprint.checking import check_reports, collect_reports, print_report_checks
+from agents.blueprint.checks import REASONS, Verdict, judge
+from agents.blueprint.graph import NODES, build_graph
+from agents.blueprint.loading import BLUEPRINT_FILE, BlueprintTarget, load_target
+from agents.blueprint.nodes import AGENT, REPORT_FILE, VERDICT_FILE
+from agents.blueprint.run import run_blueprint_agent
+from agents.blueprint.sandboxed import IMAGE_NAME, Call, call_spec
+from agents.blueprint.state import BlueprintContext, BlueprintState
+from agents.lessons import LESSONS_FILE, ExecutionHistory
+from agents.ports.config import AgentConfig
+from agents.ports.errors import TargetError
+from agents.ports.outcome import RunSummary
+from agents.ports.run import CheckContext, CheckRequest, Plan, ReplayOutcome, RunContext
+from agents.ports.sandbox import Sandbox, SandboxLimits
+from agents.targets import TargetConfig, load_target_config
+
+#: The seed's two retries of the writer: three attempts.
+DEFAULT_MAX_ATTEMPTS = 3
+#: A tool or validator is a small function over small files: 10 s unless told otherwise.
+DEFAULT_TIMEOUT_SECONDS = 10.0
+SAMPLE_CODE = "def run(data):\n    return {}\n"
+
+
+class BlueprintAgent:
+    """Turns a blueprint into a report: research with its tools, write, QA, retry with feedback."""
+
+    name = AGENT
+    info = AgentInfo(
+        target_kinds=("blueprint",), artefact="report", images=(IMAGE_NAME,), state_types=(BlueprintState,),
+        nodes=NODES, failure_reasons=REASONS,
+        sample=lambda image, limits, labels: call_spec(image, Call("tool", "sample", SAMPLE_CODE, {}), limits,
+                                                       dict(labels)),
+    )
+
+    def plan(self, target: str, config: AgentConfig, max_attempts: int | None) -> Plan:
+        """target.toml, the blueprint, its data files and the workflow's lessons, before any engine call."""
+        toml = _config(config, target)
+        loaded = load_target(config.data_dir, target, llm=config.coder != "offline")
+        history = ExecutionHistory(config.runs_dir / LESSONS_FILE)
+        lessons = tuple(history.lessons(AGENT, loaded.blueprint.name))
+        attempts = max_attempts or toml.limits.max_attempts or config.max_attempts or DEFAULT_MAX_ATTEMPTS
+        notes = () if config.coder == "offline" else (
+            f"the blueprint agent's roles run offline (deterministic); SBX_CODER={config.coder} is not used by it",)
+        return Plan(
+            agent=AGENT, target=loaded.name, max_attempts=attempts, limits=blueprint_limits(config, toml),
+            coder=None, coder_name="offline", image=IMAGE_NAME, notes=notes,
+            banner=f"({loaded.blueprint.name}: {len(loaded.blueprint.tools)} tool(s), "
+                   f"{len(loaded.blueprint.sections)} section(s), {len(lessons)} lesson(s))",
+            record={"workflow": loaded.blueprint.name, "blueprint_sha256": _blueprint_sha(loaded)},
+            inputs={"target": loaded, "history": history, "lessons": lessons},
+        )
+
+    def graph(self, max_attempts: int, checkpointer: Any = None) -> Any:
+        """manager → researcher → manager → writer → qa → finish | writer | partial."""
+        return build_graph(max_attempts, checkpointer)
+
+    def run(self, plan: Plan, ctx: RunContext) -> RunSummary:
+        """Stream the graph (see :func:`agents.blueprint.run.run_blueprint_agent`)."""
+        loaded: BlueprintTarget = plan.inputs["target"]
+        context = BlueprintContext(
+            run_id=ctx.run_id, target=plan.target, blueprint=loaded.blueprint, data=loaded.data,
+            sandbox=ctx.sandbox, image=ctx.image, limits=plan.limits, max_attempts=plan.max_attempts,
+            artifacts=ctx.artefacts, lessons=plan.inputs["lessons"],
+        )
+        return run_blueprint_agent(context, on_event=ctx.on_event, history=plan.inputs["history"],
+                                   checkpoint=ctx.checkpoint)
+
+    def check(self, request: CheckRequest, ctx: CheckContext) -> int:
+        """Judge stored reports with the blueprint's QA; exit 0 when all pass, 1 otherwise."""
+        toml = _config(ctx.config, request.target)
+        loaded = load_target(ctx.config.data_dir, request.target, llm=False)
+        reports = collect_reports(request.paths)
+        with ctx.open_session(0) as session:
+            image = session.image(IMAGE_NAME) if loaded.blueprint.qa.validators else IMAGE_NAME
+            outcomes = check_reports(loaded, reports, session.sandbox, image, blueprint_limits(ctx.config, toml),
+                                     ctx.say)
+        print_report_checks(outcomes)
+        return 0 if all(o.verdict["passed"] for o in outcomes) else 1
+
+    def replay(self, sandbox: Sandbox, image: str, run_dir: Path, record: dict[str, Any],
+               attempt: int) -> ReplayOutcome:
+        """Judge attempt ``attempt``'s report again (validators in fresh sandboxes) with the run's limits."""
+        folder = run_dir / "attempts" / str(attempt)
+        report_path, stored = folder / REPORT_FILE, folder / VERDICT_FILE
+        if not report_path.is_file() or not stored.is_file():
+            raise TargetError(f"attempt {attempt} of run {record['run_id']} has no judged report",
+                              hint=f"see {folder}")
+        loaded = load_target(Path(record["data_dir"]), record["target"], llm=False)
+        limits = SandboxLimits.model_validate(record["limits"])
+        labels = {"run_id": record["run_id"], "agent": AGENT, "target": record["target"],
+                  "attempt": f"replay-{attempt}"}
+        verdict, _ = judge(report_path.read_text(encoding="utf-8"), loaded.blueprint, loaded.data, sandbox, image,
+                           limits, labels)
+        recorded: Verdict = json.loads(stored.read_text(encoding="utf-8"))
+        notes = () if record.get("blueprint_sha256") in (None, _blueprint_sha(loaded)) else (
+            f"the blueprint changed since the run ({loaded.folder / BLUEPRINT_FILE})",)
+        return ReplayOutcome(report_path, _facts(recorded), _facts(verdict), notes)
+
+
+def _facts(verdict: Verdict) -> dict[str, Any]:
+    return {"passed": verdict["passed"], "issues": [f"{i['code']}: {i['message']}" for i in verdict["issues"]]}
+
+
+def _blueprint_sha(loaded: BlueprintTarget) -> str:
+    return hashlib.sha256(loaded.blueprint.model_dump_json().encode("utf-8")).hexdigest()
+
+
+def _config(settings: AgentConfig, target: str) -> TargetConfig:
+    config = load_target_config(settings.data_dir, target)
+    if config is None or config.agent != AGENT:
+        raise TargetError(f"{target} is not a target of the blueprint agent "
+                          "(its target.toml must say agent = \"blueprint\")")
+    return config
+
+
+def blueprint_limits(settings: AgentConfig, config: TargetConfig) -> SandboxLimits:
+    """Each call's limits: target.toml, else SBX_SANDBOX__* if set, else a 10 s timeout."""
+    update: dict[str, object] = {}
+    if "timeout_seconds" not in settings.limits.model_fields_set:  # SBX_SANDBOX__TIMEOUT_SECONDS unset
+        update["timeout_seconds"] = DEFAULT_TIMEOUT_SECONDS
+    for name in ("timeout_seconds", "memory_mb"):
+        value = getattr(config.limits, name)
+        if value is not None:
+            update[name] = value
+    return settings.limits.model_copy(update=update)
