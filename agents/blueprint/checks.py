@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any, TypedDict
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from agents.blueprint import directives
 from agents.blueprint.directives import Directive
@@ -24,7 +24,7 @@ from agents.untrusted_text import one_line
 
 #: Why QA can fail, as summaries, lessons and metrics label it (bounded).
 REASONS = ("too_short", "missing_section", "missing_keyword", "markdown", "validator")
-_WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
+_WORD = re.compile(r"[^\W_]+(?:['’.,-][^\W_]+)*")  # "1,000", "x-y" and "it's" are one word each
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 
 
@@ -126,7 +126,7 @@ class _Fix(BaseModel):
 
 class _ValidatorVerdict(BaseModel):
     model_config = ConfigDict(extra="ignore")
-    passed: bool
+    passed: StrictBool  # "yes" or 1 is not a verdict
     message: str = Field("", max_length=2000)
     fix: _Fix | None = None
 

@@ -152,7 +152,7 @@ def _label(key: Any) -> str:
 def _cell(value: Any, limit: int) -> str:
     """A value as one printable line that cannot end a table cell or start a heading."""
     text = value if isinstance(value, str) else _compact(value)
-    return one_line(text, limit).replace("|", "/").lstrip("#")
+    return one_line(text, limit).replace("|", "/").lstrip("# ")
 
 
 def _compact(value: Any) -> str:
