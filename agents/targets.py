@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -32,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from agents.ports.environments import DeclaredEnv, declared_from_lists, parse_as_of
 from agents.ports.errors import ConfigError, TargetError
+from agents.ports.sandbox import SandboxLimits
 
 TARGET_FILE = "target.toml"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
@@ -146,6 +148,17 @@ class TargetConfig(BaseModel):
         if self.agent == "blueprint" and (self.project or self.document or self.environment or self.output):
             raise ValueError("agent = \"blueprint\" takes only [limits]; its workflow is blueprint.json")
         return self
+
+
+def target_limits(settings: SandboxLimits, limits: TargetLimits, defaults: Mapping[str, object]) -> SandboxLimits:
+    """A target's sandbox limits: ``[limits]`` in target.toml, else ``SBX_SANDBOX__*`` when set,
+    else the agent's ``defaults`` (e.g. the Idris agent's memory, the blueprint agent's timeout)."""
+    update = {name: value for name, value in defaults.items() if name not in settings.model_fields_set}
+    for name in ("timeout_seconds", "memory_mb"):
+        value = getattr(limits, name)
+        if value is not None:
+            update[name] = value
+    return settings.model_copy(update=update)
 
 
 def known_targets(data_dir: Path) -> list[str]:

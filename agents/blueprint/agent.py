@@ -29,7 +29,7 @@ from agents.ports.errors import TargetError
 from agents.ports.outcome import RunSummary
 from agents.ports.run import CheckContext, CheckRequest, Plan, ReplayOutcome, RunContext
 from agents.ports.sandbox import Sandbox, SandboxLimits
-from agents.targets import TargetConfig, load_target_config
+from agents.targets import TargetConfig, load_target_config, target_limits
 
 #: The seed's two retries of the writer: three attempts.
 DEFAULT_MAX_ATTEMPTS = 3
@@ -132,11 +132,4 @@ def _config(settings: AgentConfig, target: str) -> TargetConfig:
 
 def blueprint_limits(settings: AgentConfig, config: TargetConfig) -> SandboxLimits:
     """Each call's limits: target.toml, else SBX_SANDBOX__* if set, else a 10 s timeout."""
-    update: dict[str, object] = {}
-    if "timeout_seconds" not in settings.limits.model_fields_set:  # SBX_SANDBOX__TIMEOUT_SECONDS unset
-        update["timeout_seconds"] = DEFAULT_TIMEOUT_SECONDS
-    for name in ("timeout_seconds", "memory_mb"):
-        value = getattr(config.limits, name)
-        if value is not None:
-            update[name] = value
-    return settings.limits.model_copy(update=update)
+    return target_limits(settings.limits, config.limits, {"timeout_seconds": DEFAULT_TIMEOUT_SECONDS})
