@@ -6,7 +6,8 @@ image, the harness sent as text) and must come back as a failed finding with one
 why: an infinite loop is killed at the timeout, a flood of output is capped (stdout by the
 sandbox, the result by the harness and by the host's bounded decoder), a network attempt fails
 (no network in a sandbox). Then `python -m controller run` on each example passes, `check
---report` judges a stored report, and a run whose tool hangs still ends with a report.
+--report` judges a stored report, a run whose tool hangs still ends with a report, and a run
+killed in QA resumes without calling its tools again.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -124,3 +126,53 @@ class TestExamplesEndToEnd:
         assert proc.returncode in (0, 1) and "Traceback" not in proc.stderr, proc.stderr[-2000:]
         report = next((tmp_path / "runs").glob("*/attempts/1/report.md")).read_text()
         assert "_The tool match failed: killed at the 3 s timeout._" in report
+
+
+def slow_validator_target(tmp_path: Path) -> Path:
+    """market-scan with a sandboxed tool and a validator that takes 4 s: a window to kill the run in QA."""
+    data = tmp_path / "data"
+    shutil.copytree(PROJECT_ROOT / "data" / "market-scan", data / "market-scan")
+    path = data / "market-scan" / "blueprint.json"
+    document = json.loads(path.read_text())
+    document["tools"].append({"name": "count", "files": ["competitors.csv"],
+                              "code": "def run(data):\n    return {'competitors': len(data['competitors.csv'])}\n"})
+    document["sections"][0]["tools"].append("count")
+    document["qa"]["validators"] = [{"name": "slow", "code": "import time\n\ndef validate(report, data):\n"
+                                     "    time.sleep(4)\n    return {'passed': True, 'message': 'ok'}\n"}]
+    path.write_text(json.dumps(document))
+    return data
+
+
+def node_runs(run_dir: Path, node: str) -> int:
+    """How many times ``node`` finished, over every process of the run."""
+    events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines() if line.strip()]
+    return sum(e.get("event") == "node.finished" and e.get("node") == node for e in events)
+
+
+class TestKilledRunResumed:
+    def test_a_run_killed_in_qa_resumes_without_researching_again(self, tmp_path, parser_image):
+        """SIGKILL while attempt 1's validator runs; `run --resume` skips the finished nodes (the
+        sandboxed tool is not called again), judges the report and passes."""
+        data = slow_validator_target(tmp_path)
+        child = subprocess.Popen([sys.executable, "-m", "controller", "run", "--target", "market-scan"], cwd=tmp_path,
+                                 env=cli_env(tmp_path, data), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                 text=True)
+        assert child.stdout is not None
+        seen = []
+        for line in child.stdout:
+            seen.append(line)
+            if "[attempt 1] writer" in line:
+                child.send_signal(signal.SIGKILL)
+                break
+        assert child.wait(timeout=60) == -signal.SIGKILL, "".join(seen)
+        run_id = re.search(r"^==> run ([A-Za-z0-9_-]+): ", "".join(seen), re.M)
+        assert run_id, "".join(seen)
+        run_dir = tmp_path / "runs" / run_id[1]
+        assert not (run_dir / "summary.json").exists()
+
+        resumed = cli(tmp_path, data, "run", "--resume", run_id[1])
+
+        assert resumed.returncode == 0, resumed.stdout + resumed.stderr[-2000:]
+        assert "skipped 4 completed node(s) (manager, researcher, manager, writer [1]); next: qa" in resumed.stdout
+        assert node_runs(run_dir, "researcher") == 1 and node_runs(run_dir, "writer") == 1
+        assert json.loads((run_dir / "summary.json").read_text())["status"] == "passed"
