@@ -4,12 +4,12 @@
 lessons of earlier runs of its workflow before any engine call: a mistake is one line, exit
 2. ``run`` streams manager → researcher → manager → writer → qa → finish | writer | partial.
 ``check`` judges stored reports with the blueprint's QA; ``replay`` judges an attempt's report
-again (its validators in fresh sandboxes) and compares the verdicts.
+again with the blueprint the run recorded (its validators in fresh sandboxes) and compares the
+verdicts.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,8 @@ from agents.base import AgentInfo
 from agents.blueprint.checking import check_reports, collect_reports, print_report_checks
 from agents.blueprint.checks import REASONS, Verdict, judge
 from agents.blueprint.graph import NODES, build_graph
-from agents.blueprint.loading import BLUEPRINT_FILE, BlueprintTarget, load_target
+from agents.blueprint.loading import BlueprintTarget, ProseParse, load_target, read_data
+from agents.blueprint.model import Blueprint
 from agents.blueprint.nodes import AGENT, REPORT_FILE, VERDICT_FILE
 from agents.blueprint.run import run_blueprint_agent
 from agents.blueprint.sandboxed import IMAGE_NAME, Call, call_spec
@@ -52,18 +53,19 @@ class BlueprintAgent:
     def plan(self, target: str, config: AgentConfig, max_attempts: int | None) -> Plan:
         """target.toml, the blueprint, its data files and the workflow's lessons, before any engine call."""
         toml = _config(config, target)
-        loaded = load_target(config.data_dir, target, llm=config.coder != "offline")
+        loaded = load_target(config.data_dir, target, prose=prose_parser(config))
         history = ExecutionHistory(config.runs_dir / LESSONS_FILE)
         lessons = tuple(history.lessons(AGENT, loaded.blueprint.name))
         attempts = max_attempts or toml.limits.max_attempts or config.max_attempts or DEFAULT_MAX_ATTEMPTS
         notes = () if config.coder == "offline" else (
-            f"the blueprint agent's roles run offline (deterministic); SBX_CODER={config.coder} is not used by it",)
+            f"the blueprint agent's roles run offline (deterministic); SBX_CODER={config.coder} only parses a "
+            "natural-language blueprint",)
         return Plan(
             agent=AGENT, target=loaded.name, max_attempts=attempts, limits=blueprint_limits(config, toml),
             coder=None, coder_name="offline", image=IMAGE_NAME, notes=notes,
             banner=f"({loaded.blueprint.name}: {len(loaded.blueprint.tools)} tool(s), "
                    f"{len(loaded.blueprint.sections)} section(s), {len(lessons)} lesson(s))",
-            record={"workflow": loaded.blueprint.name, "blueprint_sha256": _blueprint_sha(loaded)},
+            record={"workflow": loaded.blueprint.name, "blueprint": loaded.blueprint.model_dump(mode="json")},
             inputs={"target": loaded, "history": history, "lessons": lessons},
         )
 
@@ -85,7 +87,7 @@ class BlueprintAgent:
     def check(self, request: CheckRequest, ctx: CheckContext) -> int:
         """Judge stored reports with the blueprint's QA; exit 0 when all pass, 1 otherwise."""
         toml = _config(ctx.config, request.target)
-        loaded = load_target(ctx.config.data_dir, request.target, llm=False)
+        loaded = load_target(ctx.config.data_dir, request.target, prose=prose_parser(ctx.config))
         reports = collect_reports(request.paths)
         with ctx.open_session(0) as session:
             image = session.image(IMAGE_NAME) if loaded.blueprint.qa.validators else IMAGE_NAME
@@ -102,24 +104,28 @@ class BlueprintAgent:
         if not report_path.is_file() or not stored.is_file():
             raise TargetError(f"attempt {attempt} of run {record['run_id']} has no judged report",
                               hint=f"see {folder}")
-        loaded = load_target(Path(record["data_dir"]), record["target"], llm=False)
+        blueprint = Blueprint.model_validate(record["blueprint"])  # as the run had it (prose needs no model again)
+        folder = Path(record["data_dir"]) / record["target"]
         limits = SandboxLimits.model_validate(record["limits"])
         labels = {"run_id": record["run_id"], "agent": AGENT, "target": record["target"],
                   "attempt": f"replay-{attempt}"}
-        verdict, _ = judge(report_path.read_text(encoding="utf-8"), loaded.blueprint, loaded.data, sandbox, image,
-                           limits, labels)
+        verdict, _ = judge(report_path.read_text(encoding="utf-8"), blueprint, read_data(folder, blueprint.data_files()),
+                           sandbox, image, limits, labels)
         recorded: Verdict = json.loads(stored.read_text(encoding="utf-8"))
-        notes = () if record.get("blueprint_sha256") in (None, _blueprint_sha(loaded)) else (
-            f"the blueprint changed since the run ({loaded.folder / BLUEPRINT_FILE})",)
-        return ReplayOutcome(report_path, _facts(recorded), _facts(verdict), notes)
+        return ReplayOutcome(report_path, _facts(recorded), _facts(verdict))
+
+
+def prose_parser(settings: AgentConfig) -> ProseParse | None:
+    """The configured LLM's prose parser, or None offline (a prose blueprint is then refused)."""
+    if settings.coder == "offline":
+        return None
+    from agents.blueprint.prose import make_prose_parser  # lazy: LLM client libraries, LLM coders only
+
+    return make_prose_parser(settings).parse
 
 
 def _facts(verdict: Verdict) -> dict[str, Any]:
     return {"passed": verdict["passed"], "issues": [f"{i['code']}: {i['message']}" for i in verdict["issues"]]}
-
-
-def _blueprint_sha(loaded: BlueprintTarget) -> str:
-    return hashlib.sha256(loaded.blueprint.model_dump_json().encode("utf-8")).hexdigest()
 
 
 def _config(settings: AgentConfig, target: str) -> TargetConfig:

@@ -5,12 +5,13 @@ Everything here is user input: sizes are checked before reading, JSON is decoded
 bounded decoder, the model is validated with pydantic, and any mistake is one line (a
 :class:`~agents.ports.errors.ConfigError` or :class:`~agents.ports.errors.TargetError`,
 exit 2). A blueprint written in prose (``blueprint.md`` / ``blueprint.txt``, or a
-``blueprint.json`` that is not JSON) needs an LLM to become a workflow; offline that is said
-in one line.
+``blueprint.json`` that is not JSON) needs an LLM to become a workflow
+(:mod:`agents.blueprint.prose`); offline that is said in one line.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,8 +40,12 @@ class BlueprintTarget:
     data: dict[str, bytes]
 
 
-def load_target(data_dir: Path, name: str, *, llm: bool) -> BlueprintTarget:
-    """Find, read and validate a blueprint target.
+#: Turns prose (with the names of the target's data files) into a blueprint: an LLM's job.
+ProseParse = Callable[[str, list[str], Path], Blueprint]
+
+
+def load_target(data_dir: Path, name: str, *, prose: ProseParse | None = None) -> BlueprintTarget:
+    """Find, read and validate a blueprint target (a prose blueprint through ``prose``, if given).
 
     Raises:
         TargetError: unknown target, no blueprint, missing or oversized data files.
@@ -50,24 +55,32 @@ def load_target(data_dir: Path, name: str, *, llm: bool) -> BlueprintTarget:
     if not folder.is_dir():
         known = ", ".join(known_targets(data_dir)) or "none"
         raise TargetError(f"unknown target {name!r}: there is no folder {folder}", hint=f"known targets: {known}")
-    blueprint = parse_blueprint(_blueprint_bytes(folder, llm), folder / BLUEPRINT_FILE, llm=llm)
+    path, raw = _blueprint_source(folder)
+    if _looks_like_json(raw):
+        blueprint = parse_blueprint(raw, path)
+    elif prose is None:
+        raise ConfigError(f"{path} is a natural-language blueprint: without an LLM only JSON blueprints work offline",
+                          hint=f"write {BLUEPRINT_FILE} ({HINT}), or configure an LLM (SBX_CODER)")
+    else:
+        blueprint = prose(raw.decode("utf-8", errors="replace"), data_file_names(folder), path)
     return BlueprintTarget(name, folder, blueprint, read_data(folder, blueprint.data_files()))
 
 
-def _blueprint_bytes(folder: Path, llm: bool) -> bytes:
-    path = folder / BLUEPRINT_FILE
-    if not path.is_file():
-        prose = next((folder / p for p in PROSE_FILES if (folder / p).is_file()), None)
-        if prose is not None:
-            raise _prose(prose, llm)
-        raise TargetError(f"no {BLUEPRINT_FILE} in {folder}", hint=HINT)
-    return _read_capped(path, BLUEPRINT_BOUNDS.max_bytes)
+def _blueprint_source(folder: Path) -> tuple[Path, bytes]:
+    """blueprint.json, else blueprint.md or blueprint.txt (prose), with its bytes."""
+    for name in (BLUEPRINT_FILE, *PROSE_FILES):
+        path = folder / name
+        if path.is_file():
+            return path, _read_capped(path, BLUEPRINT_BOUNDS.max_bytes)
+    raise TargetError(f"no {BLUEPRINT_FILE} in {folder}", hint=HINT)
 
 
-def parse_blueprint(raw: bytes, path: Path, *, llm: bool) -> Blueprint:
+def _looks_like_json(raw: bytes) -> bool:
+    return raw.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"[")
+
+
+def parse_blueprint(raw: bytes, path: Path) -> Blueprint:
     """Decode and validate a blueprint document; one line for the first thing wrong."""
-    if raw.lstrip()[:1] not in (b"{", b"["):
-        raise _prose(path, llm)
     try:
         document = loads_bounded(raw, BLUEPRINT_BOUNDS)
     except BoundedJSONError as exc:
@@ -86,12 +99,10 @@ def invalid_blueprint(path: Path, exc: ValidationError) -> ConfigError:
     return ConfigError(f"{path}: {where}: {message}", hint=HINT)
 
 
-def _prose(path: Path, llm: bool) -> ConfigError:
-    if llm:
-        return ConfigError(f"{path} is a natural-language blueprint; this version turns only JSON blueprints into "
-                           "workflows", hint=f"write {BLUEPRINT_FILE} ({HINT})")
-    return ConfigError(f"{path} is a natural-language blueprint: without an LLM only JSON blueprints work offline",
-                       hint=f"write {BLUEPRINT_FILE} ({HINT}), or configure an LLM (SBX_CODER)")
+def data_file_names(folder: Path, limit: int = 50) -> list[str]:
+    """The plain files a blueprint's tools could read (what a prose blueprint's model is told)."""
+    skip = {TARGET_FILE, BLUEPRINT_FILE, *PROSE_FILES}
+    return sorted(p.name for p in folder.iterdir() if p.is_file() and p.name not in skip)[:limit]
 
 
 def read_data(folder: Path, names: list[str]) -> dict[str, bytes]:

@@ -28,7 +28,7 @@ class TestPlan:
         """The seed's two retries; a tool is a small function: 10 s unless told otherwise."""
         plan = AGENT.plan("brief", AgentConfig(data_dir=data_with(tmp_path, 'agent = "blueprint"\n')), None)
         assert plan.max_attempts == 3 and plan.limits.timeout_seconds == 10 and plan.image == "python-parser"
-        assert plan.record["workflow"] == "candidate-brief" and len(plan.record["blueprint_sha256"]) == 64
+        assert plan.record["workflow"] == "candidate-brief" and plan.record["blueprint"]["tools"][1]["name"] == "match"
 
     def test_target_toml_then_the_command_line_win(self, tmp_path):
         data = data_with(tmp_path, 'agent = "blueprint"\n[limits]\nmax_attempts = 2\ntimeout_seconds = 4\n')
@@ -50,8 +50,3 @@ class TestPlan:
         data = data_with(tmp_path, 'agent = "blueprint"\n[environment]\npython = ["pandas"]\n')
         with pytest.raises(ConfigError, match='agent = "blueprint" takes only \\[limits\\]'):
             AGENT.plan("brief", AgentConfig(data_dir=data), None)
-
-    def test_an_llm_coder_is_said_not_used(self, tmp_path):
-        config = AgentConfig(data_dir=data_with(tmp_path, 'agent = "blueprint"\n'), coder="openai")
-        (note,) = AGENT.plan("brief", config, None).notes
-        assert "roles run offline" in note

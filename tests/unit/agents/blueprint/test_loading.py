@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from agents.blueprint.loading import load_target, parse_blueprint
+from agents.blueprint.model import Blueprint
 from agents.ports.errors import ConfigError, TargetError
 from controller.platform.settings import PROJECT_ROOT
 
@@ -28,7 +29,7 @@ def acme(tmp_path: Path, **changes: object) -> Path:
 def error_of(tmp_path: Path, **changes: object) -> str:
     acme(tmp_path, **changes)
     with pytest.raises(ConfigError) as info:
-        load_target(tmp_path, "acme", llm=False)
+        load_target(tmp_path, "acme")
     line = info.value.one_line()
     assert "\n" not in line
     return line
@@ -38,7 +39,7 @@ class TestExamples:
     @pytest.mark.parametrize("name", ["acme-research", "candidate-brief", "market-scan"])
     def test_the_examples_validate(self, name):
         """Every example in data/ loads, with the data files its tools and validators name."""
-        target = load_target(PROJECT_ROOT / "data", name, llm=False)
+        target = load_target(PROJECT_ROOT / "data", name)
         assert target.blueprint.name == name
         assert set(target.data) == set(target.blueprint.data_files())
 
@@ -77,23 +78,23 @@ class TestOneLineErrors:
 
     def test_not_json(self, tmp_path):
         with pytest.raises(ConfigError, match="is not a valid blueprint: not valid JSON"):
-            parse_blueprint(b'{"name": ', tmp_path / "blueprint.json", llm=False)
+            parse_blueprint(b'{"name": ', tmp_path / "blueprint.json")
 
     def test_deep_nesting_is_refused_before_parsing(self, tmp_path):
         with pytest.raises(ConfigError, match="nested"):
-            parse_blueprint(b"{\"a\":" + b"[" * 5000 + b"]" * 5000 + b"}", tmp_path / "blueprint.json", llm=False)
+            parse_blueprint(b"{\"a\":" + b"[" * 5000 + b"]" * 5000 + b"}", tmp_path / "blueprint.json")
 
     def test_an_oversized_blueprint(self, tmp_path):
         folder = acme(tmp_path)
         (folder / "blueprint.json").write_bytes(b" " * (300 * 1024) + b"{}")
         with pytest.raises(TargetError, match="larger than 256 KiB"):
-            load_target(tmp_path, "acme", llm=False)
+            load_target(tmp_path, "acme")
 
     def test_a_missing_data_file(self, tmp_path):
         folder = acme(tmp_path)
         (folder / "news.json").unlink()
         with pytest.raises(TargetError, match="names data file 'news.json', which is not a file"):
-            load_target(tmp_path, "acme", llm=False)
+            load_target(tmp_path, "acme")
 
 
 class TestNaturalLanguage:
@@ -103,12 +104,26 @@ class TestNaturalLanguage:
         (folder / "blueprint.json").unlink()
         (folder / "blueprint.md").write_text("Write a research report on Acme Corp with three sections.\n")
         with pytest.raises(ConfigError, match="without an LLM only JSON blueprints work offline"):
-            load_target(tmp_path, "acme", llm=False)
+            load_target(tmp_path, "acme")
 
     def test_prose_in_blueprint_json_is_the_same_message(self, tmp_path):
+        folder = acme(tmp_path)
+        (folder / "blueprint.json").write_text("Research Acme Corp and write a report.")
         with pytest.raises(ConfigError, match="natural-language blueprint: without an LLM"):
-            parse_blueprint(b"Research Acme Corp and write a report.", tmp_path / "blueprint.json", llm=False)
+            load_target(tmp_path, "acme")
 
-    def test_with_an_llm_it_says_what_this_version_does(self, tmp_path):
-        with pytest.raises(ConfigError, match="only JSON blueprints into workflows"):
-            parse_blueprint(b"Research Acme Corp.", tmp_path / "blueprint.json", llm=True)
+    def test_with_a_prose_parser_the_prose_and_the_data_files_go_to_it(self, tmp_path):
+        """With an LLM configured, the prose and the folder's data file names go to its parser."""
+        folder = acme(tmp_path)
+        (folder / "blueprint.json").unlink()
+        (folder / "blueprint.txt").write_text("Research Acme Corp.")
+        given = []
+
+        def parse(prose: str, files: list[str], source: Path) -> Blueprint:
+            given.append((prose, files, source.name))
+            return load_target(PROJECT_ROOT / "data", "acme-research").blueprint
+
+        target = load_target(tmp_path, "acme", prose=parse)
+        assert given == [("Research Acme Corp.", ["company.json", "financials.csv", "news.json"], "blueprint.txt")]
+        assert target.blueprint.name == "acme-research" and set(target.data) == {"company.json", "financials.csv",
+                                                                                "news.json"}
