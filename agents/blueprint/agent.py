@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agents.base import AgentInfo
 from agents.blueprint.checking import check_reports, collect_reports, print_report_checks
 from agents.blueprint.checks import REASONS, Verdict, judge
 from agents.blueprint.graph import NODES, build_graph
-from agents.blueprint.loading import BlueprintTarget, ProseParse, load_target, read_data
+from agents.blueprint.loading import BlueprintTarget, load_target, read_data
 from agents.blueprint.model import Blueprint
 from agents.blueprint.nodes import AGENT, REPORT_FILE, VERDICT_FILE
 from agents.blueprint.run import run_blueprint_agent
@@ -31,6 +31,9 @@ from agents.ports.outcome import RunSummary
 from agents.ports.run import CheckContext, CheckRequest, Plan, ReplayOutcome, RunContext
 from agents.ports.sandbox import Sandbox, SandboxLimits
 from agents.targets import TargetConfig, load_target_config, target_limits
+
+if TYPE_CHECKING:  # the LLM roles import the LLM client libraries; offline plans never load them
+    from agents.blueprint.llm_roles import LLMRoles
 
 #: The seed's two retries of the writer: three attempts.
 DEFAULT_MAX_ATTEMPTS = 3
@@ -53,16 +56,16 @@ class BlueprintAgent:
     def plan(self, target: str, config: AgentConfig, max_attempts: int | None) -> Plan:
         """target.toml, the blueprint, its data files and the workflow's lessons, before any engine call."""
         toml = _config(config, target)
-        loaded = load_target(config.data_dir, target, prose=prose_parser(config))
+        roles = llm_roles(config)
+        loaded = load_target(config.data_dir, target, prose=roles.prose if roles is not None else None)
         history = ExecutionHistory(config.runs_dir / LESSONS_FILE)
         lessons = tuple(history.lessons(AGENT, loaded.blueprint.name))
         attempts = max_attempts or toml.limits.max_attempts or config.max_attempts or DEFAULT_MAX_ATTEMPTS
-        notes = () if config.coder == "offline" else (
-            f"the blueprint agent's roles run offline (deterministic); SBX_CODER={config.coder} only parses a "
-            "natural-language blueprint",)
+        notes = () if roles is None else (f"writer and QA review by {roles.name}; the researcher, the manager and "
+                                          "QA's rules stay deterministic",)
         return Plan(
             agent=AGENT, target=loaded.name, max_attempts=attempts, limits=blueprint_limits(config, toml),
-            coder=None, coder_name="offline", image=IMAGE_NAME, notes=notes,
+            coder=roles, coder_name=roles.name if roles is not None else "offline", image=IMAGE_NAME, notes=notes,
             banner=f"({loaded.blueprint.name}: {len(loaded.blueprint.tools)} tool(s), "
                    f"{len(loaded.blueprint.sections)} section(s), {len(lessons)} lesson(s))",
             record={"workflow": loaded.blueprint.name, "blueprint": loaded.blueprint.model_dump(mode="json")},
@@ -79,7 +82,7 @@ class BlueprintAgent:
         context = BlueprintContext(
             run_id=ctx.run_id, target=plan.target, blueprint=loaded.blueprint, data=loaded.data,
             sandbox=ctx.sandbox, image=ctx.image, limits=plan.limits, max_attempts=plan.max_attempts,
-            artifacts=ctx.artefacts, lessons=plan.inputs["lessons"],
+            artifacts=ctx.artefacts, lessons=plan.inputs["lessons"], roles=plan.coder,
         )
         return run_blueprint_agent(context, on_event=ctx.on_event, history=plan.inputs["history"],
                                    checkpoint=ctx.checkpoint)
@@ -87,7 +90,8 @@ class BlueprintAgent:
     def check(self, request: CheckRequest, ctx: CheckContext) -> int:
         """Judge stored reports with the blueprint's QA; exit 0 when all pass, 1 otherwise."""
         toml = _config(ctx.config, request.target)
-        loaded = load_target(ctx.config.data_dir, request.target, prose=prose_parser(ctx.config))
+        roles = llm_roles(ctx.config)
+        loaded = load_target(ctx.config.data_dir, request.target, prose=roles.prose if roles is not None else None)
         reports = collect_reports(request.paths)
         with ctx.open_session(0) as session:
             image = session.image(IMAGE_NAME) if loaded.blueprint.qa.validators else IMAGE_NAME
@@ -115,13 +119,17 @@ class BlueprintAgent:
         return ReplayOutcome(report_path, _facts(recorded), _facts(verdict))
 
 
-def prose_parser(settings: AgentConfig) -> ProseParse | None:
-    """The configured LLM's prose parser, or None offline (a prose blueprint is then refused)."""
+def llm_roles(settings: AgentConfig) -> LLMRoles | None:
+    """The configured LLM's writer, reviewer and prose parser, or None offline.
+
+    Raises:
+        ConfigError: no key, a rejected key, a model not served. LLMUnavailable: no endpoint.
+    """
     if settings.coder == "offline":
         return None
-    from agents.blueprint.prose import make_prose_parser  # lazy: LLM client libraries, LLM coders only
+    from agents.blueprint.llm_roles import make_llm_roles  # lazy: LLM client libraries, LLM coders only
 
-    return make_prose_parser(settings).parse
+    return make_llm_roles(settings)
 
 
 def _facts(verdict: Verdict) -> dict[str, Any]:

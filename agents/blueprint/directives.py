@@ -43,7 +43,7 @@ class Directive(TypedDict):
 
 def make(kind: str, value: str = "", source: str = "qa", why: str = "") -> Directive:
     """A directive with its canonical text (``why`` is appended in brackets, for a person)."""
-    value = one_line(value, MAX_VALUE).replace("'", "")
+    value = one_line(value, 300 if kind == "note" else MAX_VALUE).replace("'", "")
     sentence = _SENTENCES.get(kind, "{value}").format(value=value)
     text = f"{kind}: {sentence}" + (f" ({one_line(why, 160)})" if why else "")
     return Directive(kind=kind, value=value if kind in ("section", "keyword") else "", text=text, source=source)

@@ -14,7 +14,7 @@ import json
 from langgraph.runtime import Runtime
 
 from agents.blueprint import directives
-from agents.blueprint.checks import judge, word_count
+from agents.blueprint.checks import Verdict, judge, word_count
 from agents.blueprint.directives import Directive
 from agents.blueprint.research import research
 from agents.blueprint.state import BlueprintContext, BlueprintState, Feedback
@@ -87,10 +87,14 @@ def writer(state: BlueprintState, runtime: Runtime[BlueprintContext]) -> tuple[U
     """Write the report from the findings and the directives (QA's fixes on a retry)."""
     ctx, attempt = runtime.context, state.get("attempt", 0) + 1
     given = writer_directives(state)
-    report = write_report(ctx.blueprint, state.get("findings", []), given)
+    if ctx.roles is not None:
+        written = ctx.roles.write(ctx.blueprint, state.get("findings", []), given)
+        report, how = written.report, f" by {written.how}"
+    else:
+        report, how = write_report(ctx.blueprint, state.get("findings", []), given), ""
     path = ctx.artifacts.write_attempt(attempt, REPORT_FILE, report)
     retry = f", retry with {len(state.get('feedback', [])[-1:][0]['issues'])} QA fix(es)" if attempt > 1 else ""
-    return {"attempt": attempt, "report": report}, "ok", f"{word_count(report)} words{retry}; {path}"
+    return {"attempt": attempt, "report": report}, "ok", f"{word_count(report)} words{how}{retry}; {path}"
 
 
 @node("qa")
@@ -99,11 +103,16 @@ def qa(state: BlueprintState, runtime: Runtime[BlueprintContext]) -> tuple[Updat
     ctx, attempt = runtime.context, state["attempt"]
     verdict, seconds = judge(state["report"], ctx.blueprint, ctx.data, ctx.sandbox, ctx.image, ctx.limits,
                              ctx.labels(attempt))
+    reviewed = ""
+    if verdict["passed"] and ctx.roles is not None:  # the seed's LLM quality check, once the rules hold
+        issue, reviewed = ctx.roles.review(state["report"], ctx.blueprint)
+        if issue is not None:
+            verdict = Verdict(passed=False, issues=[issue], validators=verdict["validators"])
     ctx.artifacts.write_attempt(attempt, VERDICT_FILE, json.dumps(verdict, indent=2, ensure_ascii=False) + "\n")
     update: Update = {"verdict": verdict, "sandbox_seconds": seconds}
     if verdict["passed"]:
         checks = "built-in checks" + (f" and {verdict['validators']} validator(s)" if verdict["validators"] else "")
-        return update, "passed", f"{checks} passed"
+        return update, "passed", f"{checks} passed" + (f"; {reviewed}" if reviewed else "")
     update["feedback"] = [Feedback(attempt=attempt, issues=verdict["issues"])]
     return update, "failed", "; ".join(issue["message"] for issue in verdict["issues"])[:400]
 

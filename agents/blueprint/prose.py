@@ -15,14 +15,10 @@ from pathlib import Path
 from agents.blueprint.loading import parse_blueprint
 from agents.blueprint.model import Blueprint
 from agents.llm.client import ChatClient, ChatMessage
-from agents.llm.config import LLMConfig
 from agents.llm.errors import LLMError
 from agents.llm.extract import extract_fenced
-from agents.llm.preflight import preflight
 from agents.llm.prompts import PromptFolder
-from agents.llm.providers import build_chat_model
 from agents.ports.artefacts import write_atomic
-from agents.ports.config import AgentConfig
 from agents.ports.errors import ConfigError
 
 PROMPTS = PromptFolder(Path(__file__).resolve().parent / "prompts")
@@ -79,14 +75,3 @@ def _example() -> str:
         return EXAMPLE.read_text(encoding="utf-8").strip()
     except OSError:  # an installed package without the data folder
         return _EXAMPLE_FALLBACK
-
-
-def make_prose_parser(settings: AgentConfig) -> ProseParser:
-    """The parser of the configured LLM, checked against its endpoint first.
-
-    Raises:
-        ConfigError: no key, a rejected key, a model not served. LLMUnavailable: no endpoint.
-    """
-    config = LLMConfig.from_settings(settings)
-    preflight(config)
-    return ProseParser(ChatClient(config, build_chat_model(config)), settings.runs_dir / CACHE_FOLDER)

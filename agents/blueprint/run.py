@@ -27,7 +27,6 @@ from agents.ports.outcome import RunSummary
 from agents.ports.run import CheckpointHandle
 
 LESSONS_MD = "lessons.md"
-CODER = "offline"
 
 
 @dataclass(frozen=True)
@@ -83,7 +82,7 @@ def run_record(context: BlueprintContext, state: BlueprintState) -> RunRecord:
                      for feedback in state.get("feedback", []) for issue in feedback["issues"])
     status = state.get("status", "failed")
     fixed_by = f"attempt {state.get('attempt', 0)}" if status == "passed" and failures else ""
-    return RunRecord(AGENT, context.blueprint.name, context.run_id, CODER, status, state.get("attempt", 0),
+    return RunRecord(AGENT, context.blueprint.name, context.run_id, context.coder, status, state.get("attempt", 0),
                      failures, fixed_by)
 
 
@@ -105,7 +104,7 @@ def _summary(context: BlueprintContext, state: BlueprintState, wall: float) -> B
         run_id=context.run_id, agent=AGENT, target=context.target, status=state.get("status", "failed"),
         attempts=state.get("attempt", 0), max_attempts=context.max_attempts, parser_path=state.get("published", ""),
         run_dir=str(context.artifacts.run_dir), wall_seconds=wall, sandbox_seconds=state.get("sandbox_seconds", 0.0),
-        coder=CODER, failures=[f["issues"][0]["code"] for f in feedback if f["issues"]],
+        coder=context.coder, failures=[f["issues"][0]["code"] for f in feedback if f["issues"]],
         last_problem=f"attempt {last['attempt']}: {issues[0]}" if last and issues else "",
         workflow=context.blueprint.name, lessons_applied=state.get("lessons", []), last_issues=issues,
     )

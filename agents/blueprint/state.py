@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass
-from typing import Annotated, TypedDict
+from typing import TYPE_CHECKING, Annotated, TypedDict
 
 from agents.blueprint.checks import Issue, Verdict
 from agents.blueprint.directives import Directive
@@ -23,6 +23,9 @@ from agents.lessons import Lesson
 from agents.ports.artefacts import ArtefactStore
 from agents.ports.events import NodeEvent
 from agents.ports.sandbox import Sandbox, SandboxLimits
+
+if TYPE_CHECKING:  # the LLM roles import the LLM client libraries; offline runs never load them
+    from agents.blueprint.llm_roles import LLMRoles
 
 
 class Feedback(TypedDict):
@@ -74,6 +77,7 @@ class BlueprintContext:
         max_attempts: Writer attempts: 1 + the retries QA may ask for (3: the seed's 2 retries).
         artifacts: The run folder.
         lessons: What earlier runs of the workflow taught (most recent first).
+        roles: The LLM writer and reviewer, or None: the offline roles.
     """
 
     run_id: str
@@ -86,6 +90,12 @@ class BlueprintContext:
     max_attempts: int
     artifacts: ArtefactStore
     lessons: tuple[Lesson, ...] = ()
+    roles: LLMRoles | None = None
+
+    @property
+    def coder(self) -> str:
+        """Who writes: ``offline`` or the model's label (summaries, history, lessons)."""
+        return self.roles.name if self.roles is not None else "offline"
 
     def labels(self, attempt: int) -> dict[str, str]:
         """Bookkeeping labels of a sandbox call of this run."""

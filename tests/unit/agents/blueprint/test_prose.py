@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,61 +13,51 @@ from pydantic import SecretStr
 from agents.blueprint.agent import BlueprintAgent
 from agents.blueprint.prose import ProseParser
 from agents.llm.client import ChatClient
-from agents.llm.config import LLMConfig
-from agents.llm.providers import build_chat_model
 from agents.ports.config import AgentConfig, LLMSettings
 from agents.ports.errors import ConfigError
 from controller.platform.settings import PROJECT_ROOT
-from tests.doubles.llm_servers import Fail, OpenAIServer, Reply
+from tests.doubles.llm_servers import Fail, Reply
 
 BLUEPRINT = (PROJECT_ROOT / "data" / "acme-research" / "blueprint.json").read_text()
 PROSE = "Research Acme Corp for an investor: who they are, their numbers, the latest news.\n"
 
 
-@pytest.fixture
-def server() -> Iterator[OpenAIServer]:
-    with OpenAIServer(models=("m",)) as running:
-        yield running
-
-
-def parser(server: OpenAIServer, tmp_path: Path) -> ProseParser:
-    config = LLMConfig("openai", "m", server.base_url, timeout_seconds=5, max_retries=0, api_key=SecretStr("k" * 12))
-    return ProseParser(ChatClient(config, build_chat_model(config)), tmp_path / "blueprints")
+def parser(client: ChatClient, tmp_path: Path) -> ProseParser:
+    return ProseParser(client, tmp_path / "blueprints")
 
 
 class TestProseParser:
-    def test_the_blueprint_comes_from_the_json_block_and_is_asked_once(self, server, tmp_path):
+    def test_the_blueprint_comes_from_the_json_block_and_is_asked_once(self, server, client, tmp_path):
         """The prompt carries the request and the data files; a second parse of the same prose is cached."""
         server.push(Reply(f"Here it is:\n```json\n{BLUEPRINT}```\n"))
-        first = parser(server, tmp_path).parse(PROSE, ["company.json", "news.json"], tmp_path / "blueprint.md")
-        again = parser(server, tmp_path).parse(PROSE, ["company.json", "news.json"], tmp_path / "blueprint.md")
+        first = parser(client, tmp_path).parse(PROSE, ["company.json", "news.json"], tmp_path / "blueprint.md")
+        again = parser(client, tmp_path).parse(PROSE, ["company.json", "news.json"], tmp_path / "blueprint.md")
         assert first == again and first.name == "acme-research" and len(server.chat_requests) == 1
         prompt = server.chat_requests[0].body["messages"][-1]["content"]
         assert PROSE.strip() in prompt and "company.json, news.json" in prompt
 
-    def test_a_reply_without_a_blueprint_is_one_line(self, server, tmp_path):
+    def test_a_reply_without_a_blueprint_is_one_line(self, server, client, tmp_path):
         server.push(Reply("I would research the company first."))
         with pytest.raises(ConfigError, match="gave no blueprint for .*blueprint.md") as info:
-            parser(server, tmp_path).parse(PROSE, [], tmp_path / "blueprint.md")
+            parser(client, tmp_path).parse(PROSE, [], tmp_path / "blueprint.md")
         assert "\n" not in info.value.one_line()
 
-    def test_an_invalid_blueprint_names_the_field(self, server, tmp_path):
+    def test_an_invalid_blueprint_names_the_field(self, server, client, tmp_path):
         bad = json.loads(BLUEPRINT)
         bad["sections"] = []
         server.push(Reply(f"```json\n{json.dumps(bad)}\n```"))
         with pytest.raises(ConfigError, match="blueprint.md: sections: List should have at least 1 item"):
-            parser(server, tmp_path).parse(PROSE, [], tmp_path / "blueprint.md")
+            parser(client, tmp_path).parse(PROSE, [], tmp_path / "blueprint.md")
 
-    def test_a_model_failure_is_one_line(self, server, tmp_path):
+    def test_a_model_failure_is_one_line(self, server, client, tmp_path):
         server.push(Fail(500))
         with pytest.raises(ConfigError, match="could not turn .* into a blueprint: server_error"):
-            parser(server, tmp_path).parse(PROSE, [], tmp_path / "blueprint.md")
+            parser(client, tmp_path).parse(PROSE, [], tmp_path / "blueprint.md")
 
 
 class TestPlanWithAnLLM:
-    def test_a_prose_target_plans_through_the_model(self, server, tmp_path):
-        """coder=openai: the endpoint is checked, the prose becomes the workflow, and the run says
-        that the roles themselves stay offline."""
+    def test_a_prose_target_plans_through_the_model(self, server, client, tmp_path):
+        """coder=openai: the endpoint is checked, the prose becomes the workflow, the model writes."""
         data = tmp_path / "data"
         shutil.copytree(PROJECT_ROOT / "data" / "acme-research", data / "acme")
         (data / "acme" / "blueprint.json").unlink()
@@ -78,5 +67,5 @@ class TestPlanWithAnLLM:
                              llm=LLMSettings(model="m", base_url=server.base_url, api_key=SecretStr("k" * 12)))
         plan = BlueprintAgent().plan("acme", config, None)
         assert plan.record["workflow"] == "acme-research" and len(plan.inputs["target"].data) == 3
-        assert "only parses a natural-language blueprint" in plan.notes[0]
+        assert plan.notes[0].startswith("writer and QA review by openai:m") and plan.coder_name == "openai:m"
         assert list((tmp_path / "runs" / "blueprints").glob("*.json"))
