@@ -23,7 +23,8 @@ from agents.ports.run import RunContext
 from controller.platform.artefacts import RunArtifacts
 from controller.platform.checkpoints import close_checkpoint, open_checkpoint
 from controller.platform.settings import PROJECT_ROOT
-from controller.runner.agent_runner import resume_line
+from controller.entry.cli import main
+from controller.runner.agent_runner import resume_line, run_record
 from tests.unit.agents.blueprint.fakes import Killed, KilledSandbox, ScriptedCallSandbox, value, verdict
 
 AGENT = BlueprintAgent()
@@ -193,3 +194,22 @@ def test_the_summary_is_plain_json(tmp_path):
     document = json.loads((run_dir / "summary.json").read_text())
     assert document["workflow"] == "acme-research" and document["status"] == "passed"
     assert SimpleNamespace(**document).agent == "blueprint"
+
+
+class TestReplayAndCheck:
+    def test_replay_judges_the_attempts_report_again(self, tmp_path):
+        """Attempt 1 failed the validator; replayed with a validator that now passes: DIFFERENT."""
+        data = copy_target(tmp_path, "market-scan")
+        cfg = config(tmp_path, data)
+        _, _, run_dir = run(cfg, "market-scan", ScriptedCallSandbox({"names_every_competitor": [NAMES_SOME, NAMES_ALL]}))
+        record = run_record(AGENT, AGENT.plan("market-scan", cfg, None), "unit", "img", cfg)
+        same = AGENT.replay(ScriptedCallSandbox({"names_every_competitor": [NAMES_SOME]}), "img", run_dir, record, 1)
+        assert same.same and same.recorded["passed"] is False
+        changed = AGENT.replay(ScriptedCallSandbox({"names_every_competitor": [NAMES_ALL]}), "img", run_dir, record, 1)
+        assert not changed.same and changed.replayed == {"passed": True, "issues": []}
+
+    def test_check_wants_reports_for_a_blueprint_target(self, capsys):
+        """`check --target acme-research --parser x.py`: one line, exit 2, naming --report."""
+        assert main(["check", "--target", "acme-research", "--parser", "x.py"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.splitlines() == [err] and "checks a report, not a parser (use --report PATH)" in err
