@@ -56,6 +56,7 @@ def load_target(data_dir: Path, name: str, *, prose: ProseParse | None = None) -
         known = ", ".join(known_targets(data_dir)) or "none"
         raise TargetError(f"unknown target {name!r}: there is no folder {folder}", hint=f"known targets: {known}")
     path, raw = _blueprint_source(folder)
+    raw = raw.removeprefix(b"\xef\xbb\xbf")  # a BOM (Windows editors) is not part of the document
     if _looks_like_json(raw):
         blueprint = parse_blueprint(raw, path)
     elif prose is None:
@@ -76,7 +77,7 @@ def _blueprint_source(folder: Path) -> tuple[Path, bytes]:
 
 
 def _looks_like_json(raw: bytes) -> bool:
-    return raw.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"[")
+    return raw.lstrip(b" \t\r\n")[:1] in (b"{", b"[")
 
 
 def parse_blueprint(raw: bytes, path: Path) -> Blueprint:

@@ -44,14 +44,22 @@ def _plain_file(value: str) -> str:
 
 
 def _one_line(value: str) -> str:
-    if "\n" in value or "\r" in value or "'" in value:
-        raise ValueError("must be one line without quotes (')")
+    if "\n" in value or "\r" in value:
+        raise ValueError("must be one line")
     return value.strip()
 
 
+def _unquoted(value: str) -> str:
+    # A section title or keyword is quoted in the fixes the lessons store keeps (directives.py).
+    if "'" in value:
+        raise ValueError("must not contain a quote (')")
+    return _one_line(value)
+
+
 FileName = Annotated[str, AfterValidator(_plain_file)]
-Title = Annotated[str, Field(min_length=1, max_length=80), AfterValidator(_one_line)]
-Keyword = Annotated[str, Field(min_length=1, max_length=60), AfterValidator(_one_line)]
+Title = Annotated[str, Field(min_length=1, max_length=120), AfterValidator(_one_line)]
+Heading = Annotated[str, Field(min_length=1, max_length=80), AfterValidator(_unquoted)]
+Keyword = Annotated[str, Field(min_length=1, max_length=60), AfterValidator(_unquoted)]
 Sentence = Annotated[str, Field(max_length=300)]
 
 
@@ -88,7 +96,7 @@ class ValidatorSpec(_Strict):
 class SectionSpec(_Strict):
     """One section of the report: its title, the tools whose findings it shows, guidance."""
 
-    title: Title
+    title: Heading
     tools: list[str] = Field(default_factory=list, max_length=MAX_TOOLS)
     guidance: str = Field("", max_length=500)
 
@@ -97,7 +105,7 @@ class QASpec(_Strict):
     """The QA role's rules: built-in checks (in-process) and custom validators (sandboxed)."""
 
     min_words: int = Field(150, ge=0, le=20_000)
-    required_sections: list[Title] | None = Field(None, max_length=MAX_SECTIONS,
+    required_sections: list[Heading] | None = Field(None, max_length=MAX_SECTIONS,
                                                   description="Default: every section's title.")
     required_keywords: list[Keyword] = Field(default_factory=list, max_length=30)
     markdown: bool = Field(True, description="Check the markdown structure.")

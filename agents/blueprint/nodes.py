@@ -93,7 +93,8 @@ def writer(state: BlueprintState, runtime: Runtime[BlueprintContext]) -> tuple[U
     else:
         report, how = write_report(ctx.blueprint, state.get("findings", []), given), ""
     path = ctx.artifacts.write_attempt(attempt, REPORT_FILE, report)
-    retry = f", retry with {len(state.get('feedback', [])[-1:][0]['issues'])} QA fix(es)" if attempt > 1 else ""
+    feedback = state.get("feedback", [])
+    retry = f", retry with {len(feedback[-1]['issues'])} QA fix(es)" if feedback else ""
     return {"attempt": attempt, "report": report}, "ok", f"{word_count(report)} words{how}{retry}; {path}"
 
 

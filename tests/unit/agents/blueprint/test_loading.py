@@ -55,7 +55,12 @@ class TestOneLineErrors:
         assert "tools: List should have at most 10 items" in error_of(tmp_path, tools=tools)
 
     def test_an_overlong_title(self, tmp_path):
-        assert "title: String should have at most 80 characters" in error_of(tmp_path, title="x" * 81)
+        assert "title: String should have at most 120 characters" in error_of(tmp_path, title="x" * 121)
+
+    def test_a_quote_in_a_section_title(self, tmp_path):
+        """Section titles are quoted in the lessons' fixes, so they may not hold a quote (titles may)."""
+        line = error_of(tmp_path, title="Acme's report", sections=[{"title": "Acme's risks"}])
+        assert "sections.0.title: must not contain a quote" in line
 
     def test_code_too_long(self, tmp_path):
         tools = [{"name": "big", "files": [], "code": "x = 1\n" * 5000}]
