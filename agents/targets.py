@@ -1,9 +1,12 @@
 """``data/<name>/target.toml``: which agent a target is for, and how to run it.
 
-    agent = "idris"                  # or "blueprint", or "bank_parser" (the default without a target.toml)
+    agent = "idris"                  # or "bank_parser" (the default without a target.toml), "intake" or "blueprint"
     project = "ServiceContract"      # idris: the module is Domains.ServiceContract
     document_type = "contract"       # idris: contract | invoice | approval | other
     document = "service_contract.pdf"  # idris, optional: else the folder's one .pdf/.txt/.md
+
+    goal = "Plan my retirement"      # intake: the user's goal (what the decision role reasons about)
+    nodes = ["Personal", "Income"]   # intake: the nodes to collect, each data/<name>/nodes/<Node>.json|.toml
 
     [limits]                         # all optional
     max_attempts = 5                 # --max-attempts on the command line wins
@@ -48,6 +51,8 @@ RESERVED_PROJECTS = frozenset((
 ))
 _PROJECT = re.compile(r"^[A-Z][A-Za-z0-9]{0,63}$")
 _FILE = re.compile(r"^[^/\\]+$")
+#: An intake node's name: also its schema's file name (nodes/<Node>.json), so no dots or slashes.
+_NODE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,39}$")
 #: Debian policy 5.6.1: lower case letters, digits, + - . ; two or more, alphanumeric first.
 _DEBIAN_NAME = re.compile(r"^[a-z0-9][a-z0-9+.-]{1,62}$")
 #: Largest target.toml read: the format has a handful of keys.
@@ -109,10 +114,12 @@ class TargetConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    agent: Literal["bank_parser", "idris", "blueprint"] = "bank_parser"
+    agent: Literal["bank_parser", "idris", "intake", "blueprint"] = "bank_parser"
     project: str | None = Field(None, description="idris: module Domains.<project>.")
     document_type: Literal["contract", "invoice", "approval", "other"] = "other"
     document: str | None = Field(None, description="idris: the document's file name in the folder.")
+    goal: str | None = Field(None, min_length=1, max_length=500, description="intake: the user's goal.")
+    nodes: list[str] | None = Field(None, min_length=1, max_length=32, description="intake: nodes to collect.")
     limits: TargetLimits = Field(default_factory=TargetLimits)
     # bank_parser: the frame without result.csv; the agent validates it (agents.bank_parser.output_schema)
     output: dict[str, str] | None = Field(None, description="bank_parser: the frame without result.csv.")
@@ -130,6 +137,17 @@ class TargetConfig(BaseModel):
             raise ValueError(f"project {value!r} clashes with a type the module defines; pick another")
         return value
 
+    @field_validator("nodes")
+    @classmethod
+    def _node_names(cls, value: list[str] | None) -> list[str] | None:
+        for name in value or []:
+            if not _NODE.match(name):
+                raise ValueError(f"node {name[:50]!r} is not a node name (a letter, then letters, digits or _; "
+                                 "it names the schema file nodes/<Node>.json)")
+        if value is not None and len(set(value)) != len(value):
+            raise ValueError("a node is listed twice")
+        return value
+
     @field_validator("document")
     @classmethod
     def _plain_file(cls, value: str | None) -> str | None:
@@ -145,6 +163,12 @@ class TargetConfig(BaseModel):
             raise ValueError("project and document apply to agent = \"idris\" only")
         if self.agent == "idris" and self.environment is not None:
             raise ValueError("[environment] applies to agent = \"bank_parser\" only")
+        if self.agent == "intake" and (self.goal is None or self.nodes is None):
+            raise ValueError("agent 'intake' needs goal = \"...\" and nodes = [\"Node\", ...]")
+        if self.agent != "intake" and (self.goal is not None or self.nodes is not None):
+            raise ValueError("goal and nodes apply to agent = \"intake\" only")
+        if self.agent == "intake" and (self.project or self.document or self.environment is not None):
+            raise ValueError("project, document and [environment] do not apply to agent = \"intake\"")
         if self.agent == "blueprint" and (self.project or self.document or self.environment or self.output):
             raise ValueError("agent = \"blueprint\" takes only [limits]; its workflow is blueprint.json")
         return self
@@ -223,7 +247,7 @@ def invalid_target_file(path: Path, exc: ValidationError, prefix: str = "") -> C
     where = where[:100] or "target.toml"
     message = str(first["msg"]).removeprefix("Value error, ")
     doc = "docs/environments.md, 'A target's own environment'" if where.startswith("environment") else \
-        "docs/idris.md, 'Targets'"
+        "README.md, 'Intake agent'" if where.startswith(("goal", "nodes")) else "docs/idris.md, 'Targets'"
     return ConfigError(f"{path}: {where}: {message}", hint=f"see {doc}")
 
 

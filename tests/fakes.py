@@ -1,17 +1,24 @@
 """Test doubles.
 
 ``ScriptedSandbox`` stands in for the Docker backend in *unit* tests of the agent's loop
-(routing, attempts, artefacts) so they run without an engine. It never runs any code: it
-replays canned results. The real backend is exercised by tests/integration.
+(routing, attempts, artefacts) so they run without an engine. It never runs a parser: it
+replays canned results. The statement probe a run starts with (issue 23) it answers with
+the probe's own code on the test's trusted PDF (:func:`probe_result`), as a sandbox would.
+The real backend is exercised by tests/integration.
 """
 
 from __future__ import annotations
 
 import json
+import sys
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 
 import pandas as pd
 
+from agents.bank_parser.coders import _ocr_runtime
+from agents.bank_parser.pdf_probe import OCR_MODULE, PROBE_CONFIG, analyse
 from agents.ports.sandbox import CapturedStream, SandboxResult, SandboxSpec
 
 
@@ -38,8 +45,12 @@ class ScriptedSandbox:
         self.documents = list(documents)
         self.timed_out = list(timed_out)
         self.specs: list[SandboxSpec] = []
+        self.probes: list[SandboxSpec] = []
 
     def run(self, spec: SandboxSpec) -> SandboxResult:
+        if PROBE_CONFIG in spec.inputs:
+            self.probes.append(spec)
+            return probe_result(spec)
         index = len(self.specs)
         self.specs.append(spec)
         document = self.documents[index]
@@ -50,6 +61,18 @@ class ScriptedSandbox:
             timed_out=timed_out, oom_killed=False, wall_seconds=0.5,
             files={"result.json": document} if document is not None else {},
         )
+
+
+def probe_result(spec: SandboxSpec) -> SandboxResult:
+    """What a sandbox returns for the statement probe's ``spec``, computed in this process."""
+    with tempfile.TemporaryDirectory(prefix="sandloop-probe-") as folder:
+        pdf = Path(folder) / "statement.pdf"
+        pdf.write_bytes(spec.inputs["statement.pdf"])
+        sys.modules.setdefault(OCR_MODULE, _ocr_runtime)
+        document = analyse(str(pdf), json.loads(spec.inputs[PROBE_CONFIG]))
+    raw = json.dumps({"schema": "sandloop.document/1", "status": "ok", "document": document}).encode()
+    return SandboxResult(exit_code=0, stdout=CapturedStream(b"", 0), stderr=CapturedStream(b"", 0),
+                         timed_out=False, oom_killed=False, wall_seconds=0.1, files={"result.json": raw})
 
 
 def parser_run_args(settings, run_id: str) -> dict:  # noqa: ANN001 - a Settings of the test's making

@@ -64,7 +64,7 @@ class BankParserAgent:
         if max_attempts is None and toml is not None:
             max_attempts = toml.limits.max_attempts
         output = output_schema(config, target, toml)
-        resolved = resolve_target(target, config.data_dir)
+        resolved = resolve_target(target, config.data_dir, config.analysis)
         history = ExecutionHistory(config.runs_dir / LESSONS_FILE)
         coder = make_coder(config, lessons=history.lessons(AGENT, resolved.name))
         coder_line = check_coder(coder)  # an LLM's key, endpoint and model: exit 2 before anything starts
@@ -92,13 +92,13 @@ class BankParserAgent:
             max_attempts=plan.max_attempts, parsers_dir=ctx.config.parsers_dir, output=plan.inputs["output"],
             sandbox=ctx.sandbox, image=ctx.image, coder=plan.coder, on_event=ctx.on_event,
             history=plan.inputs["history"], checkpoint=ctx.checkpoint,
-            judge_image=judge_image(ctx.environment, ctx.say),
+            judge_image=judge_image(ctx.environment, ctx.say), analysis=ctx.config.analysis,
         )
 
     def check(self, request: CheckRequest, ctx: CheckContext) -> int:
         """Run existing parsers through the sandbox and the comparison; exit 0 all pass, 1 otherwise."""
         config = ctx.config
-        target = resolve_target(request.target, config.data_dir)
+        target = resolve_target(request.target, config.data_dir, config.analysis)
         submissions = find_submissions(request.paths, target.name)  # folders with their own environment
         toml = load_target_config(config.data_dir, target.name)
         if submissions is None and toml is not None and toml.environment is not None:

@@ -1,7 +1,8 @@
 """The analyze step: what the statement PDF looks like and what the expected CSV wants.
 
-Runs on the host, on trusted libraries only (pdfplumber, pandas); the generated code is not
-involved. The result is plain data that a coder (offline or LLM) turns into a parser.
+The PDF is read in a sandbox (:mod:`.statement_reader`, issue 23); the host decodes the
+bounded summary and reads the capped CSV with pandas. The result is plain data that a coder
+(offline or LLM) turns into a parser.
 """
 
 from __future__ import annotations
@@ -10,17 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
-import pdfplumber
-from pdfminer.pdfparser import PDFSyntaxError
 
-from agents.bank_parser.pages import PageAnalysis, Word
+from agents.bank_parser.pages import PageAnalysis, StatementSource
 from agents.bank_parser.statement_facts import StatementFacts
-from agents.bank_parser.statement_pdf import check_not_encrypted, inspect_statement
+from agents.bank_parser.statement_pdf import inspect_statement
 from agents.ports.errors import TargetError
 from agents.bank_parser.output_schema import OutputSchema
 
-#: Pages analysed in depth (seed 000: "limited to first 3 pages for performance").
-ANALYSED_PAGES = 3
 SAMPLE_ROWS = 8
 
 
@@ -72,41 +69,6 @@ class Analysis:
         return "\n".join(lines)
 
 
-def analyze_pdf(pdf_path: Path, max_pages: int = ANALYSED_PAGES) -> tuple[int, list[PageAnalysis]]:
-    """Read the first pages of ``pdf_path``; raise TargetError if it is not a readable PDF."""
-    try:
-        with pdfplumber.open(pdf_path) as pdf:
-            pages = [_page(page) for page in pdf.pages[:max_pages]]
-            return len(pdf.pages), pages
-    except (PDFSyntaxError, ValueError, KeyError, TypeError, OSError) as exc:
-        raise TargetError(
-            f"{pdf_path} is not a readable PDF ({type(exc).__name__})",
-            hint="replace it with the statement PDF exported from the bank",
-        ) from exc
-    except Exception as exc:  # pdfminer raises many private types for broken files
-        if type(exc).__module__.startswith(("pdfminer", "pdfplumber", "pypdfium2")):
-            raise TargetError(
-                f"{pdf_path} is not a readable PDF ({type(exc).__name__})",
-                hint="replace it with the statement PDF exported from the bank",
-            ) from exc
-        raise
-
-
-def _page(page: pdfplumber.page.Page) -> PageAnalysis:
-    words = [
-        Word(w["text"], float(w["x0"]), float(w["x1"]), float(w["top"]), float(w["bottom"]))
-        for w in page.extract_words(keep_blank_chars=False, use_text_flow=False)
-    ]
-    return PageAnalysis(
-        number=page.page_number,
-        width=float(page.width),
-        height=float(page.height),
-        text=page.extract_text() or "",
-        tables=page.extract_tables() or [],
-        words=words,
-    )
-
-
 def analyze_expected(csv_path: Path) -> ExpectedSchema:
     """Read ``result.csv`` exactly as the comparison will; raise TargetError if unreadable."""
     try:
@@ -127,11 +89,10 @@ def analyze_expected(csv_path: Path) -> ExpectedSchema:
     )
 
 
-def analyze(pdf_path: Path, csv_path: Path | None) -> Analysis:
-    """Analyse a target's statement and, when present, its expected CSV."""
-
-    check_not_encrypted(pdf_path)  # a password-protected PDF is one clear line, before anything reads it
-    page_count, pages = analyze_pdf(pdf_path)
+def analyze(pdf_path: Path, csv_path: Path | None, source: StatementSource) -> Analysis:
+    """Analyse a target's statement (read by ``source``: in a sandbox) and, when present, its
+    expected CSV (already within the caps: :func:`~.target.resolve_target` checked it)."""
+    scan = source.read(pdf_path)
     expected = analyze_expected(csv_path) if csv_path is not None and csv_path.exists() else None
-    pages, facts, scanned = inspect_statement(pdf_path, page_count, pages)
-    return Analysis(pdf_path.name, page_count, pages, expected, facts, None, scanned)
+    facts = inspect_statement(pdf_path, scan)
+    return Analysis(pdf_path.name, scan.page_count, scan.pages, expected, facts, None, scan.scanned)

@@ -22,6 +22,8 @@ IMAGE_NAME = "python-parser"
 PARSER_FILE = "parser.py"
 PDF_FILE = "statement.pdf"
 RESULT_FILE = "result.json"
+#: The entrypoint's exit status when it cannot write the result (see entrypoint.py).
+ENTRYPOINT_UNWRITABLE = 3
 _ARGS = (f"{INPUT_DIR}/{PARSER_FILE}", f"{INPUT_DIR}/{PDF_FILE}", f"{OUTPUT_DIR}/{RESULT_FILE}")
 COMMAND = ("python3", "-I", "/opt/sandloop/entrypoint.py", *_ARGS)
 #: The same, started early in a warm container: imports first, then waits for GO_FILE.
@@ -58,10 +60,18 @@ def parser_spec(
     image: str, code: str, pdf: bytes, limits: SandboxLimits, labels: dict[str, str]
 ) -> SandboxSpec:
     """The sandbox spec for running ``code`` on ``pdf``: only these two files go in."""
+    return program_spec(image, {PARSER_FILE: code.encode("utf-8"), PDF_FILE: pdf}, limits, labels)
+
+
+def program_spec(
+    image: str, inputs: dict[str, bytes], limits: SandboxLimits, labels: dict[str, str]
+) -> SandboxSpec:
+    """The spec of one run of the entrypoint on ``inputs`` (``parser.py`` is the program): a
+    parser's, or the statement probe's (the same command, so the same warm containers)."""
     return SandboxSpec(
         image=image,
         command=COMMAND,
-        inputs={PARSER_FILE: code.encode("utf-8"), PDF_FILE: pdf},
+        inputs=inputs,
         collect=(RESULT_FILE,),
         limits=limits,
         labels=labels,
@@ -77,6 +87,10 @@ def execute_parser(sandbox: Sandbox, spec: SandboxSpec) -> Execution:
     if result.oom_killed:
         return _failed(result, FailureKind.OOM, f"killed at the {spec.limits.memory_mb} MiB memory limit")
     raw = result.files.get(RESULT_FILE)
+    if _area_full(result, raw):
+        return _failed(result, FailureKind.EXECUTION_ERROR,
+                       f"output area full ({spec.limits.output_area_mb} MiB): the parser filled /work, so its "
+                       "result could not be written whole (SBX_SANDBOX__OUTPUT_AREA_MB)")
     if raw is None:
         why = "result.json was too large" if RESULT_FILE in result.truncated_files else "no result.json"
         return _failed(result, FailureKind.EXECUTION_ERROR, f"{why} (exit {result.exit_code})")
@@ -90,6 +104,13 @@ def execute_parser(sandbox: Sandbox, spec: SandboxSpec) -> Execution:
         kind = FailureKind(decoded.kind)
         return _failed(result, kind, f"{decoded.error_type}: {decoded.message}", decoded.traceback)
     return Execution(result, decoded, None, f"returned {len(decoded)} rows x {decoded.shape[1]} columns", "")
+
+
+def _area_full(result: SandboxResult, raw: bytes | None) -> bool:
+    """Whether the entrypoint could not write the result because /work was full (ENOSPC)."""
+    if raw is not None and result.exit_code != ENTRYPOINT_UNWRITABLE:
+        return False
+    return b"No space left on device" in result.stderr.data or b"[Errno 28]" in result.stderr.data
 
 
 def _failed(result: SandboxResult, kind: FailureKind, message: str, detail: str = "") -> Execution:

@@ -35,7 +35,7 @@ AGENT = "bank_parser"
 def analyze(state: ParserState, runtime: Runtime[ParserContext]) -> tuple[Update, str, str]:
     """Read the PDF's structure and the expected CSV's schema."""
     target = runtime.context.target
-    analysis = analyze_target(target.pdf, target.expected_csv)
+    analysis = analyze_target(target.pdf, target.expected_csv, runtime.context.statement_reader())
     if analysis.expected is None:  # issue 15: the frame to aim for comes from the settings
         analysis = replace(analysis, schema=runtime.context.output)
     runtime.context.artifacts.write(ANALYSIS_FILE, f"# Analysis of {target.name}\n\n{analysis.summary()}\n")
@@ -68,7 +68,7 @@ def save(state: ParserState, runtime: Runtime[ParserContext]) -> tuple[Update, s
 def execute(state: ParserState, runtime: Runtime[ParserContext]) -> tuple[Update, str, str]:
     """Run the parser in a fresh sandbox with only the PDF and the parser inside."""
     ctx, attempt = runtime.context, state["attempt"]
-    labels = {"run_id": ctx.run_id, "agent": AGENT, "target": ctx.target.name, "attempt": str(attempt)}
+    labels = ctx.labels(str(attempt))
     limits = scanned_limits(ctx.limits, state["analysis"])  # issue 15: OCR takes longer
     spec = parser_spec(ctx.image, state["code"].code, ctx.target.pdf.read_bytes(), limits, labels)
     execution = execute_parser(ctx.sandbox, spec)

@@ -1,8 +1,11 @@
-"""What a statement page is to the analysis: its text, ruled tables and positioned words."""
+"""What a statement page is to the analysis: its text, ruled tables and positioned words; and
+what the sandbox read of a whole statement."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
 
 
 @dataclass(frozen=True)
@@ -26,3 +29,21 @@ class PageAnalysis:
     text: str
     tables: list[list[list[str | None]]]
     words: list[Word]
+
+
+@dataclass(frozen=True)
+class StatementScan:
+    """What the sandbox read: page count, the analysed pages, every page's text, scanned or not."""
+
+    page_count: int
+    pages: list[PageAnalysis]
+    texts: list[tuple[int, str]]
+    scanned: bool
+
+
+class StatementSource(Protocol):
+    """Where the analysis gets a statement's pages from: a sandbox (:class:`StatementReader`)."""
+
+    def read(self, pdf_path: Path) -> StatementScan:
+        """The statement's pages and texts; raises TargetError with one line when it cannot."""
+        ...

@@ -20,6 +20,7 @@ from agents.bank_parser.output_schema import OutputSchema
 from agents.bank_parser.report import ParserRunSummary
 from agents.bank_parser.target import Target
 from agents.ports.artefacts import SUMMARY_FILE, ArtefactStore
+from agents.ports.config import AnalysisLimits
 from agents.ports.errors import PlatformError
 from agents.ports.run import CheckpointHandle
 from agents.ports.sandbox import Sandbox, SandboxLimits
@@ -44,6 +45,7 @@ def run_parser_agent(
     history: ExecutionHistory | None = None,
     checkpoint: CheckpointHandle | None = None,
     judge_image: str | None = None,
+    analysis: AnalysisLimits | None = None,
 ) -> ParserRunSummary:
     """Run the loop to its end and write ``summary.json``; return the summary.
 
@@ -55,6 +57,7 @@ def run_parser_agent(
         run_id=run_id, target=target, sandbox=sandbox, image=image, coder=coder,
         limits=limits, max_attempts=max_attempts, artifacts=artifacts,
         parsers_dir=str(parsers_dir), output=output, judge_image=judge_image,
+        analysis=analysis or AnalysisLimits(),
     )
     if history is not None and not (checkpoint and checkpoint.resume):
         lessons = history.lessons(AGENT, target.name)

@@ -17,7 +17,9 @@ from agents.bank_parser.compare import Comparison
 from agents.bank_parser.evaluate import Execution
 from agents.bank_parser.verify import Verification
 from agents.bank_parser.output_schema import OutputSchema
+from agents.bank_parser.statement_reader import StatementReader
 from agents.ports.artefacts import ArtefactStore
+from agents.ports.config import AnalysisLimits
 from agents.ports.sandbox import Sandbox
 from agents.ports.sandbox import SandboxLimits
 from agents.bank_parser.target import Target
@@ -73,3 +75,13 @@ class ParserContext:
     """The frame to aim for without a result.csv (settings or target.toml; issue 15)."""
     judge_image: str | None = None
     """The target's environment image when its pandas is not the controller's: results are judged there (issue 13)."""
+    analysis: AnalysisLimits = AnalysisLimits()
+    """Bounds on reading the statement (issue 23): it is read in a sandbox with these."""
+
+    def labels(self, attempt: str) -> dict[str, str]:
+        """The bookkeeping labels of one of the run's sandboxes."""
+        return {"run_id": self.run_id, "agent": "bank_parser", "target": self.target.name, "attempt": attempt}
+
+    def statement_reader(self) -> StatementReader:
+        """Reads the target's statement in this run's sandboxes (the analysis' caps)."""
+        return StatementReader(self.sandbox, self.image, self.limits, self.analysis, self.labels("analysis"))

@@ -1,45 +1,31 @@
-"""The statement-level part of the analysis (issue 15): OCR of scanned pages, the statement's
-own figures, and clear refusals of PDFs that cannot be parsed.
+"""The statement-level part of the analysis (issue 15), on what the sandbox read (issue 23):
+the statement's own figures, and clear refusals of PDFs that cannot be parsed.
 
-Called from :func:`agents.bank_parser.analysis.analyze` after the per-page analysis:
+Called from :func:`agents.bank_parser.analysis.analyze` with the
+:class:`~.statement_reader.StatementScan` a sandbox returned (the host parses no PDF):
 
-* a password-protected PDF, a PDF that is not a statement (no line with a date or an
-  amount) and a statement without transactions each end with one clear line (exit 2);
-* analysed pages without a text layer are read by OCR (:mod:`.coders._ocr_runtime`, the
-  same functions the generated parser runs), so the coder sees words as on a text PDF;
-* :class:`~.statement_facts.StatementFacts` are read from every page's text (OCR: the first
-  :data:`OCR_FACT_PAGES` pages), for the self-consistency checks.
+* a PDF that is not a statement (no line with a date or an amount) and a statement without
+  transactions each end with one clear line (exit 2);
+* :class:`~.statement_facts.StatementFacts` are read from every page's text (a scan: the
+  first pages the sandbox OCRed), for the self-consistency checks.
 
-Tesseract on the host: the analysis needs the ``tesseract`` binary only for scanned PDFs.
-Without it, a scanned PDF is one clear line naming the package to install (exit 2); text
-PDFs never touch it.
+Scans are OCRed in the parser image, which carries Tesseract: the host needs none.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
-from types import ModuleType
-from typing import Any
 
-import pdfplumber
-from pdfminer.pdfdocument import PDFDocument, PDFPasswordIncorrect
-from pdfminer.pdfparser import PDFParser
-
-from agents.bank_parser.pages import PageAnalysis, Word
+from agents.bank_parser.pages import PageAnalysis, StatementScan
 from agents.bank_parser.statement_facts import AMOUNT_PATTERN, StatementFacts, has_date, read_facts
+from agents.bank_parser.target import HINT_PDF
 from agents.ports.errors import TargetError
 from agents.ports.sandbox import SandboxLimits
 
-#: Pages a scanned PDF's facts are read from (OCR is slow: ~2-5 s a page on one core).
-OCR_FACT_PAGES = 4
-#: The OCR setting the analysis uses; the parser's first setting is the same.
-HOST_OCR = {"dpi": 300, "psm": 6, "threshold": 0}
 #: A scanned statement's parser OCRs every page, several times if its balances do not add
 #: up: its sandbox gets this many seconds per page on top of the configured timeout.
 SCANNED_SECONDS_PER_PAGE = 90.0
 SCANNED_TIMEOUT_CAP = 900.0
-HINT_PDF = "replace it with the statement PDF exported from the bank"
 
 
 def scanned_limits(limits: SandboxLimits, analysis: object) -> SandboxLimits:
@@ -51,86 +37,11 @@ def scanned_limits(limits: SandboxLimits, analysis: object) -> SandboxLimits:
     return limits.model_copy(update={"timeout_seconds": max(limits.timeout_seconds, timeout)})
 
 
-def check_not_encrypted(pdf_path: Path) -> None:
-    """Raise TargetError when the PDF needs a password to open (pdfminer says so directly)."""
-    try:
-        with pdf_path.open("rb") as stream:
-            PDFDocument(PDFParser(stream))
-    except PDFPasswordIncorrect as exc:
-        raise TargetError(
-            f"{pdf_path} is password-protected",
-            hint="save an unprotected copy (e.g. qpdf --decrypt --password=... in.pdf out.pdf) and use that",
-        ) from exc
-    except Exception:  # noqa: BLE001 - other faults are analyze_pdf's to report
-        return
-
-
-def inspect_statement(
-    pdf_path: Path, page_count: int, pages: list[PageAnalysis]
-) -> tuple[list[PageAnalysis], StatementFacts, bool]:
-    """OCR the analysed pages without text, read the facts, refuse non-statements."""
-    scanned = bool(pages) and all(not p.words for p in pages)
-    if scanned:
-        pages, facts = _scanned(pdf_path, page_count, pages)
-    else:
-        facts = _text_facts(pdf_path, pages)
-    _refuse_non_statements(pdf_path, pages, facts, scanned)
-    return pages, facts, scanned
-
-
-def _text_facts(pdf_path: Path, pages: list[PageAnalysis]) -> StatementFacts:
-    """Facts from every page's text layer (the analysed pages' text is reused)."""
-    known = {p.number: p.text for p in pages}
-    with pdfplumber.open(pdf_path) as pdf:
-        texts = [(page.page_number, known.get(page.page_number) or page.extract_text() or "")
-                 for page in pdf.pages]
-    return read_facts(texts, complete=True)
-
-
-def _scanned(
-    pdf_path: Path, page_count: int, pages: list[PageAnalysis]
-) -> tuple[list[PageAnalysis], StatementFacts]:
-    """Read the first pages by OCR: words for the analysed ones, text for the facts."""
-    ocr = _ocr_module(pdf_path)
-    read: list[PageAnalysis] = []
-    texts: list[tuple[int, str]] = []
-    with pdfplumber.open(pdf_path) as pdf:
-        for page in pdf.pages[: max(OCR_FACT_PAGES, len(pages))]:
-            words = ocr.page_ocr_words(page, HOST_OCR)
-            text = _lines_text(words)
-            texts.append((page.page_number, text))
-            if page.page_number <= len(pages):
-                boxes = [Word(w["text"], w["x0"], w["x1"], w["top"], w["bottom"]) for w in words]
-                read.append(replace(pages[page.page_number - 1], text=text, words=boxes))
-    facts = read_facts(texts, complete=page_count <= len(texts))
-    return read, facts
-
-
-def _ocr_module(pdf_path: Path) -> ModuleType:
-    """The OCR functions, once Tesseract is known to be installed."""
-    # lazy: OCR (numpy, PIL, pytesseract) only for scanned statements
-    from agents.bank_parser.coders import _ocr_runtime
-    import pytesseract
-
-    try:
-        pytesseract.get_tesseract_version()
-    except (pytesseract.TesseractNotFoundError, OSError) as exc:
-        raise TargetError(
-            f"{pdf_path} is a scanned PDF (no text layer) and this machine has no Tesseract OCR",
-            hint="install it: apt-get install tesseract-ocr tesseract-ocr-eng",
-        ) from exc
-    return _ocr_runtime
-
-
-def _lines_text(words: list[dict[str, Any]]) -> str:
-    """OCR words as text lines (words sharing a top form one line, left to right)."""
-    lines: dict[float, list[dict[str, Any]]] = {}
-    for word in words:
-        lines.setdefault(round(word["top"], 1), []).append(word)
-    return "\n".join(
-        " ".join(w["text"] for w in sorted(line, key=lambda w: w["x0"]))
-        for _, line in sorted(lines.items())
-    )
+def inspect_statement(pdf_path: Path, scan: StatementScan) -> StatementFacts:
+    """Read the statement's figures from the scan's texts; refuse non-statements."""
+    facts = read_facts(scan.texts, complete=not scan.scanned or scan.page_count <= len(scan.texts))
+    _refuse_non_statements(pdf_path, scan.pages, facts, scan.scanned)
+    return facts
 
 
 def _refuse_non_statements(

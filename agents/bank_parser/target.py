@@ -8,11 +8,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from agents.bank_parser.expected_csv import check_expected_csv
+from agents.ports.config import AnalysisLimits
 from agents.ports.errors import TargetError
 from agents.targets import check_target_name, known_targets
 
 EXPECTED_CSV = "result.csv"
 _PDF_MAGIC = b"%PDF-"
+DEFAULT_CAPS = AnalysisLimits()
+HINT_PDF = "replace it with the statement PDF exported from the bank"
 
 
 @dataclass(frozen=True)
@@ -25,11 +29,12 @@ class Target:
     expected_csv: Path | None
 
 
-def resolve_target(name: str, data_dir: Path) -> Target:
+def resolve_target(name: str, data_dir: Path, caps: AnalysisLimits = DEFAULT_CAPS) -> Target:
     """Find and validate the target ``name`` in ``data_dir``.
 
     Raises:
-        TargetError: bad name, unknown target, no or several PDFs, or an unreadable PDF.
+        TargetError: bad name, unknown target, no or several PDFs, an unreadable PDF, or a
+            result.csv over the ``caps``.
     """
     folder = data_dir / check_target_name(name)
     if not folder.is_dir():
@@ -39,9 +44,12 @@ def resolve_target(name: str, data_dir: Path) -> Target:
             hint=f"known targets: {known}; add data/{name}/ with a statement PDF to create it",
         )
     pdf = _single_pdf(folder)
-    _check_pdf_header(pdf)
+    _check_pdf_header(pdf, caps.max_pdf_mb)
     csv = folder / EXPECTED_CSV
-    return Target(name=name, folder=folder, pdf=pdf, expected_csv=csv if csv.is_file() else None)
+    if not csv.is_file():
+        return Target(name=name, folder=folder, pdf=pdf, expected_csv=None)
+    check_expected_csv(csv, caps)
+    return Target(name=name, folder=folder, pdf=pdf, expected_csv=csv)
 
 
 def _single_pdf(folder: Path) -> Path:
@@ -56,14 +64,23 @@ def _single_pdf(folder: Path) -> Path:
     return pdfs[0]
 
 
-def _check_pdf_header(pdf: Path) -> None:
+def _check_pdf_header(pdf: Path, max_mb: int) -> None:
     try:
+        size = pdf.stat().st_size
         with pdf.open("rb") as handle:
             head = handle.read(1024)
     except OSError as exc:
         raise TargetError(f"cannot read {pdf}: {exc.strerror}") from exc
+    check_pdf_size(pdf, size, max_mb)
     if _PDF_MAGIC not in head:
         raise TargetError(
             f"{pdf} is not a PDF (no %PDF- header)",
-            hint="replace it with the statement PDF exported from the bank",
+            hint=HINT_PDF,
         )
+
+
+def check_pdf_size(pdf: Path, size: int, max_mb: int) -> None:
+    """Refuse a statement larger than ``max_mb`` in one line naming the setting."""
+    if size > max_mb * 1024 * 1024:
+        raise TargetError(f"{pdf.name}: {size / 1048576:.1f} MiB, larger than the {max_mb} MiB a statement may "
+                          "be (raise SBX_ANALYSIS__MAX_PDF_MB to try anyway)", hint=HINT_PDF)

@@ -26,11 +26,9 @@ from agents.blueprint.research import Finding
 from agents.blueprint.writer import write_report
 from agents.bounded_json import BoundedJSONError, JSONBounds, loads_bounded
 from agents.llm.client import ChatClient, ChatMessage
-from agents.llm.config import LLMConfig
 from agents.llm.errors import LLMError
 from agents.llm.extract import extract_fenced
-from agents.llm.preflight import preflight
-from agents.llm.providers import build_chat_model
+from agents.llm.preflight import checked_client
 from agents.ports.config import AgentConfig
 from agents.untrusted_text import one_line, printable
 
@@ -109,6 +107,4 @@ def make_llm_roles(settings: AgentConfig) -> LLMRoles:
     Raises:
         ConfigError: no key, a rejected key, a model not served. LLMUnavailable: no endpoint.
     """
-    config = LLMConfig.from_settings(settings)
-    preflight(config)
-    return LLMRoles(ChatClient(config, build_chat_model(config)), settings.runs_dir / CACHE_FOLDER)
+    return LLMRoles(checked_client(settings), settings.runs_dir / CACHE_FOLDER)

@@ -23,12 +23,10 @@ from agents.idris.model import DocumentAnalysis
 from agents.idris.report import analysis_markdown
 from agents.lessons import Lesson, render_lessons
 from agents.llm.client import ChatClient, ChatMessage
-from agents.llm.config import LLMConfig
 from agents.llm.errors import LLMError
 from agents.llm.extract import Extraction, extract_fenced
-from agents.llm.preflight import preflight
+from agents.llm.preflight import checked_client
 from agents.llm.prompts import PromptFolder
-from agents.llm.providers import build_chat_model
 from agents.ports.config import AgentConfig
 
 PROMPTS = PromptFolder(Path(__file__).resolve().parent / "prompts")
@@ -121,7 +119,4 @@ def make_llm_idris_coder(settings: AgentConfig) -> LLMIdrisCoder:
         ConfigError: no key where one is needed, a rejected key, a model not served.
         LLMUnavailable: the endpoint does not answer.
     """
-    config = LLMConfig.from_settings(settings)
-    config.require_key()
-    preflight(config)
-    return LLMIdrisCoder(ChatClient(config, build_chat_model(config)))
+    return LLMIdrisCoder(checked_client(settings))

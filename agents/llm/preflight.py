@@ -13,9 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agents.llm.classify import classify, root_cause
+from agents.llm.client import ChatClient
 from agents.llm.config import KEY_VARIABLES, LLMConfig
 from agents.llm.errors import ErrorKind, LLMUnavailable
-from agents.llm.providers import NO_KEY, BearerAuth
+from agents.llm.providers import NO_KEY, BearerAuth, build_chat_model
+from agents.ports.config import AgentConfig
 from agents.ports.errors import ConfigError
 
 PREFLIGHT_TIMEOUT = 15.0
@@ -43,6 +45,18 @@ def preflight(config: LLMConfig) -> str:
                           hint=_model_hint(config, served))
     found = "model listed" if served is not None else "reachable"
     return f"{config.label} via the {config.endpoint_name}: {found}"
+
+
+def checked_client(settings: AgentConfig) -> ChatClient:
+    """A client of the model ``settings.coder`` names, checked against its endpoint first.
+
+    Raises:
+        ConfigError: no key where one is needed, a rejected key, a model not served.
+        LLMUnavailable: the endpoint does not answer.
+    """
+    config = LLMConfig.from_settings(settings)
+    preflight(config)  # checks the key first
+    return ChatClient(config, build_chat_model(config))
 
 
 def _handle(config: LLMConfig, exc: Exception) -> list[str] | None:

@@ -61,6 +61,26 @@ class LLMSettings(BaseModel):
         return value if value is not None and value.get_secret_value().strip() else None
 
 
+class AnalysisLimits(BaseModel):
+    """Bounds on reading a user's input files (SBX_ANALYSIS__*, issue 23).
+
+    A statement PDF is parsed only in a sandbox, with these memory and time limits; the
+    caps on size and pages are checked first, and each breach is one line naming its setting.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    memory_mb: int = Field(512, ge=64, le=65536, description="Memory of the sandbox that reads a PDF.")
+    timeout_seconds: float = Field(30.0, gt=0, le=3600, description="Wall time to read a text PDF's pages.")
+    ocr_timeout_seconds: float = Field(300.0, gt=0, le=7200, description="Wall time to OCR a scan's first pages.")
+    max_pdf_mb: int = Field(20, ge=1, le=1024, description="Largest statement PDF accepted.")
+    max_pages: int = Field(500, ge=1, le=100_000, description="Most pages a statement PDF may have.")
+    analysed_pages: int = Field(3, ge=1, le=50, description="Pages analysed in depth (words, tables).")
+    max_csv_mb: int = Field(16, ge=1, le=1024, description="Largest result.csv accepted.")
+    max_csv_rows: int = Field(200_000, ge=1, le=10_000_000, description="Most rows result.csv may have.")
+    max_csv_columns: int = Field(200, ge=1, le=10_000, description="Most columns result.csv may have.")
+
+
 class AgentConfig(BaseModel):
     """The settings an agent may read: folders, coder and model, limits and attempts."""
 
@@ -73,6 +93,7 @@ class AgentConfig(BaseModel):
     coder: str = Field("offline", description="offline, or an LLM provider (see LLM_CODERS).")
     llm: LLMSettings = Field(default_factory=LLMSettings, description="The LLM coders' model.")
     limits: SandboxLimits = Field(default_factory=SandboxLimits, description="Every sandbox's limits.")
+    analysis: AnalysisLimits = Field(default_factory=AnalysisLimits, description="Reading users' input files.")
     max_attempts: int | None = Field(None, ge=1, le=50, description="SBX_MAX_ATTEMPTS; None: the agent's default.")
     parallel_checks: int = Field(2, ge=1, le=32, description="Artefacts `check` runs at once.")
     output: dict[str, str] = Field(default_factory=dict, description="bank_parser: SBX_OUTPUT__* as given.")

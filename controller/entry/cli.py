@@ -2,7 +2,7 @@
 
 Exit status: 0 the parser passed (or ran and cannot be verified), 1 the loop gave up or the
 checked parser failed, 2 a usage or input error (or no Docker engine), 3 the environment
-failed (image build, engine error), 130 interrupted. A user's mistake is one line on
+failed (image build, engine error), 130 interrupted, 143 terminated (SIGTERM). A user's mistake is one line on
 stderr, never a traceback.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import os
+import signal
 import sys
 import threading
 from collections.abc import Sequence
@@ -56,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
                            help="parser files (each defining parse(pdf_path)) or folders of them")
     artefacts.add_argument("--module", nargs="+", metavar="PATH",
                            help="Idris modules (.idr files or folders of them) for an idris target: idris2 --check")
+    artefacts.add_argument("--conversation", nargs="+", metavar="PATH",
+                           help="scripted conversations (.txt files of replies, one a line, or folders of them) "
+                                "for an intake target: judged like its run")
     artefacts.add_argument("--report", nargs="+", metavar="PATH",
                            help="reports (.md files or folders of them) for a blueprint target: its QA and validators")
     check.add_argument("--jobs", type=int, metavar="N",
@@ -112,9 +116,20 @@ def _k8s(args: argparse.Namespace, settings: Settings) -> int:
     return command(args, settings)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program is, so that every ``finally`` and context manager
+    on the way out runs: the run's containers and volumes are removed as on Ctrl-C."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status."""
     args = build_parser().parse_args(argv)
+    if threading.current_thread() is threading.main_thread():  # signals reach the main thread only
+        signal.signal(signal.SIGTERM, _terminate)
     try:
         settings = _settings(args)
         configure_logging(settings.log_format, settings.observability.log_level,
@@ -126,6 +141,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PlatformError as exc:
         print(f"error: {exc.one_line()}", file=sys.stderr)
         return exc.exit_code
+    except Terminated:
+        print("terminated: containers of this run were removed", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print("interrupted: containers of this run were removed", file=sys.stderr)
         return 130

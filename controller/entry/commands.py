@@ -33,7 +33,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 def check(args: argparse.Namespace, settings: Settings) -> int:
     """Run existing artefacts (parsers, modules) through the target agent's sandbox and judgement."""
     agent = agent_for_target(settings.data_dir, args.target)
-    given = next(kind for kind in ("parser", "module", "report") if getattr(args, kind, None))
+    given = next(kind for kind in ("parser", "module", "conversation", "report") if getattr(args, kind, None))
     artefact = agent.info.artefact
     if given != artefact:
         raise TargetError(f"{args.target} is a target of the {agent.name} agent, which checks a {artefact}, "

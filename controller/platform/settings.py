@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from agents.ports.config import LLM_CODERS, AgentConfig, LLMSettings
+from agents.ports.config import LLM_CODERS, AgentConfig, AnalysisLimits, LLMSettings
 from agents.ports.sandbox import SandboxLimits
 from controller.platform.sandbox.kubernetes.config import KubernetesSettings
 
@@ -119,6 +119,9 @@ class Settings(BaseSettings):
     )
 
     sandbox: SandboxLimits = Field(default_factory=SandboxLimits)
+    analysis: AnalysisLimits = Field(
+        default_factory=AnalysisLimits, description="Reading users' PDFs and CSVs (SBX_ANALYSIS__*)."
+    )
     pool: WarmPoolSettings = Field(default_factory=WarmPoolSettings)
     parallel_checks: int = Field(
         2, ge=1, le=32, description="Parsers `check` runs at once (each in its own sandbox)."
@@ -188,6 +191,7 @@ def agent_config(settings: Settings) -> AgentConfig:
     return AgentConfig(
         data_dir=settings.data_dir, runs_dir=settings.runs_dir, parsers_dir=settings.parsers_dir,
         idris_dir=settings.idris_dir, coder=settings.coder, llm=settings.llm, limits=settings.sandbox,
+        analysis=settings.analysis,
         max_attempts=settings.max_attempts if "max_attempts" in settings.model_fields_set else None,
         parallel_checks=settings.parallel_checks, output=settings.output,
     )

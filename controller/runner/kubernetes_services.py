@@ -45,7 +45,6 @@ class KubernetesServices:
         if removed:
             say(f"removed {removed} sandbox pod(s)/configmap(s) left behind by earlier runs")
         backend = get_backend(config, api)
-        assert isinstance(backend, KubernetesSandbox)
         return cls(settings, api, InstrumentedSandbox(backend), say, backend)
 
     @property

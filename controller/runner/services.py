@@ -55,7 +55,6 @@ class DockerServices:
         if removed:
             say(f"removed {removed} container(s)/volume(s) left behind by earlier runs")
         backend = get_backend(config, client)
-        assert isinstance(backend, DockerSandbox)
         # Every execution is logged and measured, whatever command runs it.
         return cls(settings, client, InstrumentedSandbox(backend), say, backend)
 

@@ -28,6 +28,7 @@ import traceback
 from typing import Any
 
 SCHEMA = "sandloop.frame/1"
+DOCUMENT_SCHEMA = "sandloop.document/1"
 #: Told to the holder's reader on stdout once the warm interpreter is ready for its work.
 READY_MARKER = b"\x1esandloop-ready\x1e"
 
@@ -36,18 +37,30 @@ class ContractError(Exception):
     """The parser module does not honour ``parse(pdf_path) -> pandas.DataFrame``."""
 
 
-def load_parse(parser_path: str) -> Any:
-    """Import the parser from its file and return its ``parse`` function."""
+def load_module(parser_path: str) -> Any:
+    """Import the program (a parser, or the controller's statement probe) from its file."""
     spec = importlib.util.spec_from_file_location("generated_parser", parser_path)
     if spec is None or spec.loader is None:
         raise ContractError(f"cannot load {parser_path} as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules["generated_parser"] = module
     spec.loader.exec_module(module)
+    return module
+
+
+def run_program(program_path: str, pdf_path: str) -> dict[str, Any]:
+    """Run the program on the statement: a parser's frame, or the document the controller's
+    statement probe returns (``sandloop_document``, issue 23). The controller decodes each
+    result with the decoder of what it asked for, so a parser that returns a document is
+    refused as a parser."""
+    module = load_module(program_path)
+    probe = getattr(module, "sandloop_document", None)
+    if callable(probe):
+        return {"schema": DOCUMENT_SCHEMA, "status": "ok", "document": probe(pdf_path)}
     parse = getattr(module, "parse", None)
     if not callable(parse):
         raise ContractError("the parser module defines no callable parse(pdf_path)")
-    return parse
+    return encode_frame(parse(pdf_path))
 
 
 def encode_value(value: Any) -> Any:
@@ -141,7 +154,7 @@ def main(argv: list[str]) -> int:
         argv = argv[2:]
     parser_path, pdf_path, result_path = argv
     try:
-        document, status = encode_frame(load_parse(parser_path)(pdf_path)), 0
+        document, status = run_program(parser_path, pdf_path), 0
     except ContractError as exc:
         document, status = failure("type_error", exc), 2
     except BaseException as exc:  # noqa: BLE001 - whatever the parser raises is reported

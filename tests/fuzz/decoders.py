@@ -298,6 +298,41 @@ def check_toml(text: str) -> None:
         _guard((ConfigError, TargetError), lambda: load_target_config(Path(root), "t"))
 
 
+# --- intake replies (the intake agent's deterministic state resolver) ----------------------
+
+_INTAKE_PIECES = ["I earn", "80,000", "80k", "1.2 million", "$1,250.50", "actually", "sorry", "I meant",
+                  "I lost my job", "bankrupt", "will", "next month", "used to", "skip", "and", "but", ",", ".",
+                  "no longer", "rent", "years old", "2030", "March 2031", "2030-06-01", "1/6/2030", "yes", "no",
+                  "I live in", "want to", "by", "months", "savings", "\x1b[2J", "\u2028", "\x00"]
+INTAKE_INPUTS = st.one_of(
+    st.text(max_size=400),
+    st.lists(st.one_of(st.sampled_from(_INTAKE_PIECES), st.text(max_size=12)), max_size=80).map(" ".join),
+    st.integers(1, 20_000).map(lambda n: "1," * n),
+    st.integers(1, 20_000).map(lambda n: "9" * n),
+    st.integers(1, 5_000).map(lambda n: "actually and " * n),
+    st.integers(1, 5_000).map(lambda n: "I earn 1,000 " * n),
+)
+
+
+def check_intake_reply(reply: str) -> None:
+    """resolve() returns a Resolution whose updates name fields of the schemas, with values of their type."""
+    from agents.intake.agent import load_target
+    from agents.intake.models import Question
+    from agents.intake.resolver import ResolverInput, resolve
+    from agents.ports.config import AgentConfig
+
+    schemas = load_target(AgentConfig(data_dir=PROJECT_ROOT / "data"), "intake-priority-shift").schemas
+    kinds = {"boolean": (bool,), "integer": (int, float), "number": (int, float), "string": (str,)}
+    for question in (Question("Income", "annual_amount", "?"), Question("Personal", "city", "?"),
+                     Question("Personal", "age", "?", "confirm", 1, 41)):
+        found = _guard((), lambda q=question: resolve(ResolverInput(reply, q, schemas, {"Personal": {"age": 42}})))
+        for update in found.updates:
+            spec = schemas.get(update.node, None)
+            field = spec.properties.get(update.field) if spec else None
+            if field is None or not (update.skipped or isinstance(update.value, kinds[field.type])):
+                raise ContractBroken(f"update {update.node}.{update.field}={update.value!r} breaks the schemas")
+
+
 # --- PDFs --------------------------------------------------------------------------------
 
 _PDF: list[bytes] = []
@@ -331,9 +366,11 @@ PDF_INPUTS = _broken_pdfs()
 
 
 def check_pdf(raw: bytes) -> None:
-    """resolve_target + analyze_pdf return an analysis or raise TargetError, whatever the PDF holds."""
-    from agents.bank_parser.analysis import analyze_pdf
+    """resolve_target + the statement probe return a scan or raise TargetError, whatever the PDF holds
+    (the probe in-process: the fuzzer makes its own PDFs; production runs it in a sandbox)."""
+    from agents.ports.config import AnalysisLimits
     from agents.ports.errors import TargetError
+    from tests.doubles.inprocess_statement import InProcessStatementReader
     from agents.bank_parser.target import resolve_target
 
     root = Path(tempfile.mkdtemp(prefix="sandloop-fuzz-"))
@@ -342,9 +379,54 @@ def check_pdf(raw: bytes) -> None:
         (root / "t" / "statement.pdf").write_bytes(raw)
         target = _guard((TargetError,), lambda: resolve_target("t", root))
         if target is not None:
-            _guard((TargetError,), lambda: analyze_pdf(target.pdf, max_pages=1))
+            reader = InProcessStatementReader(AnalysisLimits(analysed_pages=1))
+            _guard((TargetError,), lambda: reader.read(target.pdf))
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+# --- the statement probe's summary (issue 23): what a sandbox says a PDF holds ------------
+
+_WORDS = st.lists(st.tuples(st.text(max_size=8), *[st.floats(allow_nan=True)] * 4), max_size=4)
+_PAGES = st.fixed_dictionaries({
+    "number": st.integers(-2, 5), "width": st.floats(), "height": st.floats(), "text": st.text(max_size=40),
+    "tables": st.lists(st.lists(st.lists(st.one_of(st.none(), st.text(max_size=5)), max_size=3), max_size=3),
+                       max_size=2),
+    "words": _WORDS,
+})
+_SCANS = st.fixed_dictionaries({
+    "page_count": st.integers(-1, 10), "pages": st.lists(_PAGES, max_size=3),
+    "texts": st.lists(st.tuples(st.integers(0, 5), st.text(max_size=30)), max_size=4), "scanned": st.booleans(),
+})
+_SUMMARIES = st.one_of(
+    st.builds(lambda d: {"schema": "sandloop.document/1", "status": "ok", "document": d},
+              st.one_of(_SCANS, _JSON, st.fixed_dictionaries({"refusal": _JSON}))),
+    st.builds(lambda t: {"schema": "sandloop.frame/1", "status": "error", "error_type": t}, _JSON),
+)
+SUMMARY_INPUTS = st.one_of(st.binary(max_size=512), _JSON.map(_dumps), _SUMMARIES.map(_dumps),
+                           _bombs(), _mutated(_SUMMARIES.map(_dumps)))
+
+
+def check_summary(raw: bytes) -> None:
+    """decode_scan returns a scan or raises TargetError with one line, whatever the bytes."""
+    from agents.bank_parser.statement_reader import decode_scan
+    from agents.ports.config import AnalysisLimits
+    from agents.ports.errors import TargetError
+    from agents.ports.sandbox import CapturedStream, SandboxLimits, SandboxResult
+
+    empty = CapturedStream(b"", 0)
+    result = SandboxResult(0, empty, empty, False, False, 0.0, {"result.json": raw})
+
+    def refusal_line() -> str:
+        try:
+            decode_scan(Path("s.pdf"), result, SandboxLimits(), AnalysisLimits(), ocr=False)
+        except TargetError as exc:
+            return str(exc)
+        return ""
+
+    line = _guard((), refusal_line)
+    if "\n" in line:
+        raise ContractBroken(f"a refusal spans lines: {line[:60]!r}")
 
 
 # --- the holder's stdout: program output, markers, output frames ------------------------
@@ -464,7 +546,9 @@ DECODERS = (
     Decoder("idris_transcript", IDRIS_INPUTS, check_idris, lambda: check_idris("")),
     Decoder("llm_extract", REPLY_INPUTS, check_reply, lambda: check_reply("")),
     Decoder("target_toml", TOML_INPUTS, check_toml, lambda: check_toml("")),
+    Decoder("intake_reply", INTAKE_INPUTS, check_intake_reply, lambda: check_intake_reply("")),
     Decoder("pdf_analysis", PDF_INPUTS, check_pdf, lambda: check_pdf(_sample_pdf()), slow_ok=True),
+    Decoder("analysis_summary", SUMMARY_INPUTS, check_summary, lambda: check_summary(b"{}")),
     Decoder("blueprint_json", BLUEPRINT_INPUTS, check_blueprint, lambda: check_blueprint(_BLUEPRINT)),
     Decoder("blueprint_call_result", CALL_RESULT_INPUTS, check_call_result, lambda: check_call_result(b"{}")),
 )

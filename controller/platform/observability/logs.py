@@ -181,10 +181,12 @@ def configure_logging(
 
     Args:
         log_format: ``json``, ``console`` or ``auto`` (by whether ``stream`` is a terminal).
-        level: Lowest level logged (debug, info, warning, error). ``None``: info, except
-            console lines on a terminal start at warning, because the progress display
-            already shows what the info events say. ``events.jsonl`` always gets ``level``
-            or info.
+        level: Lowest level logged (debug, info, warning, error). ``None``: warning, except
+            an explicit ``json`` format, which starts at info (a log collector asked for
+            every event). The progress display on stdout already shows what the info events
+            say, and ``events.jsonl`` in the run folder always gets them (``level`` or info),
+            so by default stderr carries only warnings and errors: progress lines and JSON
+            lines no longer interleave when both streams go to one file (issue 23).
         stream: Where log lines go; stderr by default (stdout is the progress display).
         secrets: Values to scrub from every line (see :func:`secret_values`).
         cache_loggers: Cache bound loggers (production); tests pass False so they can reconfigure.
@@ -193,7 +195,7 @@ def configure_logging(
     stream = stream if stream is not None else sys.stderr
     fmt = resolve_format(log_format, stream)
     file_level = _level(level or "info")
-    stream_level = _level(level) if level else (logging.WARNING if fmt == "console" else logging.INFO)
+    stream_level = _level(level) if level else (logging.INFO if log_format == "json" else logging.WARNING)
     setup = LogSetup(fmt, stream_level, file_level, Redactor(secrets))
     structlog.configure(
         processors=[*_shared_processors(), structlog.stdlib.ProcessorFormatter.wrap_for_formatter],

@@ -7,7 +7,7 @@ branch in :func:`get_backend`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, overload
 
 import docker
 from kubernetes.client import CoreV1Api
@@ -51,13 +51,20 @@ def backend_config(settings: Settings, *, min_pool: int = 0) -> BackendConfig:
     return DockerBackendConfig(settings.sandbox_user, size, pool.max_idle_seconds)
 
 
+@overload
+def get_backend(config: DockerBackendConfig, connection: docker.DockerClient) -> DockerSandbox: ...
+@overload
+def get_backend(config: KubernetesBackendConfig, connection: CoreV1Api) -> KubernetesSandbox: ...
+
+
 def get_backend(config: BackendConfig, connection: docker.DockerClient | CoreV1Api) -> Backend:
-    """The backend ``config`` describes, on an open engine or cluster connection."""
-    if isinstance(config, KubernetesBackendConfig):
-        assert isinstance(connection, CoreV1Api)
+    """The backend ``config`` describes, on an open engine or cluster connection (typed per
+    backend by the overloads, so callers need no narrowing)."""
+    if isinstance(config, KubernetesBackendConfig) and isinstance(connection, CoreV1Api):
         k8s = config.kubernetes
         return KubernetesSandbox(connection, k8s, user=config.user, owner=k8s.controller_pod or this_owner())
-    assert isinstance(connection, docker.DockerClient)
+    if not (isinstance(config, DockerBackendConfig) and isinstance(connection, docker.DockerClient)):
+        raise TypeError(f"a {config.kind} backend needs its own connection, not {type(connection).__name__}")
     return DockerSandbox(connection, user=config.user, owner=this_owner(), pool_size=config.pool_size,
                          pool_max_idle_seconds=config.pool_max_idle_seconds,
                          remove_in_background=True)  # drained by the session's close

@@ -68,6 +68,11 @@ class PoolStats:
     expired: int = 0
 
 
+#: How long an acquire waits for a container of its kind that is being launched.
+IN_FLIGHT_WAIT_SECONDS = 5.0
+#: How long close() waits for a launch in flight; past it the next controller's reaper
+#: removes what the launch leaves.
+CLOSE_WAIT_SECONDS = 120.0
 Launch = Callable[[SandboxSpec], WarmContainer]
 Discard = Callable[[WarmContainer], None]
 
@@ -90,6 +95,7 @@ class WarmPool:
         self._templates: dict[WarmKey, SandboxSpec] = {}
         self._lock = threading.Condition()
         self._closed = False
+        self._launching: set[WarmKey] = set()
         self.stats = PoolStats()
         self._thread = threading.Thread(target=self._refill_loop, name="sandloop-warm-pool", daemon=True)
         self._thread.start()
@@ -105,12 +111,22 @@ class WarmPool:
             self._lock.notify_all()
 
     def acquire(self, spec: SandboxSpec) -> WarmContainer | None:
-        """Take a warm container for ``spec`` (a hit) or return None (a miss, to run cold)."""
+        """Take a warm container for ``spec`` (a hit) or return None (a miss, to run cold).
+
+        When none is idle but one for this kind is being launched, wait for it (up to
+        :data:`IN_FLIGHT_WAIT_SECONDS`): it is further along than a cold start would be. That
+        is what lets a run's first execution (the statement probe, right after the prewarm)
+        use the prewarmed container.
+        """
         key = WarmKey.of(spec)
         if key is None:
             return None
+        with self._lock:
+            known = key in self._templates
         self.want(spec)
         with self._lock:
+            if known:
+                self._wait_in_flight(key)
             idle = self._idle[key]
             warm = idle.pop(0) if idle else None
             if warm is None:
@@ -120,6 +136,15 @@ class WarmPool:
             self._lock.notify_all()
         return warm
 
+    def _wait_in_flight(self, key: WarmKey) -> None:
+        """With the lock held: wait while no container of ``key`` is idle and one is launching."""
+        deadline = time.monotonic() + IN_FLIGHT_WAIT_SECONDS
+        while not self._idle[key] and key in self._launching and not self._closed:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            self._lock.wait(remaining)
+
     def close(self) -> None:
         """Stop refilling and remove every idle container."""
         with self._lock:
@@ -127,7 +152,9 @@ class WarmPool:
             leftovers = [w for idle in self._idle.values() for w in idle]
             self._idle.clear()
             self._lock.notify_all()
-        self._thread.join(timeout=30)
+        # A launch in flight finishes (and, seeing the pool closed, removes its container)
+        # before the process may exit; on a loaded engine one can take well over 30 s.
+        self._thread.join(timeout=CLOSE_WAIT_SECONDS)
         for warm in leftovers:
             self._discard(warm)
 
@@ -148,6 +175,8 @@ class WarmPool:
                     return
                 expired = self._take_expired()
                 todo = self._next_to_launch()
+                if todo is not None:
+                    self._launching.add(todo[0])
                 if todo is None and not expired:
                     self._lock.wait(timeout=1.0)
                     continue
@@ -175,14 +204,17 @@ class WarmPool:
         try:
             warm = self._launch(spec)
         except Exception:  # noqa: BLE001 - the engine failed: run cold, retry later
+            with self._lock:
+                self._launching.discard(key)
+                self._lock.notify_all()
             time.sleep(1.0)
             return
         with self._lock:
-            if self._closed:
-                closed = True
-            else:
-                closed = False
+            self._launching.discard(key)
+            closed = self._closed
+            if not closed:
                 self._idle.setdefault(key, []).append(warm)
                 self.stats.warmups.append(warm.warmup_seconds)
+            self._lock.notify_all()
         if closed:
             self._discard(warm)

@@ -59,7 +59,8 @@ class TestOutputArea:
                                                             limits, {"agent": "pytest"}))
         finally:
             largest = watcher.stop()
-        assert execution.failure in (FailureKind.EXECUTION_ERROR, FailureKind.TYPE_ERROR), execution.message
+        assert execution.failure == FailureKind.EXECUTION_ERROR, execution.message
+        assert execution.message.startswith(f"output area full ({base_settings.sandbox.output_area_mb} MiB)")
         reported = re.search(r"wrote (\d+)", execution.sandbox.stdout.text)
         assert reported is None or int(reported.group(1)) <= bound * MIB, execution.sandbox.stdout.text[-500:]
         assert largest <= bound * MIB + MIB, f"{largest / MIB:.0f} MiB on the host's disk, bound {bound} MiB"

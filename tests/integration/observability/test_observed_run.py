@@ -41,7 +41,8 @@ class TestRunLogs:
         ends = [e for e in events if e["event"] == "node.finished"]
         assert [e["node"] for e in ends] == ["analyze", "generate", "save", "execute", "compare", "finalize"]
         assert all(isinstance(e["duration_seconds"], float) and e["outcome"] for e in ends)
-        (sandbox,) = [e for e in events if e["event"] == "sandbox.executed"]
+        probe, sandbox = [e for e in events if e["event"] == "sandbox.executed"]
+        assert probe["node"] == "analyze" and probe["outcome"] == "ok"  # the statement is read in a sandbox too
         assert sandbox["node"] == "execute" and sandbox["attempt"] == 1
         assert sandbox["image"].startswith("sandloop/python-parser:") and len(sandbox["container_id"]) == 12
         assert sandbox["exit_code"] == 0 and sandbox["outcome"] == "ok"

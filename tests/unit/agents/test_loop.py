@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from controller.platform.artefacts import RunArtifacts
-from tests.fakes import parser_run_args
+from tests.fakes import parser_run_args, probe_result
+from agents.bank_parser.pdf_probe import PROBE_CONFIG
 from agents.bank_parser.nodes import AGENT
 from agents.bank_parser.run import run_parser_agent
 from agents.idris.document import load_document
@@ -29,12 +30,16 @@ from tests.unit.agents.bank_parser.test_graph import CountingCoder
 
 
 class BuggySandbox:
-    """A test double whose run raises ``error``: stands in for a bug anywhere under a node."""
+    """A test double whose run raises ``error``: stands in for a bug anywhere under a node.
+    The statement probe the parser agent starts with is answered as a sandbox would
+    (``probe_result``), so the bug hits the parser's execution."""
 
     def __init__(self, error: Exception) -> None:
         self.error = error
 
     def run(self, spec):  # noqa: ANN001, ANN201
+        if PROBE_CONFIG in spec.inputs:
+            return probe_result(spec)
         raise self.error
 
 

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 from pydantic import SecretStr
 
-from agents.bank_parser.analysis import analyze
+from tests.doubles.inprocess_statement import analyze_here as analyze
 from agents.bank_parser.coders import CoderFailed, FailureKind, Feedback, check_coder, make_coder
 from agents.bank_parser.coders.llm import LLMCoder
 from agents.bank_parser.run import run_parser_agent

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from agents.bank_parser.analysis import Analysis, analyze
+from agents.bank_parser.analysis import Analysis
+from tests.doubles.inprocess_statement import analyze_here as analyze
 from agents.bank_parser.coders._plan import (
     DateRule,
     NumberFormat,

@@ -18,7 +18,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from agents.bank_parser.analysis import Analysis, analyze
+from agents.bank_parser.analysis import Analysis
+from tests.doubles.inprocess_statement import analyze_here as analyze
 from agents.bank_parser.coders import _runtime as rt
 from agents.bank_parser.coders._plan import ParserPlan
 from agents.bank_parser.coders._preview import FULL, Previewer

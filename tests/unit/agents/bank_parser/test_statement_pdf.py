@@ -11,7 +11,7 @@ import pandas as pd
 import pdfplumber
 import pytest
 
-from agents.bank_parser.analysis import analyze
+from tests.doubles.inprocess_statement import analyze_here as analyze
 from agents.bank_parser.coders._preview import FULL, Previewer
 from agents.bank_parser.coders.offline import OfflineCoder
 from agents.bank_parser.graph import route_after_compare

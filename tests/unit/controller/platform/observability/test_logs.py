@@ -108,6 +108,22 @@ class TestFormats:
         with pytest.raises(json.JSONDecodeError):
             json.loads(text.splitlines()[0])
 
+    def test_auto_off_a_terminal_is_json_from_warning(self):
+        """auto on a pipe: JSON lines, warnings and errors only (info is in events.jsonl), so they
+        do not interleave with the progress lines when stdout and stderr share a file."""
+        stream = io.StringIO()
+        configure_logging("auto", None, stream=stream, cache_loggers=False)
+        structlog.get_logger("t").info("node.finished")
+        structlog.get_logger("t").warning("push.failed", job="j")
+        lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+        assert [line["event"] for line in lines] == ["push.failed"]
+
+    def test_explicit_json_starts_at_info(self):
+        stream = io.StringIO()
+        configure_logging("json", None, stream=stream, cache_loggers=False)
+        structlog.get_logger("t").info("node.finished")
+        assert json.loads(stream.getvalue().splitlines()[0])["event"] == "node.finished"
+
     def test_events_file_is_json_even_when_the_terminal_is_console(self, tmp_path):
         """runs/<id>/events.jsonl gets JSON lines at info, whatever the terminal shows."""
         configure_logging("console", None, stream=Terminal(), cache_loggers=False)

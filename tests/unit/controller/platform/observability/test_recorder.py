@@ -71,14 +71,15 @@ def observed_run(settings: Settings, backend) -> io.StringIO:  # noqa: ANN001
 
 class TestObservedRun:
     def test_run_is_recorded_with_nodes_sandbox_and_retries(self, settings):
-        """An error then a pass: history holds passed, 2 attempts, one execution_error retry, 2 executions."""
+        """An error then a pass: history holds passed, 2 attempts, one execution_error retry, 3 executions
+        (the statement probe's, then the two parsers')."""
         observed_run(settings, ScriptedSandbox([error_document("KeyError", "'Date'"), frame_document(EXPECTED)]))
         store = HistoryStore(history_path(settings))
         (row,) = store.read_runs()
         assert (row["run_id"], row["status"], row["attempts"], row["coder"]) == ("r1", "passed", 2, "numbered")
         snapshot = store.snapshot(BUCKETS)
         assert snapshot.retries == {(AGENT, "icici", "execution_error"): 1}
-        assert snapshot.sandbox_runs == {(AGENT, "icici", "sandloop/python-parser", "ok"): 2}
+        assert snapshot.sandbox_runs == {(AGENT, "icici", "sandloop/python-parser", "ok"): 3}
         assert snapshot.node_seconds[(AGENT, "execute")].count == 2
 
     def test_events_file_and_failed_push_are_logged(self, settings):

@@ -94,3 +94,36 @@ class TestWarmPool:
         """Different images (or limits) never share warm containers."""
         assert WarmKey.of(spec(image="a")) != WarmKey.of(spec(image="b"))
         assert WarmKey.of(spec(warm=False)) is None
+
+
+class SlowLauncher(Recorder):
+    """Launches take ``seconds``, so an acquire can arrive while one is in flight."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__()
+        self.seconds = seconds
+
+    def launch(self, spec_: SandboxSpec) -> WarmContainer:
+        time.sleep(self.seconds)
+        return super().launch(spec_)
+
+
+class TestInFlight:
+    def test_an_acquire_waits_for_the_container_being_launched(self):
+        """Prewarmed, then asked for before the launch finished: a hit, not a cold run."""
+        rec = SlowLauncher(0.5)
+        pool = WarmPool(rec.launch, rec.discard, size=1, max_idle_seconds=60)
+        pool.want(spec())
+        wait_until(lambda: pool._launching)  # noqa: SLF001 - the launch is in flight
+        warm = pool.acquire(spec())
+        assert warm is not None and warm.container == 0
+        assert (pool.stats.hits, pool.stats.misses) == (1, 0)
+        pool.close()
+
+    def test_an_unknown_kind_misses_at_once(self):
+        """The first acquire of a kind never prewarmed does not wait: it runs cold."""
+        rec = SlowLauncher(2.0)
+        pool = WarmPool(rec.launch, rec.discard, size=1, max_idle_seconds=60)
+        assert pool.acquire(spec()) is None
+        assert rec.launched == []  # it returned before the launch it started could finish
+        pool.close()

@@ -1,0 +1,181 @@
+"""Read a statement PDF without parsing it on the host (issue 23).
+
+The PDF goes into a throwaway sandbox of the run's image with :mod:`pdf_probe` as its
+program and ``probe.json`` (the caps) beside it; what comes back is decoded with the bounded
+JSON decoder and validated field by field. A text PDF takes one execution, which a warm
+container serves when the analysis limits equal the run's (the defaults do); a scan takes a
+second one, with the OCR time limit. Every bound a PDF breaks is one line naming the limit and
+the setting that raises it (a :class:`TargetError`, exit 2).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agents.bank_parser import pdf_probe
+from agents.bank_parser.evaluate import PARSER_FILE, PDF_FILE, RESULT_FILE, program_spec
+from agents.bank_parser.pages import PageAnalysis, StatementScan, Word
+from agents.bank_parser.target import HINT_PDF, check_pdf_size
+from agents.bounded_json import BoundedJSONError, JSONBounds, loads_bounded
+from agents.ports.config import AnalysisLimits
+from agents.ports.errors import TargetError
+from agents.ports.sandbox import Sandbox, SandboxLimits, SandboxResult
+from agents.untrusted_text import one_line
+
+DOCUMENT_SCHEMA = "sandloop.document/1"
+#: Depth: document > pages > page > tables > table > row > cell.
+PROBE_BOUNDS = JSONBounds(max_bytes=24 * 1024 * 1024, max_depth=7, max_values=3_000_000)
+#: Pages a scanned PDF's facts are read from (OCR is slow: ~2-5 s a page on one core).
+OCR_FACT_PAGES = 4
+#: The OCR setting the analysis uses; the parser's first setting is the same.
+PROBE_OCR = {"dpi": 300, "psm": 6, "threshold": 0}
+_PROBE_SOURCE = inspect.getsource(pdf_probe).encode("utf-8")
+#: Read as a file: importing the coders package here would import the analysis (a cycle).
+_OCR_SOURCE = (Path(__file__).parent / "coders" / "_ocr_runtime.py").read_bytes()
+_TEXT = 1 << 20  # characters of one page's text
+
+
+class _Page(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    number: int = Field(ge=1)
+    width: float
+    height: float
+    text: str = Field(max_length=_TEXT)
+    tables: list[list[list[str | None]]] = Field(max_length=1000)
+    words: list[tuple[str, float, float, float, float]] = Field(max_length=500_000)
+
+
+class _Document(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    page_count: int = Field(ge=0)
+    pages: list[_Page] = Field(max_length=50)
+    texts: list[tuple[int, str]] = Field(max_length=100_000)
+    scanned: bool
+
+
+class _Refusal(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: str = Field(max_length=40)
+    pages: int | None = None
+
+
+@dataclass(frozen=True)
+class StatementReader:
+    """Reads statements in sandboxes of ``image`` with the analysis caps."""
+
+    sandbox: Sandbox
+    image: str
+    limits: SandboxLimits
+    caps: AnalysisLimits
+    labels: Mapping[str, str]
+
+    def read(self, pdf_path: Path) -> StatementScan:
+        """Read ``pdf_path``'s pages in a sandbox; OCR them in a second one if it is a scan.
+
+        Raises:
+            TargetError: too big, too many pages, password-protected, unreadable, or over the
+                analysis memory or time limit: one line each.
+        """
+        pdf = read_pdf_bytes(pdf_path, self.caps.max_pdf_mb)
+        scan = self._run(pdf_path, pdf, ocr=False)
+        return self._run(pdf_path, pdf, ocr=True) if scan.scanned else scan
+
+    def _run(self, pdf_path: Path, pdf: bytes, *, ocr: bool) -> StatementScan:
+        timeout = self.caps.ocr_timeout_seconds if ocr else self.caps.timeout_seconds
+        limits = self.limits.model_copy(update={"memory_mb": self.caps.memory_mb, "timeout_seconds": timeout})
+        config = probe_config(self.caps, ocr=ocr)
+        inputs = {PARSER_FILE: _PROBE_SOURCE, PDF_FILE: pdf, pdf_probe.PROBE_CONFIG: json.dumps(config).encode()}
+        if ocr:
+            inputs[f"{pdf_probe.OCR_MODULE}.py"] = _OCR_SOURCE
+        result = self.sandbox.run(program_spec(self.image, inputs, limits, dict(self.labels)))
+        return decode_scan(pdf_path, result, limits, self.caps, ocr=ocr)
+
+
+def probe_config(caps: AnalysisLimits, *, ocr: bool) -> dict[str, Any]:
+    """What ``probe.json`` tells the probe: the caps, and whether to OCR."""
+    return {"max_pages": caps.max_pages, "analysed_pages": caps.analysed_pages,
+            "ocr": ocr, "ocr_fact_pages": OCR_FACT_PAGES, "ocr_setting": PROBE_OCR}
+
+
+def read_pdf_bytes(pdf_path: Path, max_mb: int) -> bytes:
+    """The PDF's bytes, refused unread when larger than ``max_mb``."""
+    try:
+        check_pdf_size(pdf_path, pdf_path.stat().st_size, max_mb)
+        return pdf_path.read_bytes()
+    except OSError as exc:
+        raise TargetError(f"cannot read {pdf_path}: {exc.strerror}") from exc
+
+
+def decode_scan(pdf_path: Path, result: SandboxResult, limits: SandboxLimits, caps: AnalysisLimits,
+                *, ocr: bool) -> StatementScan:
+    """The scan the probe returned, or the one line saying why there is none."""
+    name = pdf_path.name
+    if result.oom_killed:
+        raise TargetError(f"{name}: analysis needed more than {limits.memory_mb} MiB (a PDF this complex cannot "
+                          "be a bank statement export; raise SBX_ANALYSIS__MEMORY_MB to try anyway)", hint=HINT_PDF)
+    if result.timed_out:
+        setting = "SBX_ANALYSIS__OCR_TIMEOUT_SECONDS" if ocr else "SBX_ANALYSIS__TIMEOUT_SECONDS"
+        raise TargetError(f"{name}: analysis took more than {limits.timeout_seconds:g} s (raise {setting} "
+                          "to try anyway)", hint=HINT_PDF)
+    document = _document(name, result)
+    if document.get("status") == "error":
+        raise TargetError(f"{pdf_path} is not a readable PDF ({_error_type(document)})", hint=HINT_PDF)
+    body = document.get("document")
+    if isinstance(body, dict) and "refusal" in body:
+        raise _refused(pdf_path, body["refusal"], caps)
+    try:
+        return _scan(_Document.model_validate(body))
+    except ValidationError as exc:
+        raise TargetError(f"{name}: the analysis returned a malformed summary ({one_line(str(exc), 160)})",
+                          hint="report this: the statement probe and its decoder disagree") from exc
+
+
+def _document(name: str, result: SandboxResult) -> dict[str, Any]:
+    raw = result.files.get(RESULT_FILE)
+    if raw is None:
+        why = result.refused_files.get(RESULT_FILE) or f"no summary (exit {result.exit_code})"
+        raise TargetError(f"{name}: the analysis returned {one_line(why, 200)}", hint=HINT_PDF)
+    try:
+        document = loads_bounded(raw, PROBE_BOUNDS)
+    except BoundedJSONError as exc:
+        raise TargetError(f"{name}: the analysis summary was refused: {exc}", hint=HINT_PDF) from exc
+    if not isinstance(document, dict) or (document.get("status") != "error"
+                                          and document.get("schema") != DOCUMENT_SCHEMA):
+        raise TargetError(f"{name}: the analysis summary is not a {DOCUMENT_SCHEMA} document", hint=HINT_PDF)
+    return document
+
+
+def _error_type(document: dict[str, Any]) -> str:
+    value = document.get("error_type")
+    return one_line(value, 80) if isinstance(value, str) and value else "unknown error"
+
+
+def _refused(pdf_path: Path, raw: Any, caps: AnalysisLimits) -> TargetError:
+    try:
+        refusal = _Refusal.model_validate(raw)
+    except ValidationError:
+        return TargetError(f"{pdf_path.name}: the analysis refused it for no stated reason", hint=HINT_PDF)
+    if refusal.kind == "encrypted":
+        return TargetError(f"{pdf_path} is password-protected", hint="save an unprotected copy (e.g. qpdf "
+                           "--decrypt --password=... in.pdf out.pdf) and use that")
+    if refusal.kind == "too_many_pages":
+        return TargetError(f"{pdf_path.name}: {refusal.pages} pages, more than the {caps.max_pages} a statement "
+                           "may have (raise SBX_ANALYSIS__MAX_PAGES to try anyway)", hint=HINT_PDF)
+    return TargetError(f"{pdf_path.name}: the analysis refused it ({one_line(refusal.kind, 40)})", hint=HINT_PDF)
+
+
+def _scan(document: _Document) -> StatementScan:
+    pages = [PageAnalysis(number=p.number, width=p.width, height=p.height, text=p.text,
+                          tables=[[list(row) for row in table] for table in p.tables],
+                          words=[Word(*w) for w in p.words]) for p in document.pages]
+    return StatementScan(document.page_count, pages, [(n, t) for n, t in document.texts], document.scanned)

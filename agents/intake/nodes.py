@@ -1,0 +1,125 @@
+"""The nodes of the intake agent (seed 002): analyze, ask (info role), listen, resolve (state
+resolver), decide (decision role), finish. Each returns an update, a one-word outcome and a
+detail; :func:`agents.loop.node` adds timing and the progress event. Each role node builds
+its role's narrow input itself (:mod:`agents.intake.views`) and calls the role, a pure function.
+"""
+
+from __future__ import annotations
+
+import json
+
+from langgraph.runtime import Runtime
+
+from agents.intake.judge import judge
+from agents.intake.models import Question, Resolution
+from agents.intake.resolver import ResolverInput
+from agents.intake.state import IntakeContext, IntakeState
+from agents.intake.views import decision_input, info_input
+from agents.loop import Update, node
+from agents.untrusted_text import one_line
+
+AGENT = "intake"
+GRAPH_FILE = "graph.json"
+TRANSCRIPT_FILE = "transcript.md"
+
+
+@node("analyze")
+def analyze(state: IntakeState, runtime: Runtime[IntakeContext]) -> tuple[Update, str, str]:
+    """Start the graph memory at the first node of the target's list."""
+    ctx = runtime.context
+    target = ctx.target
+    first = target.nodes[0]
+    ctx.memory.visit(0, first)
+    detail = (f"goal: {one_line(target.goal, 60)}; {len(target.nodes)} node(s) ({', '.join(target.nodes)}); "
+              f"{len(target.replies)} scripted repl{'y' if len(target.replies) == 1 else 'ies'}")
+    return {"node": first, "attempt": 0, "step": 0}, "ok", detail
+
+
+@node("ask")
+def ask(state: IntakeState, runtime: Runtime[IntakeContext]) -> tuple[Update, str, str]:
+    """The info role: one question for the current node, or complete."""
+    ctx = runtime.context
+    question = ctx.roles.ask(info_input(ctx.target, ctx.memory, state["node"], state.get("asked", [])))
+    if question is None:
+        data = ctx.memory.get_all_nodes_data().get(state["node"], {})
+        ctx.memory.add_node_snapshot(state["node"], data)
+        return {"question": {}}, "complete", f"{state['node']}: nothing left to ask"
+    return {"question": question.to_json(), "asked": [question.key]}, question.kind, one_line(question.text, 300)
+
+
+@node("listen")
+def listen(state: IntakeState, runtime: Runtime[IntakeContext]) -> tuple[Update, str, str]:
+    """The next reply of the script (one per turn); none left ends the conversation."""
+    ctx = runtime.context
+    turn = state.get("attempt", 0) + 1
+    if turn > min(len(ctx.target.replies), ctx.max_turns):
+        return {"out_of_replies": True}, "no reply", f"the script ended after {turn - 1} repl(ies)"
+    reply = ctx.target.replies[turn - 1]
+    return {"reply": reply, "attempt": turn}, "reply", one_line(reply, 100)
+
+
+@node("resolve")
+def resolve(state: IntakeState, runtime: Runtime[IntakeContext]) -> tuple[Update, str, str]:
+    """The state resolver: every fact of the reply into the graph memory (once per turn)."""
+    ctx, turn = runtime.context, state["attempt"]
+    question = Question.from_json(state["question"])
+    resolution = ctx.memory.turn_result(turn)  # a resumed run may have applied this turn already
+    if resolution is None:
+        inp = ResolverInput(state["reply"], question, ctx.target.schemas, ctx.memory.get_all_nodes_data())
+        resolution = ctx.roles.resolve(inp)
+        ctx.memory.apply_updates(turn, question, state["reply"], resolution)
+    shift = resolution.priority_shift or ""
+    update: Update = {"shift": shift, "priority": [shift] if shift else [],
+                      "unparsed": 0 if resolution.understood else 1}
+    return update, _outcome(resolution), one_line(resolution.reasoning, 300)
+
+
+def _outcome(resolution: Resolution) -> str:
+    if not resolution.understood:
+        return "unparsed"
+    if resolution.priority_shift:
+        return "priority shift"
+    if resolution.conflicts_detected:
+        return "conflict"
+    return "answered" if resolution.answered else "other facts"
+
+
+@node("decide")
+def decide(state: IntakeState, runtime: Runtime[IntakeContext]) -> tuple[Update, str, str]:
+    """The decision role: the next node with a reason, or done (it never sees a reply)."""
+    ctx, step = runtime.context, state.get("step", 0) + 1
+    decision = ctx.memory.decision(step)  # a resumed run may have made this decision already
+    if decision is None:
+        inp = decision_input(ctx.target, ctx.memory, state["node"], state.get("asked", []), state.get("priority", []))
+        decision = ctx.roles.decide(inp)
+        ctx.memory.record_decision(step, state["node"], decision)
+    if decision.visited_all or decision.next_node is None:
+        return {"visited_all": True, "shift": "", "step": step}, "done", one_line(decision.reason, 300)
+    return {"node": decision.next_node, "step": step, "shift": ""}, decision.next_node, one_line(decision.reason, 300)
+
+
+@node("finish")
+def finish(state: IntakeState, runtime: Runtime[IntakeContext]) -> tuple[Update, str, str]:
+    """Judge the graph, and keep it (graph.json) and the conversation (transcript.md) in the run folder."""
+    ctx = runtime.context
+    memory = ctx.memory
+    open_conflicts = [f"{c['node']}.{c['field']}" for c in memory.conflicts(open_only=True)]
+    verdict = judge(memory.get_all_nodes_data(), memory.skipped(), open_conflicts, ctx.target.schemas,
+                    ctx.target.expected)
+    if ctx.artifacts is not None:
+        ctx.artifacts.write(GRAPH_FILE, json.dumps(memory.export(), indent=2, ensure_ascii=False) + "\n")
+        ctx.artifacts.write(TRANSCRIPT_FILE, transcript_markdown(memory.transcript()))
+    ended = "the script ended first; " if state.get("out_of_replies") else ""
+    detail = f"{ended}{verdict.judged}" + (f": {'; '.join(verdict.problems[:3])}" if verdict.problems else "")
+    return {"status": verdict.status, "problems": list(verdict.problems)}, verdict.status, detail
+
+
+def transcript_markdown(turns: list[dict[str, object]]) -> str:
+    """The conversation as a person reads it: question, reply, what was understood."""
+    lines = ["# Conversation", ""]
+    for turn in turns:
+        question, resolution = turn["question"], turn["resolution"]
+        assert isinstance(question, dict) and isinstance(resolution, dict)
+        lines += [f"**{turn['turn']}. {question['node']}** — {one_line(str(question['text']), 300)}", "",
+                  f"> {one_line(str(turn['reply']), 2000)}", "", f"*{one_line(str(resolution['reasoning']), 1000)}*", ""]
+    return "\n".join(lines)

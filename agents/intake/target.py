@@ -1,0 +1,111 @@
+"""An intake target: ``data/<name>/`` with target.toml, node schemas, a script and maybe expected.json.
+
+    data/<name>/target.toml      agent = "intake", goal = "...", nodes = ["Personal", ...]
+    data/<name>/nodes/<Node>.json (or .toml)   one schema per node (agents.intake.schema)
+    data/<name>/replies.txt      the scripted conversation: one reply per line, read in turn
+    data/<name>/expected.json    optional: {"Node": {"field": value, ...}} the final graph must hold
+
+Everything is read and validated before the run starts; anything wrong is one line, exit 2.
+Replies are hostile text: the file, the number of replies and each reply are bounded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import TypeAdapter, ValidationError
+
+from agents.intake.models import Scalar
+from agents.intake.patterns import MAX_REPLY_CHARS
+from agents.intake.schema import HINT, NodeSchema, load_schemas, read_bounded
+from agents.ports.errors import ConfigError, TargetError
+from agents.targets import TargetConfig, check_target_name, known_targets
+
+REPLIES_FILE = "replies.txt"
+EXPECTED_FILE = "expected.json"
+MAX_REPLIES = 200
+MAX_REPLIES_BYTES = 256 * 1024
+MAX_EXPECTED_BYTES = 64 * 1024
+Expected = dict[str, dict[str, Scalar | None]]
+_EXPECTED = TypeAdapter(Expected)
+
+
+@dataclass(frozen=True)
+class IntakeTarget:
+    """A validated intake target."""
+
+    name: str
+    folder: Path
+    goal: str
+    nodes: tuple[str, ...]
+    schemas: dict[str, NodeSchema]
+    replies: tuple[str, ...]
+    expected: Expected | None
+    max_turns: int | None = None
+
+
+def load_intake_target(data_dir: Path, name: str, config: TargetConfig) -> IntakeTarget:
+    """Read and validate the whole target.
+
+    Raises:
+        TargetError: no such folder, no replies.txt. ConfigError: a file that does not validate.
+    """
+    folder = data_dir / check_target_name(name)
+    if not folder.is_dir():
+        known = ", ".join(known_targets(data_dir)) or "none"
+        raise TargetError(f"unknown target {name!r}: there is no folder {folder}", hint=f"known targets: {known}")
+    nodes = tuple(config.nodes or ())
+    schemas = load_schemas(folder, list(nodes))
+    expected = load_expected(folder / EXPECTED_FILE, schemas)
+    return IntakeTarget(name, folder, config.goal or "", nodes, schemas, load_replies(folder / REPLIES_FILE),
+                        expected, config.limits.max_attempts)
+
+
+def load_replies(path: Path) -> tuple[str, ...]:
+    """The scripted replies: one per non-blank line; ``#`` starts a comment line.
+
+    Raises:
+        TargetError: the file is missing. ConfigError: too large, not UTF-8, too many or too long replies.
+    """
+    if not path.is_file():
+        raise TargetError(f"no {path.name} in {path.parent}", hint=f"write the user's replies there, one a line; {HINT}")
+    if path.stat().st_size > MAX_REPLIES_BYTES:
+        raise ConfigError(f"{path} is larger than {MAX_REPLIES_BYTES // 1024} KiB", hint=HINT)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path} ({type(exc).__name__})", hint=HINT) from exc
+    replies = [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    if not replies:
+        raise ConfigError(f"{path} holds no reply", hint=HINT)
+    if len(replies) > MAX_REPLIES:
+        raise ConfigError(f"{path} holds {len(replies)} replies, more than {MAX_REPLIES}", hint=HINT)
+    long = next((i for i, reply in enumerate(replies, 1) if len(reply) > MAX_REPLY_CHARS), None)
+    if long is not None:
+        raise ConfigError(f"{path}: reply {long} is longer than {MAX_REPLY_CHARS} characters", hint=HINT)
+    return tuple(replies)
+
+
+def load_expected(path: Path, schemas: dict[str, NodeSchema]) -> Expected | None:
+    """expected.json (the final graph's node data), checked against the schemas; None without one.
+
+    Raises:
+        ConfigError: not JSON, not ``{"Node": {"field": value}}``, or naming a node or field that does not exist.
+    """
+    if not path.is_file():
+        return None
+    document = read_bounded(path, MAX_EXPECTED_BYTES, HINT)
+    try:
+        expected = _EXPECTED.validate_python(document, strict=True)
+    except ValidationError as exc:
+        where = ".".join(str(p) for p in exc.errors()[0]["loc"])[:100]
+        raise ConfigError(f"{path}: {where or 'document'}: must be {{\"Node\": {{\"field\": value}}}} with "
+                          "numbers, text, true/false or null", hint=HINT) from exc
+    for node, fields in expected.items():
+        if node not in schemas:
+            raise ConfigError(f"{path}: node {node[:40]!r} is not in target.toml's nodes", hint=HINT)
+        unknown = sorted(set(fields) - set(schemas[node].properties))
+        if unknown:
+            raise ConfigError(f"{path}: {node}.{unknown[0][:40]} is not a property of {node}", hint=HINT)
+    return expected

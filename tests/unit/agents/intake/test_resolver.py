@@ -1,0 +1,157 @@
+"""The state resolver role without an LLM: cross-node facts, temporal context, corrections,
+life events and priority shifts, skips, replies that do not parse, hostile replies."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from agents.intake import patterns
+from agents.intake.resolver import resolve
+from tests.fuzz.decoders import INTAKE_INPUTS, check_intake_reply
+from tests.unit.agents.intake.helpers import ask, inp
+
+
+def facts(resolution):  # noqa: ANN001, ANN201
+    return {(u.node, u.field): u for u in resolution.updates}
+
+
+class TestCrossNode:
+    def test_a_fact_for_another_node_lands_there(self):
+        """The seed's scenario 1: asked the age, the user states income; age stays unanswered."""
+        result = resolve(inp("I earn 80,000 dollars"))
+        assert facts(result)[("Income", "annual_amount")].value == 80000
+        assert not result.answered
+
+    def test_the_answer_and_a_named_fact_in_one_clause(self):
+        """'34, I earn 80k': the keyword takes its number, the rest answers the question."""
+        found = facts(resolve(inp("34, I earn 80k")))
+        assert found[("Personal", "age")].value == 34
+        assert found[("Income", "annual_amount")].value == 80000
+
+    def test_several_nodes_in_one_reply(self):
+        found = facts(resolve(inp("I'm 52 years old and I live in Dublin; rent is 1,100")))
+        assert found[("Personal", "age")].value == 52
+        assert found[("Personal", "city")].value == "Dublin"
+        assert found[("Expenses", "rent")].value == 1100
+
+
+class TestTemporal:
+    def test_future_is_marked_and_not_present(self):
+        """The seed's scenario 3: "I will get a promotion" never becomes the present income."""
+        update = facts(resolve(inp("My salary will be 95,000 after my promotion next month")))[
+            ("Income", "annual_amount")]
+        assert update.value == 95000 and update.temporal == "future"
+
+    def test_past_is_marked(self):
+        update = facts(resolve(inp("I used to earn 40,000")))[("Income", "annual_amount")]
+        assert update.temporal == "past"
+
+    def test_present_by_default(self):
+        assert facts(resolve(inp("I earn 40,000")))[("Income", "annual_amount")].temporal == "present"
+
+    def test_a_future_life_event_changes_nothing_yet(self):
+        result = resolve(inp("I will be laid off next year"))
+        assert result.priority_shift is None and not result.updates
+
+
+class TestCorrections:
+    @pytest.mark.parametrize("reply", ["Actually my salary is 58,000", "Sorry. My salary is 58,000",
+                                       "I meant my salary is 58,000"])
+    def test_a_cue_makes_a_correction_not_a_conflict(self, reply):
+        values = {"Income": {"annual_amount": 52000}}
+        update = facts(resolve(inp(reply, values=values)))[("Income", "annual_amount")]
+        assert update.is_correction and not update.conflict and update.value == 58000
+
+    def test_a_contradiction_without_a_cue_is_a_conflict(self):
+        result = resolve(inp("My salary is 58,000", values={"Income": {"annual_amount": 52000}}))
+        assert result.conflicts_detected and facts(result)[("Income", "annual_amount")].conflict
+
+    def test_the_same_value_again_is_no_conflict(self):
+        assert not resolve(inp("My salary is 52,000", values={"Income": {"annual_amount": 52000}})).conflicts_detected
+
+    def test_no_longer_ends_a_fact(self):
+        update = facts(resolve(inp("I no longer pay rent")))[("Expenses", "rent")]
+        assert update.value == 0 and update.is_correction
+
+
+class TestLifeEvents:
+    @pytest.mark.parametrize("reply", ["I lost my job", "I was laid off last week", "I'm unemployed now"])
+    def test_job_loss_sets_income_and_shifts_priority(self, reply):
+        """The seed's scenario 2: income 0, status unemployed, a priority shift; values as corrections."""
+        result = resolve(inp(reply, values={"Income": {"annual_amount": 80000}}))
+        found = facts(result)
+        assert result.priority_shift == "job_loss"
+        assert found[("Income", "annual_amount")].value == 0 and found[("Income", "annual_amount")].is_correction
+        assert found[("Income", "employment_status")].value == "unemployed"
+        assert not result.conflicts_detected
+
+
+class TestAnswers:
+    @pytest.mark.parametrize("reply", ["skip", "Skip this", "pass", "I don't know", "prefer not to say"])
+    def test_skip_marks_the_field_skipped(self, reply):
+        result = resolve(inp(reply, ask("Expenses", "rent")))
+        (update,) = result.updates
+        assert update.skipped and update.value is None and (update.node, update.field) == ("Expenses", "rent")
+        assert result.answered
+
+    def test_a_reply_that_does_not_parse_is_survived(self):
+        result = resolve(inp("hmm, let me think about that"))
+        assert not result.understood and not result.answered and result.reasoning == "nothing understood"
+
+    @pytest.mark.parametrize(("reply", "value"), [("yes", True), ("No", False), ("maybe", None)])
+    def test_yes_no(self, reply, value):
+        assert patterns.yes_no(reply.lower()) is value
+
+    @pytest.mark.parametrize(("reply", "value"), [("2030", "2030"), ("by March 2031", "2031-03"),
+                                                  ("on 2030-06-01", "2030-06-01"), ("1/6/2030", "2030-06-01")])
+    def test_dates(self, reply, value):
+        found = facts(resolve(inp(reply, ask("Goals", "target_year"))))
+        assert found[("Goals", "target_year")].value == value
+
+    @pytest.mark.parametrize(("reply", "value"), [("80k", 80000), ("$1,250.50", 1250.5), ("1.2 million", 1200000),
+                                                  ("twelve", 12)])
+    def test_amounts(self, reply, value):
+        assert facts(resolve(inp(reply, ask("Income", "annual_amount"))))[("Income", "annual_amount")].value == value
+
+    def test_confirming_keeps_the_newer_value(self):
+        question = ask("Personal", "age", "confirm", conflict=3, old=41)
+        assert resolve(inp("Yes, that's right", question)).keep_conflict == 3
+
+    def test_denying_restores_the_older_value(self):
+        question = ask("Personal", "age", "confirm", conflict=3, old=41)
+        update = facts(resolve(inp("no", question, {"Personal": {"age": 42}})))[("Personal", "age")]
+        assert update.value == 41 and update.is_correction and not update.conflict
+
+    def test_a_value_answers_a_confirmation_as_a_correction(self):
+        question = ask("Personal", "age", "confirm", conflict=3, old=41)
+        update = facts(resolve(inp("no, I am 43", question, {"Personal": {"age": 42}})))[("Personal", "age")]
+        assert update.value == 43 and update.is_correction and not update.conflict
+
+
+class TestHostileReplies:
+    @pytest.mark.parametrize("reply", ["1," * 5000, "9" * 20000, "a " * 10000, "actually " * 2000,
+                                       "\x1b[2J\x00" * 1000, "(" * 10000 + "skip", "I earn " + "1,000," * 3000])
+    def test_bounded_input_comes_back_as_a_resolution(self, reply):
+        """Long, repetitive or control-character replies are cut and read; nothing raises."""
+        result = resolve(inp(reply))
+        assert len(result.reasoning) < 20000
+        assert len(result.updates) <= 30
+
+    def test_a_reply_is_cut_at_the_cap(self):
+        reply = "x" * patterns.MAX_REPLY_CHARS + " I earn 80,000"
+        assert not resolve(inp(reply)).updates
+
+
+class TestSkippedConfirmation:
+    def test_skipping_a_confirmation_wipes_nothing_and_leaves_the_conflict(self):
+        result = resolve(inp("skip", ask("Personal", "age", "confirm", conflict=2, old=41), {"Personal": {"age": 42}}))
+        assert result.answered and not result.updates and result.keep_conflict is None
+
+
+@settings(max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(INTAKE_INPUTS)
+def test_any_reply_gives_a_resolution_of_known_fields(reply):
+    """Whatever the reply: no exception, and every update names a node and field of the schemas
+    with a value of the field's type (the contract `make fuzz` checks at length)."""
+    check_intake_reply(reply)
