@@ -10,12 +10,14 @@ from pathlib import Path
 
 from agents.bank_parser.agent import BankParserAgent
 from agents.base import Agent
+from agents.blueprint.agent import BlueprintAgent
 from agents.idris.agent import IdrisAgent
 from agents.intake.agent import IntakeAgent
 from agents.ports.errors import TargetError
 from agents.targets import load_target_config
 
-AGENTS: dict[str, Agent] = {agent.name: agent for agent in (BankParserAgent(), IdrisAgent(), IntakeAgent())}
+AGENTS: dict[str, Agent] = {agent.name: agent for agent in (BankParserAgent(), IdrisAgent(), IntakeAgent(),
+                                                                    BlueprintAgent())}
 #: The agent of a target folder without target.toml.
 DEFAULT_AGENT = "bank_parser"
 

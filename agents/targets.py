@@ -1,6 +1,6 @@
 """``data/<name>/target.toml``: which agent a target is for, and how to run it.
 
-    agent = "idris"                  # or "bank_parser" (the default without a target.toml), or "intake"
+    agent = "idris"                  # or "bank_parser" (the default without a target.toml), "intake" or "blueprint"
     project = "ServiceContract"      # idris: the module is Domains.ServiceContract
     document_type = "contract"       # idris: contract | invoice | approval | other
     document = "service_contract.pdf"  # idris, optional: else the folder's one .pdf/.txt/.md
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -35,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from agents.ports.environments import DeclaredEnv, declared_from_lists, parse_as_of
 from agents.ports.errors import ConfigError, TargetError
+from agents.ports.sandbox import SandboxLimits
 
 TARGET_FILE = "target.toml"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
@@ -112,7 +114,7 @@ class TargetConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    agent: Literal["bank_parser", "idris", "intake"] = "bank_parser"
+    agent: Literal["bank_parser", "idris", "intake", "blueprint"] = "bank_parser"
     project: str | None = Field(None, description="idris: module Domains.<project>.")
     document_type: Literal["contract", "invoice", "approval", "other"] = "other"
     document: str | None = Field(None, description="idris: the document's file name in the folder.")
@@ -167,7 +169,20 @@ class TargetConfig(BaseModel):
             raise ValueError("goal and nodes apply to agent = \"intake\" only")
         if self.agent == "intake" and (self.project or self.document or self.environment is not None):
             raise ValueError("project, document and [environment] do not apply to agent = \"intake\"")
+        if self.agent == "blueprint" and (self.project or self.document or self.environment or self.output):
+            raise ValueError("agent = \"blueprint\" takes only [limits]; its workflow is blueprint.json")
         return self
+
+
+def target_limits(settings: SandboxLimits, limits: TargetLimits, defaults: Mapping[str, object]) -> SandboxLimits:
+    """A target's sandbox limits: ``[limits]`` in target.toml, else ``SBX_SANDBOX__*`` when set,
+    else the agent's ``defaults`` (e.g. the Idris agent's memory, the blueprint agent's timeout)."""
+    update = {name: value for name, value in defaults.items() if name not in settings.model_fields_set}
+    for name in ("timeout_seconds", "memory_mb"):
+        value = getattr(limits, name)
+        if value is not None:
+            update[name] = value
+    return settings.model_copy(update=update)
 
 
 def known_targets(data_dir: Path) -> list[str]:

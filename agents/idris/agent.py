@@ -28,7 +28,7 @@ from agents.ports.errors import TargetError
 from agents.ports.outcome import RunSummary
 from agents.ports.run import CheckContext, CheckRequest, Plan, ReplayOutcome, RunContext
 from agents.ports.sandbox import Sandbox, SandboxLimits
-from agents.targets import TargetConfig, load_target_config, resolve_document_target
+from agents.targets import TargetConfig, load_target_config, resolve_document_target, target_limits
 
 #: The seed's limit of checks (compile attempts) when nothing else says otherwise.
 DEFAULT_MAX_ATTEMPTS = 5
@@ -124,14 +124,7 @@ def idris_limits(settings: AgentConfig, config: TargetConfig) -> SandboxLimits:
     The timeout's default is the settings' (30 s, the seed's); memory defaults to
     :data:`DEFAULT_MEMORY_MB` because Idris2 on Chez needs more than a parser does.
     """
-    update: dict[str, object] = {}
-    if "memory_mb" not in settings.limits.model_fields_set:  # SBX_SANDBOX__MEMORY_MB unset
-        update["memory_mb"] = DEFAULT_MEMORY_MB
-    for name in ("timeout_seconds", "memory_mb"):
-        value = getattr(config.limits, name)
-        if value is not None:
-            update[name] = value
-    return settings.limits.model_copy(update=update)
+    return target_limits(settings.limits, config.limits, {"memory_mb": DEFAULT_MEMORY_MB})
 
 
 def idris_max_attempts(settings: AgentConfig, config: TargetConfig, cli_value: int | None) -> int:

@@ -60,6 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     artefacts.add_argument("--conversation", nargs="+", metavar="PATH",
                            help="scripted conversations (.txt files of replies, one a line, or folders of them) "
                                 "for an intake target: judged like its run")
+    artefacts.add_argument("--report", nargs="+", metavar="PATH",
+                           help="reports (.md files or folders of them) for a blueprint target: its QA and validators")
     check.add_argument("--jobs", type=int, metavar="N",
                        help="parsers checked at once (default: SBX_PARALLEL_CHECKS or 2)")
     check.add_argument("--as-of", metavar="DATE",

@@ -33,12 +33,12 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 def check(args: argparse.Namespace, settings: Settings) -> int:
     """Run existing artefacts (parsers, modules) through the target agent's sandbox and judgement."""
     agent = agent_for_target(settings.data_dir, args.target)
-    given = "parser" if args.parser else "module" if args.module else "conversation"
+    given = next(kind for kind in ("parser", "module", "conversation", "report") if getattr(args, kind, None))
     artefact = agent.info.artefact
     if given != artefact:
         raise TargetError(f"{args.target} is a target of the {agent.name} agent, which checks a {artefact}, "
                           f"not a {given}", hint=f"use --{artefact} PATH")
-    request = CheckRequest(args.target, args.parser or args.module or args.conversation, args.jobs, vars(args))
+    request = CheckRequest(args.target, getattr(args, given), args.jobs, vars(args))
     return Runner(settings).check(agent, request)
 
 

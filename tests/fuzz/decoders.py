@@ -473,6 +473,73 @@ def check_holder_stdout(case: tuple[bytes, list[int]]) -> None:
         raise ContractBroken("a refusal reason is not one clean line")
 
 
+# --- blueprints and what their sandboxed code returns (seed 003) ------------------------
+
+_BLUEPRINT = (PROJECT_ROOT / "data" / "market-scan" / "blueprint.json").read_bytes()
+BLUEPRINT_INPUTS = st.one_of(
+    st.binary(max_size=512), _JSON.map(_dumps), _bombs(), _mutated(st.just(_BLUEPRINT)),
+)
+
+
+def check_blueprint(raw: bytes) -> None:
+    """parse_blueprint returns a Blueprint or raises ConfigError, whose line is one line."""
+    from agents.blueprint.loading import parse_blueprint
+    from agents.ports.errors import ConfigError
+
+    try:
+        _guard((), lambda: parse_blueprint(raw, Path("blueprint.json")))
+    except ContractBroken as exc:
+        if not isinstance(exc.__cause__, ConfigError):
+            raise
+        if "\n" in exc.__cause__.one_line():
+            raise ContractBroken("a blueprint error is not one line") from exc
+
+
+_RESULTS = st.one_of(
+    _JSON.map(lambda value: _dumps({"ok": True, "value": value})),
+    _JSON.map(lambda value: _dumps({"ok": True, "value": {"passed": value, "message": value, "fix": value}})),
+    st.text(max_size=80).map(lambda text: _dumps({"ok": False, "error": text})),
+)
+CALL_RESULT_INPUTS = st.one_of(st.binary(max_size=512), _bombs(), _mutated(_RESULTS), _RESULTS)
+
+
+class _OneResult:
+    """A sandbox double answering every call with ``raw`` as result.json (no code runs)."""
+
+    def __init__(self, raw: bytes) -> None:
+        self.raw = raw
+
+    def run(self, spec: Any) -> Any:
+        from agents.ports.sandbox import CapturedStream, SandboxResult
+
+        return SandboxResult(0, CapturedStream(b"", 0), CapturedStream(b"", 0), False, False, 0.1,
+                             {"result.json": self.raw})
+
+
+def check_call_result(raw: bytes) -> None:
+    """A tool's or validator's result.json: never an exception; a failure is one line; a verdict or an issue."""
+    from agents.blueprint.checks import validator_issue
+    from agents.blueprint.model import ValidatorSpec
+    from agents.blueprint.sandboxed import Call, call_spec, run_call
+
+    spec = call_spec("img", Call("validator", "v", "def validate(r, d): ...", {}, "# R"), _LIMITS, {})
+    result = _guard((), lambda: run_call(_OneResult(raw), spec))
+    if "\n" in result.error:
+        raise ContractBroken("a call's error is not one line")
+    issue = _guard((), lambda: validator_issue(ValidatorSpec(name="v", code="x"), result.ok, result.value, result.error))
+    if issue is not None and "\n" in issue["message"]:
+        raise ContractBroken("a validator's issue is not one line")
+
+
+def _limits() -> Any:
+    from agents.ports.sandbox import SandboxLimits
+
+    return SandboxLimits()
+
+
+_LIMITS = _limits()
+
+
 DECODERS = (
     Decoder("frame_codec", FRAME_INPUTS, check_frame, lambda: check_frame(b"{}")),
     Decoder("holder_stdout", HOLDER_INPUTS, check_holder_stdout, lambda: check_holder_stdout((b"", [1]))),
@@ -482,4 +549,6 @@ DECODERS = (
     Decoder("intake_reply", INTAKE_INPUTS, check_intake_reply, lambda: check_intake_reply("")),
     Decoder("pdf_analysis", PDF_INPUTS, check_pdf, lambda: check_pdf(_sample_pdf()), slow_ok=True),
     Decoder("analysis_summary", SUMMARY_INPUTS, check_summary, lambda: check_summary(b"{}")),
+    Decoder("blueprint_json", BLUEPRINT_INPUTS, check_blueprint, lambda: check_blueprint(_BLUEPRINT)),
+    Decoder("blueprint_call_result", CALL_RESULT_INPUTS, check_call_result, lambda: check_call_result(b"{}")),
 )

@@ -33,7 +33,7 @@ class TestInterface:
         """Metrics' node labels come from the compiled graph itself."""
         agent = AGENTS[name]
         assert set(agent.info.nodes) == {n for n in agent.graph(2).nodes if not n.startswith("__")}
-        assert "analyze" in agent.info.nodes
+        assert agent.info.nodes
 
     def test_each_agent_names_its_image(self):
         """Each agent runs in its own sandbox image (a folder of sandbox_images/)."""
@@ -57,6 +57,11 @@ class TestRegistry:
         """target.toml's agent = "idris" selects the Idris agent."""
         shutil.copytree(CONTRACT_TARGET, tmp_path / "service-contract")
         assert agent_for_target(tmp_path, "service-contract").name == "idris"
+
+    def test_target_toml_names_the_blueprint_agent(self, tmp_path):
+        """target.toml's agent = "blueprint" selects the blueprint agent."""
+        shutil.copytree(PROJECT_ROOT / "data" / "acme-research", tmp_path / "acme-research")
+        assert agent_for_target(tmp_path, "acme-research").name == "blueprint"
 
 
 class TestGraphDiagrams:

@@ -1,0 +1,1 @@
+"""The blueprint agent (seed 003): a blueprint → a workflow of manager, researcher, writer and QA."""
