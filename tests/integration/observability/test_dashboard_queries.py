@@ -11,6 +11,8 @@ import math
 
 import pytest
 
+from agents.registry import AGENTS
+
 from controller.platform.observability.history import STATUSES
 
 from controller.platform.observability.metrics import BUCKETS
@@ -65,7 +67,7 @@ class TestEveryQuery:
         assert agent_var["query"]["query"] == "label_values(sbx_agent_runs_total, agent)"
         agents = scenario.api.label_values("agent", "sbx_agent_runs_total")
         # The mix's agents, plus the platform's known agents exported as zero series.
-        assert {"bank_parser", "toy"} <= set(agents) <= {"bank_parser", "idris", "toy"}
+        assert {"bank_parser", "toy"} <= set(agents) <= {*AGENTS, "toy"}
         targets = scenario.api.label_values("target", 'sbx_agent_runs_total{agent=~".*"}')
         assert targets == sorted(mix.TARGETS)
 
