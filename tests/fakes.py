@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from agents.bank_parser.coders import _ocr_runtime
-from agents.bank_parser.pdf_probe import OCR_MODULE, PROBE_CONFIG, analyse
+from agents.pdf_probe import OCR_MODULE, PROBE_CONFIG, analyse
 from agents.ports.sandbox import CapturedStream, SandboxResult, SandboxSpec
 
 
@@ -69,10 +69,37 @@ def probe_result(spec: SandboxSpec) -> SandboxResult:
         pdf = Path(folder) / "statement.pdf"
         pdf.write_bytes(spec.inputs["statement.pdf"])
         sys.modules.setdefault(OCR_MODULE, _ocr_runtime)
-        document = analyse(str(pdf), json.loads(spec.inputs[PROBE_CONFIG]))
-    raw = json.dumps({"schema": "sandloop.document/1", "status": "ok", "document": document}).encode()
+        try:
+            answer = {"schema": "sandloop.document/1", "status": "ok",
+                      "document": analyse(str(pdf), json.loads(spec.inputs[PROBE_CONFIG]))}
+        except Exception as exc:  # noqa: BLE001 - the entrypoint reports whatever the probe raises
+            answer = {"schema": "sandloop.frame/1", "status": "error", "error_type": type(exc).__name__}
+    raw = json.dumps(answer).encode()
     return SandboxResult(exit_code=0, stdout=CapturedStream(b"", 0), stderr=CapturedStream(b"", 0),
                          timed_out=False, oom_killed=False, wall_seconds=0.1, files={"result.json": raw})
+
+
+class ProbeSandbox:
+    """A test double that answers only the PDF probe, in-process, on the tests' own PDFs."""
+
+    def run(self, spec: SandboxSpec) -> SandboxResult:
+        return probe_result(spec)
+
+
+def pdf_text_here(path: Path) -> tuple[str, int]:
+    """A PDF's text as the Idris agent's reader gets it, the probe run in this process."""
+    from agents.idris.document_reader import SandboxPdfText  # lazy: only the Idris tests need it
+    from agents.ports.config import AnalysisLimits
+    from agents.ports.sandbox import SandboxLimits
+
+    return SandboxPdfText(ProbeSandbox(), lambda name: "image", SandboxLimits(), AnalysisLimits(), {})(path)
+
+
+def load_document_here(path: Path):  # noqa: ANN201 - a DocumentText
+    """``load_document`` with the in-process probe (trusted test documents only)."""
+    from agents.idris.document import load_document  # lazy: only the Idris tests need it
+
+    return load_document(path, pdf_text_here)
 
 
 def parser_run_args(settings, run_id: str) -> dict:  # noqa: ANN001 - a Settings of the test's making

@@ -15,19 +15,20 @@ from agents.bank_parser.coders.base import FailureKind
 from agents.bank_parser.compare import Comparison, compare_frames
 from agents.bank_parser.frame_codec import ParserFailure, ResultFormatError, decode_result
 from agents.untrusted_text import one_line, printable
-from agents.ports.sandbox import GO_FILE, INPUT_DIR, OUTPUT_DIR, Sandbox, SandboxResult, SandboxSpec
+from agents.ports.sandbox import Sandbox, SandboxResult, SandboxSpec
+from agents.python_program import (  # re-exported: the parser agent's names for its image and files
+    COMMAND as COMMAND,
+    IMAGE_NAME as IMAGE_NAME,
+    PARSER_FILE as PARSER_FILE,
+    PDF_FILE as PDF_FILE,
+    RESULT_FILE as RESULT_FILE,
+    WARM_COMMAND as WARM_COMMAND,
+    program_spec,
+)
 from agents.ports.sandbox import SandboxLimits
 
-IMAGE_NAME = "python-parser"
-PARSER_FILE = "parser.py"
-PDF_FILE = "statement.pdf"
-RESULT_FILE = "result.json"
 #: The entrypoint's exit status when it cannot write the result (see entrypoint.py).
 ENTRYPOINT_UNWRITABLE = 3
-_ARGS = (f"{INPUT_DIR}/{PARSER_FILE}", f"{INPUT_DIR}/{PDF_FILE}", f"{OUTPUT_DIR}/{RESULT_FILE}")
-COMMAND = ("python3", "-I", "/opt/sandloop/entrypoint.py", *_ARGS)
-#: The same, started early in a warm container: imports first, then waits for GO_FILE.
-WARM_COMMAND = ("python3", "-I", "/opt/sandloop/entrypoint.py", "--wait-for", GO_FILE, *_ARGS)
 
 
 @dataclass(frozen=True)
@@ -61,22 +62,6 @@ def parser_spec(
 ) -> SandboxSpec:
     """The sandbox spec for running ``code`` on ``pdf``: only these two files go in."""
     return program_spec(image, {PARSER_FILE: code.encode("utf-8"), PDF_FILE: pdf}, limits, labels)
-
-
-def program_spec(
-    image: str, inputs: dict[str, bytes], limits: SandboxLimits, labels: dict[str, str]
-) -> SandboxSpec:
-    """The spec of one run of the entrypoint on ``inputs`` (``parser.py`` is the program): a
-    parser's, or the statement probe's (the same command, so the same warm containers)."""
-    return SandboxSpec(
-        image=image,
-        command=COMMAND,
-        inputs=inputs,
-        collect=(RESULT_FILE,),
-        limits=limits,
-        labels=labels,
-        warm_command=WARM_COMMAND,
-    )
 
 
 def execute_parser(sandbox: Sandbox, spec: SandboxSpec) -> Execution:

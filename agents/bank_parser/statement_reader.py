@@ -19,18 +19,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agents.bank_parser import pdf_probe
+from agents import pdf_probe
 from agents.bank_parser.coders._template import ocr_module_source
-from agents.bank_parser.evaluate import PARSER_FILE, PDF_FILE, RESULT_FILE, program_spec
 from agents.bank_parser.pages import PageAnalysis, StatementScan, Word
 from agents.bank_parser.target import HINT_PDF, check_pdf_size
-from agents.bounded_json import BoundedJSONError, JSONBounds, loads_bounded
+from agents.bounded_json import JSONBounds
 from agents.ports.config import AnalysisLimits
 from agents.ports.errors import TargetError
+from agents.python_program import PARSER_FILE, PDF_FILE, pdf_refusal, program_spec, read_document
 from agents.ports.sandbox import Sandbox, SandboxLimits, SandboxResult
 from agents.untrusted_text import one_line
 
-DOCUMENT_SCHEMA = "sandloop.document/1"
 #: Depth: document > pages > page > tables > table > row > cell.
 PROBE_BOUNDS = JSONBounds(max_bytes=24 * 1024 * 1024, max_depth=7, max_values=3_000_000)
 #: Pages a scanned PDF's facts are read from (OCR is slow: ~2-5 s a page on one core).
@@ -59,13 +58,6 @@ class _Document(BaseModel):
     pages: list[_Page] = Field(max_length=50)
     texts: list[tuple[int, str]] = Field(max_length=100_000)
     scanned: bool
-
-
-class _Refusal(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    kind: str = Field(max_length=40)
-    pages: int | None = None
 
 
 @dataclass(frozen=True)
@@ -118,59 +110,16 @@ def read_pdf_bytes(pdf_path: Path, max_mb: int) -> bytes:
 def decode_scan(pdf_path: Path, result: SandboxResult, limits: SandboxLimits, caps: AnalysisLimits,
                 *, ocr: bool) -> StatementScan:
     """The scan the probe returned, or the one line saying why there is none."""
-    name = pdf_path.name
-    if result.oom_killed:
-        raise TargetError(f"{name}: analysis needed more than {limits.memory_mb} MiB (a PDF this complex cannot "
-                          "be a bank statement export; raise SBX_ANALYSIS__MEMORY_MB to try anyway)", hint=HINT_PDF)
-    if result.timed_out:
-        setting = "SBX_ANALYSIS__OCR_TIMEOUT_SECONDS" if ocr else "SBX_ANALYSIS__TIMEOUT_SECONDS"
-        raise TargetError(f"{name}: analysis took more than {limits.timeout_seconds:g} s (raise {setting} "
-                          "to try anyway)", hint=HINT_PDF)
-    document = _document(name, result)
-    if document.get("status") == "error":
-        raise TargetError(f"{pdf_path} is not a readable PDF ({_error_type(document)})", hint=HINT_PDF)
-    body = document.get("document")
+    setting = "SBX_ANALYSIS__OCR_TIMEOUT_SECONDS" if ocr else "SBX_ANALYSIS__TIMEOUT_SECONDS"
+    body = read_document(pdf_path.name, result, limits, PROBE_BOUNDS, timeout_setting=setting, hint=HINT_PDF,
+                         kind="PDF", claim="a bank statement export")
     if isinstance(body, dict) and "refusal" in body:
-        raise _refused(pdf_path, body["refusal"], caps)
+        raise pdf_refusal(pdf_path.name, body["refusal"], caps.max_pages, HINT_PDF)
     try:
         return _scan(_Document.model_validate(body))
     except ValidationError as exc:
-        raise TargetError(f"{name}: the analysis returned a malformed summary ({one_line(str(exc), 160)})",
+        raise TargetError(f"{pdf_path.name}: the analysis returned a malformed summary ({one_line(str(exc), 160)})",
                           hint="report this: the statement probe and its decoder disagree") from exc
-
-
-def _document(name: str, result: SandboxResult) -> dict[str, Any]:
-    raw = result.files.get(RESULT_FILE)
-    if raw is None:
-        why = result.refused_files.get(RESULT_FILE) or f"no summary (exit {result.exit_code})"
-        raise TargetError(f"{name}: the analysis returned {one_line(why, 200)}", hint=HINT_PDF)
-    try:
-        document = loads_bounded(raw, PROBE_BOUNDS)
-    except BoundedJSONError as exc:
-        raise TargetError(f"{name}: the analysis summary was refused: {exc}", hint=HINT_PDF) from exc
-    if not isinstance(document, dict) or (document.get("status") != "error"
-                                          and document.get("schema") != DOCUMENT_SCHEMA):
-        raise TargetError(f"{name}: the analysis summary is not a {DOCUMENT_SCHEMA} document", hint=HINT_PDF)
-    return document
-
-
-def _error_type(document: dict[str, Any]) -> str:
-    value = document.get("error_type")
-    return one_line(value, 80) if isinstance(value, str) and value else "unknown error"
-
-
-def _refused(pdf_path: Path, raw: Any, caps: AnalysisLimits) -> TargetError:
-    try:
-        refusal = _Refusal.model_validate(raw)
-    except ValidationError:
-        return TargetError(f"{pdf_path.name}: the analysis refused it for no stated reason", hint=HINT_PDF)
-    if refusal.kind == "encrypted":
-        return TargetError(f"{pdf_path} is password-protected", hint="save an unprotected copy (e.g. qpdf "
-                           "--decrypt --password=... in.pdf out.pdf) and use that")
-    if refusal.kind == "too_many_pages":
-        return TargetError(f"{pdf_path.name}: {refusal.pages} pages, more than the {caps.max_pages} a statement "
-                           "may have (raise SBX_ANALYSIS__MAX_PAGES to try anyway)", hint=HINT_PDF)
-    return TargetError(f"{pdf_path.name}: the analysis refused it ({one_line(refusal.kind, 40)})", hint=HINT_PDF)
 
 
 def _scan(document: _Document) -> StatementScan:

@@ -17,7 +17,9 @@ from typing import Any
 from agents.base import AgentInfo
 from agents.idris.checking import check_modules, collect_modules, print_module_report
 from agents.idris.coder import IdrisCoder, OfflineIdrisCoder
-from agents.idris.document import load_document
+from agents.idris.document import check_document, load_document
+from agents.idris.document_reader import SandboxPdfText
+from agents.python_program import IMAGE_NAME as PDF_IMAGE
 from agents.idris.graph import build_graph
 from agents.idris.nodes import AGENT, CHECK_FILE, TRANSCRIPT_FILE
 from agents.idris.run import IDRIS_REASONS, IdrisRunRequest, run_idris_agent
@@ -41,7 +43,7 @@ class IdrisAgent:
 
     name = AGENT
     info = AgentInfo(
-        target_kinds=("document",), artefact="module", images=(IMAGE_NAME,), state_types=(IdrisState,),
+        target_kinds=("document",), artefact="module", images=(IMAGE_NAME, PDF_IMAGE), state_types=(IdrisState,),
         nodes=tuple(name for name in build_graph(1).nodes if not name.startswith("__")),
         failure_reasons=IDRIS_REASONS,
     )
@@ -50,14 +52,14 @@ class IdrisAgent:
         """The target.toml, the document, the limits and the coder, checked before any engine call."""
         toml = _config(config, target)
         resolved = resolve_document_target(target, config.data_dir, toml)
-        document = load_document(resolved.document)
+        check_document(resolved.document)  # kind and header now; a PDF's text is read in a sandbox by run
         attempts = idris_max_attempts(config, toml, max_attempts)
         coder = make_idris_coder(config)
         return Plan(
             agent=AGENT, target=resolved.name, max_attempts=attempts, limits=idris_limits(config, toml),
-            coder=coder, coder_name=coder.name, banner=f"({document.path.name} → Domains.{toml.project})",
+            coder=coder, coder_name=coder.name, banner=f"({resolved.document.name} → Domains.{toml.project})",
             image=IMAGE_NAME,  # no prewarm: an idris2 check has no warm form
-            record={"project": str(toml.project)}, inputs={"config": toml, "document": document},
+            record={"project": str(toml.project)}, inputs={"config": toml, "document": resolved.document},
         )
 
     def graph(self, max_attempts: int, checkpointer: Any = None) -> Any:
@@ -67,9 +69,11 @@ class IdrisAgent:
     def run(self, plan: Plan, ctx: RunContext) -> RunSummary:
         """Stream the graph (see :func:`agents.idris.run.run_idris_agent`)."""
         toml = plan.inputs["config"]
+        labels = {"run_id": ctx.run_id, "agent": AGENT, "target": plan.target, "attempt": "analysis"}
+        reader = SandboxPdfText(ctx.sandbox, ctx.image_of, ctx.config.limits, ctx.config.analysis, labels)
         request = IdrisRunRequest(
             run_id=ctx.run_id, target=plan.target, project=str(toml.project), document_type=toml.document_type,
-            document=plan.inputs["document"], limits=plan.limits, max_attempts=plan.max_attempts,
+            document=load_document(plan.inputs["document"], reader), limits=plan.limits, max_attempts=plan.max_attempts,
             artifacts=ctx.artefacts, output_dir=ctx.config.idris_dir,
         )
         return run_idris_agent(request, sandbox=ctx.sandbox, image=ctx.image, coder=plan.coder,

@@ -1,7 +1,10 @@
-"""Read a reference document into plain text: PDF (pdfplumber), plain text or Markdown.
+"""Read a reference document into plain text: PDF, plain text or Markdown.
 
-Images are a later step (they need OCR); asking for one is a clear input error, not a crash.
-Everything here runs before any container starts, so a bad document costs one line.
+A PDF is parsed only in a sandbox (issue 23): :func:`load_document` takes the reader that
+does it (``document_reader.SandboxPdfText`` in a run); :func:`check_document` is what the
+plan checks before any container starts (kind, size, the PDF header), so a bad document
+still costs one line. Text and Markdown are decoded here, within a size cap. Images are a
+later step (they need OCR); asking for one is a clear input error, not a crash.
 """
 
 from __future__ import annotations
@@ -9,9 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import pdfplumber
-from pdfminer.pdfparser import PDFSyntaxError
-from pdfplumber.utils.exceptions import PdfminerException
+from collections.abc import Callable
 
 from agents.ports.errors import TargetError
 
@@ -36,12 +37,30 @@ class DocumentText:
         return self.text.splitlines()
 
 
-def load_document(path: Path) -> DocumentText:
-    """Read ``path`` as text.
+#: Reads a PDF's text and page count (in a sandbox; a test double in unit tests).
+PdfText = Callable[[Path], tuple[str, int]]
+
+
+def load_document(path: Path, read_pdf: PdfText) -> DocumentText:
+    """Read ``path`` as text (a PDF through ``read_pdf``).
 
     Raises:
         TargetError: an unsupported kind (images, others), an unreadable or corrupt file,
             or a document with no text at all (a scanned PDF).
+    """
+    suffix = check_document(path)
+    text, pages = read_pdf(path) if suffix == ".pdf" else (_read_text(path), 1)
+    if not text.strip():
+        raise TargetError(f"{path.name} has no text to analyse",
+                          hint="a scanned PDF needs OCR first; provide a PDF with a text layer")
+    return DocumentText(path=path, kind=DOCUMENT_KINDS[suffix], text=text, pages=pages)
+
+
+def check_document(path: Path) -> str:
+    """The document's suffix, once its kind is supported and a PDF starts like one.
+
+    Raises:
+        TargetError: an image, another kind, or a .pdf that is no PDF.
     """
     suffix = path.suffix.lower()
     if suffix in IMAGE_SUFFIXES:
@@ -52,21 +71,15 @@ def load_document(path: Path) -> DocumentText:
     if suffix not in DOCUMENT_KINDS:
         raise TargetError(f"{path.name}: unsupported document type {suffix or '(none)'}",
                           hint="use a .pdf, .txt or .md file")
-    text, pages = _read_pdf(path) if suffix == ".pdf" else (_read_text(path), 1)
-    if not text.strip():
-        raise TargetError(f"{path.name} has no text to analyse",
-                          hint="a scanned PDF needs OCR first; provide a PDF with a text layer")
-    return DocumentText(path=path, kind=DOCUMENT_KINDS[suffix], text=text, pages=pages)
-
-
-def _read_pdf(path: Path) -> tuple[str, int]:
-    try:
-        with pdfplumber.open(path) as pdf:
-            texts = [page.extract_text() or "" for page in pdf.pages]
-    except (PdfminerException, PDFSyntaxError, OSError, ValueError, KeyError, TypeError) as exc:
-        raise TargetError(f"cannot read {path.name} as a PDF ({type(exc).__name__})",
-                          hint="replace it with an intact PDF") from exc
-    return "\n".join(texts), len(texts)
+    if suffix == ".pdf":
+        try:
+            with path.open("rb") as handle:
+                head = handle.read(1024)
+        except OSError as exc:
+            raise TargetError(f"cannot read {path}: {exc.strerror}") from exc
+        if b"%PDF-" not in head:
+            raise TargetError(f"cannot read {path.name} as a PDF (no %PDF- header)", hint="replace it with an intact PDF")
+    return suffix
 
 
 def _read_text(path: Path) -> str:

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from agents.ports.artefacts import ArtefactStore
 from agents.ports.config import AgentConfig
 from agents.ports.environments import DeclaredEnv, Environment, EnvironmentProvider
+from agents.ports.errors import SandboxError
 from agents.ports.events import OnEvent, Say
 from agents.ports.sandbox import Sandbox, SandboxLimits, SandboxSpec
 
@@ -79,6 +80,11 @@ class CheckpointHandle(Protocol):
         ...
 
 
+def _no_other_images(name: str) -> str:
+    raise SandboxError(f"this run was given no way to make sure of image {name!r}",
+                       hint="the runner passes image_of; a test must pass one too")
+
+
 @dataclass(frozen=True)
 class RunContext:
     """What the runner hands an agent's ``run``: everything rebuilt per process, never in state.
@@ -93,6 +99,8 @@ class RunContext:
         on_event: Called per finished node.
         checkpoint: The run's checkpoint, or None (tests).
         say: A status line before the loop starts (e.g. where results are judged).
+        image_of: The tag of another sandbox image by name, built first if missing (an agent
+            that reads a user's file in one image and checks its work in another).
     """
 
     run_id: str
@@ -104,6 +112,7 @@ class RunContext:
     environment: Environment | None = None
     checkpoint: CheckpointHandle | None = None
     say: Say = field(default=lambda _line: None)
+    image_of: Callable[[str], str] = field(default=_no_other_images)
 
 
 class Session(Protocol):

@@ -161,7 +161,8 @@ class Runner:
 
                 ctx = RunContext(run_id=run_id, config=self.config, sandbox=services.sandbox, image=image,
                                  artefacts=RunArtifacts(self.settings.runs_dir / run_id), on_event=on_event,
-                                 environment=environment, checkpoint=checkpoint, say=self.say)
+                                 environment=environment, checkpoint=checkpoint, say=self.say,
+                                 image_of=services.image)
                 try:
                     summary = agent.run(plan, ctx)
                 except KeyboardInterrupt:

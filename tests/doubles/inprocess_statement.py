@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from agents.bank_parser import pdf_probe
+from agents import pdf_probe
 from agents.bank_parser.analysis import Analysis, analyze
 from agents.bank_parser.coders import _ocr_runtime
 from agents.bank_parser.pages import StatementScan

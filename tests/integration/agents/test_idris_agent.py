@@ -18,6 +18,8 @@ import sys
 
 import pytest
 
+from tests.fakes import load_document_here
+
 from agents.idris.agent import IdrisAgent
 from agents.idris.analysis import analyze_document
 from agents.idris.checking import check_modules, print_module_report
@@ -62,7 +64,7 @@ class TestCheckModules:
 
 class TestRunCheckpointReplay:
     def test_run_with_checkpoints_then_replay_is_the_same(self, tmp_path, standin_image, sandbox,  # noqa: F811
-                                                          base_settings):
+                                                          base_settings, parser_image):
         """A checkpointed run passes, its checkpoint reads back, and replaying attempt 1 is SAME."""
         settings = base_settings.model_copy(update={"data_dir": PROJECT_ROOT / "data", "runs_dir": tmp_path / "runs",
                                                     "idris_dir": tmp_path / "idris"})
@@ -75,7 +77,8 @@ class TestRunCheckpointReplay:
         try:
             summary = agent.run(plan, RunContext(
                 run_id="pytest-idris", config=config, sandbox=sandbox, image=standin_image,
-                artefacts=RunArtifacts(run_dir), on_event=lambda event: None, checkpoint=checkpoint))
+                artefacts=RunArtifacts(run_dir), on_event=lambda event: None, checkpoint=checkpoint,
+                image_of=lambda name: parser_image))  # the contract PDF is read in the parser image
             state = agent.graph(2, checkpoint.saver).get_state(checkpoint.config).values
         finally:
             close_checkpoint(checkpoint)
@@ -83,7 +86,8 @@ class TestRunCheckpointReplay:
         assert state["check"].outcome == "passed" and state["check"].parsed.built  # restored, not raw data
         assert [e.node for e in state["events"]] == ["analyze", "generate", "save", "typecheck", "finish"]
         # Tuples, fractions (rates) and dates of the analysis come back exactly.
-        assert state["analysis"] == analyze_document(plan.inputs["document"], plan.inputs["config"].document_type)
+        document = load_document_here(plan.inputs["document"])  # the same probe, in-process
+        assert state["analysis"] == analyze_document(document, plan.inputs["config"].document_type)
 
         outcome = agent.replay(sandbox, standin_image, run_dir, record, 1)
         assert outcome.same, (outcome.recorded, outcome.replayed)

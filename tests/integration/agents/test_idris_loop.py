@@ -31,7 +31,7 @@ import pytest
 
 from controller.platform.artefacts import RunArtifacts
 from agents.idris.coder import IdrisCode, OfflineIdrisCoder
-from agents.idris.document import load_document
+from tests.fakes import load_document_here
 from agents.idris.run import IdrisRunRequest, run_idris_agent
 from controller.platform.sandbox.docker import DockerSandbox
 from agents.ports.sandbox import SandboxLimits
@@ -74,7 +74,7 @@ def standin_image(docker_client, base_settings, tmp_path_factory) -> str:  # noq
 @pytest.fixture(scope="session")
 def contract():  # noqa: ANN201 - DocumentText
     """The sample contract's text (the committed PDF, read with pdfplumber)."""
-    return load_document(CONTRACT)
+    return load_document_here(CONTRACT)
 
 
 class SabotagingCoder(OfflineIdrisCoder):

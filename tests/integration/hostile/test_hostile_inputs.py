@@ -107,3 +107,30 @@ def test_sigterm_during_analysis_removes_the_runs_containers(tmp_path, parser_im
 def _analysis_running(client, owner: str) -> bool:  # noqa: ANN001
     labels = [f"org.sandloop.owner={owner}", "org.sandloop.attempt=analysis"]
     return bool(client.containers.list(sparse=True, filters={"label": labels}))
+
+
+@pytest.mark.parametrize(("name", "phrases"), [
+    ("text_flood", ("analysis needed more than 256 MiB", "analysis took more than 20 s")),
+    ("many_pages", ("30000 pages, more than the 500 a document may have",)),
+    ("deep_nesting", ("is not a readable PDF", "has no text")),
+])
+def test_an_idris_reference_pdf_is_read_in_a_sandbox_within_the_caps(
+        tmp_path, docker_client, base_settings, parser_image, no_leftovers, name, phrases):  # noqa: ANN001
+    """The Idris agent's document reader: the same probe and caps; one line, nothing left."""
+    from agents.idris.document import load_document
+    from agents.idris.document_reader import SandboxPdfText
+    from agents.ports.config import AnalysisLimits
+    from agents.ports.errors import TargetError
+    from controller.platform.sandbox.docker import DockerSandbox
+    from tests.conftest import TEST_OWNER
+
+    sandbox = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner=TEST_OWNER)
+    caps = AnalysisLimits(memory_mb=256, timeout_seconds=20)
+    reader = SandboxPdfText(sandbox, lambda image: parser_image, base_settings.sandbox, caps, {"agent": "pytest"})
+    (tmp_path / "doc.pdf").write_bytes(HOSTILE_PDFS[name]())
+    try:
+        with pytest.raises(TargetError) as raised:
+            load_document(tmp_path / "doc.pdf", reader)
+    finally:
+        sandbox.close()
+    assert any(p in str(raised.value) for p in phrases) and "\n" not in str(raised.value)

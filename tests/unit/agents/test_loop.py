@@ -10,10 +10,10 @@ import pytest
 
 from controller.platform.artefacts import RunArtifacts
 from tests.fakes import parser_run_args, probe_result
-from agents.bank_parser.pdf_probe import PROBE_CONFIG
+from agents.pdf_probe import PROBE_CONFIG
 from agents.bank_parser.nodes import AGENT
 from agents.bank_parser.run import run_parser_agent
-from agents.idris.document import load_document
+from tests.fakes import load_document_here
 from agents.idris.coder import OfflineIdrisCoder
 from agents.idris.run import IdrisRunRequest, run_idris_agent
 from agents.loop import LoopCrashed
@@ -95,7 +95,7 @@ class TestIdrisLoopCrash:
         """The Idris agent's loop: a bug under typecheck ends in LoopCrashed and summary.json status error."""
         request = IdrisRunRequest(
             run_id="unit", target="service-contract", project="ServiceContract", document_type="contract",
-            document=load_document(PROJECT_ROOT / "data" / "service-contract" / "service_contract.pdf"),
+            document=load_document_here(PROJECT_ROOT / "data" / "service-contract" / "service_contract.pdf"),
             limits=SandboxLimits(), max_attempts=2, artifacts=RunArtifacts(tmp_path / "runs" / "unit"),
             output_dir=tmp_path / "idris")
         with pytest.raises(LoopCrashed):

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from agents.idris.analysis import analyze_document, detect_type
-from agents.idris.document import DocumentText, load_document
+from agents.idris.document import DocumentText
+from tests.fakes import load_document_here
 from agents.idris.korean_numbers import amount_in_words, parse_korean_number
 from agents.idris.report import analysis_markdown
 from agents.ports.errors import TargetError
@@ -20,13 +21,13 @@ DOCUMENTS = PROJECT_ROOT / "tests" / "fixtures" / "idris_documents"
 
 
 def analyse(path: Path, kind: str = "other"):  # noqa: ANN201
-    return analyze_document(load_document(path), kind)
+    return analyze_document(load_document_here(path), kind)
 
 
 def text_document(tmp_path: Path, text: str) -> DocumentText:
     path = tmp_path / "doc.txt"
     path.write_text(text, encoding="utf-8")
-    return load_document(path)
+    return load_document_here(path)
 
 
 def formulas(analysis) -> set[str]:  # noqa: ANN001
@@ -113,7 +114,7 @@ class TestServiceContract:
         assert spec and spec.loader
         maker = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(maker)
-        text = load_document(CONTRACT).text
+        text = load_document_here(CONTRACT).text
         lines = [line for _, body in maker.ARTICLES_BEFORE_TABLE + maker.ARTICLES_AFTER_TABLE for line in body]
         lines += maker.CLOSING + [" ".join(cell for cell in row if cell) for row in maker.ITEMS[1:]]
         assert all(line in text for line in lines)
@@ -182,21 +183,21 @@ class TestReading:
         image = tmp_path / "scan.png"
         image.write_bytes(b"\x89PNG\r\n")
         with pytest.raises(TargetError, match="OCR"):
-            load_document(image)
+            load_document_here(image)
 
     def test_a_corrupt_pdf_is_an_input_error(self, tmp_path):
         """A file named .pdf that is not one: TargetError."""
         bad = tmp_path / "bad.pdf"
         bad.write_bytes(b"%PDF-1.4\nnot really")
         with pytest.raises(TargetError):
-            load_document(bad)
+            load_document_here(bad)
 
     def test_non_utf8_text_is_an_input_error(self, tmp_path):
         """Text must be UTF-8."""
         bad = tmp_path / "doc.txt"
         bad.write_bytes("계약서".encode("euc-kr"))
         with pytest.raises(TargetError, match="UTF-8"):
-            load_document(bad)
+            load_document_here(bad)
 
     @pytest.mark.parametrize(("title", "kind"), [("세금계산서", "invoice"), ("지출 품의서", "approval"),
                                                  ("SERVICE AGREEMENT", "contract"), ("메모", "other")])

@@ -7,7 +7,7 @@ import pytest
 from agents.idris.analysis import analyze_document
 from agents.idris.coder import CheckFeedback, CoderExhausted, IdrisCode, OfflineIdrisCoder
 from agents.idris.diagnostics import parse_transcript
-from agents.idris.document import load_document
+from tests.fakes import load_document_here
 from controller.platform.settings import PROJECT_ROOT
 from tests.unit.agents.idris.fakes import transcript
 
@@ -17,7 +17,7 @@ PROJECT = "ServiceContract"
 
 @pytest.fixture(scope="module")
 def analysis():  # noqa: ANN201
-    return analyze_document(load_document(CONTRACT), "contract")
+    return analyze_document(load_document_here(CONTRACT), "contract")
 
 
 def with_bad_import(source: str) -> str:

@@ -12,7 +12,7 @@ import re
 import pytest
 
 from agents.idris.analysis import analyze_document
-from agents.idris.document import load_document
+from tests.fakes import load_document_here
 from agents.idris.generator import STYLE_ORDER, generate_module
 from controller.platform.settings import PROJECT_ROOT
 
@@ -24,7 +24,7 @@ SIGNATURE = re.compile(r"^(?P<name>[a-z]\w*'?) : ", re.M)
 
 @pytest.fixture(scope="module")
 def contract():  # noqa: ANN201
-    return analyze_document(load_document(CONTRACT), "contract")
+    return analyze_document(load_document_here(CONTRACT), "contract")
 
 
 @pytest.fixture(scope="module")
@@ -153,14 +153,14 @@ class TestFallbackStyles:
         """No proof of a false rule can exist: Layer 5 is built by the smart constructors."""
         path = tmp_path / "doc.txt"
         path.write_text("계약서\n공급가액: 1,000,000원\n부가가치세(10%): 90,000원\n", encoding="utf-8")
-        source = generate_module(analyze_document(load_document(path), "contract"), "Broken", "dependent")
+        source = generate_module(analyze_document(load_document_here(path), "contract"), "Broken", "dependent")
         assert "(style: runtime)" in source and "broken : Maybe Broken" in source
 
 
 class TestOtherDocuments:
     def test_invoice_module(self):
         """The invoice becomes Domains.Invoice with Supplier/Recipient parties and dates in order."""
-        analysis = analyze_document(load_document(DOCUMENTS / "invoice.txt"), "invoice")
+        analysis = analyze_document(load_document_here(DOCUMENTS / "invoice.txt"), "invoice")
         source = generate_module(analysis, "Invoice")
         assert "module Domains.Invoice" in source and "data Role = Supplier | Recipient" in source
         assert "dateKey issuedOn <= dateKey dueOn" in source and "invoice : Invoice" in source
@@ -169,12 +169,12 @@ class TestOtherDocuments:
         """Quotes and backslashes in the document cannot break out of a string literal."""
         path = tmp_path / "doc.txt"
         path.write_text('계약서\n용역명: A "quoted" \\ name\n', encoding="utf-8")
-        source = generate_module(analyze_document(load_document(path), "contract"), "Quoted")
+        source = generate_module(analyze_document(load_document_here(path), "contract"), "Quoted")
         assert r'"A \"quoted\" \\ name"' in source
 
     def test_a_document_with_nothing_labelled_still_has_an_aggregate(self, tmp_path):
         """Only a title: the aggregate carries it."""
         path = tmp_path / "doc.txt"
         path.write_text("메모\n아무 내용 없음\n", encoding="utf-8")
-        source = generate_module(analyze_document(load_document(path), "other"), "Memo")
+        source = generate_module(analyze_document(load_document_here(path), "other"), "Memo")
         assert "documentTitle : String" in source and 'memo = MkMemo\n  "메모"' in source

@@ -15,7 +15,7 @@ import pytest
 
 from controller.platform.artefacts import RunArtifacts
 from agents.idris.coder import OfflineIdrisCoder
-from agents.idris.document import load_document
+from tests.fakes import load_document_here
 from agents.idris.graph import build_graph, decide, route_after_fix
 from agents.idris.run import IdrisRunRequest, run_idris_agent
 from agents.ports.sandbox import SandboxLimits
@@ -58,7 +58,7 @@ def run(tmp_path: Path, answers: list[Answer], max_attempts: int = 5):  # noqa: 
     checker = RecordedChecker(answers)
     request = IdrisRunRequest(
         run_id="unit", target="service-contract", project="ServiceContract", document_type="contract",
-        document=load_document(CONTRACT), limits=SandboxLimits(), max_attempts=max_attempts,
+        document=load_document_here(CONTRACT), limits=SandboxLimits(), max_attempts=max_attempts,
         artifacts=RunArtifacts(tmp_path / "runs" / "unit"), output_dir=tmp_path / "idris",
     )
     events = []

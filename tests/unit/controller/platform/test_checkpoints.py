@@ -79,10 +79,10 @@ class TestRoundTrip:
     def test_idris_analysis_round_trips_exactly(self):
         """The Idris analysis (tuples of dataclasses, Fraction rates, dates) comes back equal."""
         from agents.idris.analysis import analyze_document
-        from agents.idris.document import load_document
+        from tests.fakes import load_document_here
         from controller.platform.settings import PROJECT_ROOT
 
-        document = load_document(PROJECT_ROOT / "data" / "service-contract" / "service_contract.pdf")
+        document = load_document_here(PROJECT_ROOT / "data" / "service-contract" / "service_contract.pdf")
         analysis = analyze_document(document, "contract")
         serde = serializer(IdrisAgent())
         assert serde.loads_typed(serde.dumps_typed(analysis)) == analysis
