@@ -9,10 +9,13 @@ The roles are the deterministic rules, or a model's with the rules as fallback (
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
 from agents.base import AgentInfo
+from agents.intake.replies import from_terminal
+from agents.intake.target import MAX_REPLIES
 from agents.intake.checking import check_conversations
 from agents.intake.graph import build_graph
 from agents.intake.nodes import AGENT
@@ -44,12 +47,14 @@ class IntakeAgent:
         """The target.toml, node schemas, script and expected.json, checked before any engine call."""
         intake = load_target(config, target)
         roles = make_roles(config)
-        turns = max_attempts or intake.max_turns or len(intake.replies)
-        banner = (f"(goal: {intake.goal[:60]}; {len(intake.nodes)} node(s), {len(intake.replies)} scripted "
-                  f"repl{'y' if len(intake.replies) == 1 else 'ies'}; a turn is an attempt)")
+        turns = max_attempts or intake.max_turns or (MAX_REPLIES if config.interactive else len(intake.replies))
+        source = ("replies from the terminal" if config.interactive else
+                  f"{len(intake.replies)} scripted repl{'y' if len(intake.replies) == 1 else 'ies'}")
+        banner = f"(goal: {intake.goal[:60]}; {len(intake.nodes)} node(s), {source}; a turn is an attempt)"
         return Plan(agent=AGENT, target=intake.name, max_attempts=turns, limits=config.limits, coder=roles,
                     coder_name=roles.name, banner=banner, image=None,
-                    record={"nodes": list(intake.nodes)}, inputs={"target": intake})
+                    record={"nodes": list(intake.nodes), "interactive": config.interactive},
+                    inputs={"target": intake, "interactive": config.interactive})
 
     def graph(self, max_attempts: int, checkpointer: Any = None) -> Any:
         """analyze → ask → listen → resolve → ask | decide → ask | finish."""
@@ -58,8 +63,9 @@ class IntakeAgent:
     def run(self, plan: Plan, ctx: RunContext) -> RunSummary:
         """Stream the conversation (see :func:`agents.intake.run.run_intake_agent`)."""
         target: IntakeTarget = plan.inputs["target"]
+        replies = from_terminal(sys.stdin, sys.stdout) if plan.inputs.get("interactive") else None
         return run_intake_agent(target, run_id=ctx.run_id, artifacts=ctx.artefacts, max_turns=plan.max_attempts,
-                                on_event=ctx.on_event, checkpoint=ctx.checkpoint, roles=plan.coder)
+                                on_event=ctx.on_event, checkpoint=ctx.checkpoint, roles=plan.coder, replies=replies)
 
     def check(self, request: CheckRequest, ctx: CheckContext) -> int:
         """Run other scripted conversations against the target; exit 0 when all pass, 1 otherwise."""
@@ -95,5 +101,5 @@ def load_target(config: AgentConfig, target: str) -> IntakeTarget:
     toml = load_target_config(config.data_dir, target)
     if toml is None or toml.agent != AGENT:
         raise TargetError(f"{target} is not a target of the intake agent (its target.toml must say agent = \"intake\")")
-    return load_intake_target(config.data_dir, target, toml)
+    return load_intake_target(config.data_dir, target, toml, scripted=not config.interactive)
 

@@ -10,6 +10,7 @@ import json
 
 from langgraph.runtime import Runtime
 
+from agents.intake.replies import scripted
 from agents.intake.judge import judge
 from agents.intake.models import Question, Resolution
 from agents.intake.resolver import ResolverInput
@@ -30,8 +31,9 @@ def analyze(state: IntakeState, runtime: Runtime[IntakeContext]) -> tuple[Update
     target = ctx.target
     first = target.nodes[0]
     ctx.memory.visit(0, first)
-    detail = (f"goal: {one_line(target.goal, 60)}; {len(target.nodes)} node(s) ({', '.join(target.nodes)}); "
-              f"{len(target.replies)} scripted repl{'y' if len(target.replies) == 1 else 'ies'}")
+    source = ("replies from the terminal" if ctx.replies is not None
+              else f"{len(target.replies)} scripted repl{'y' if len(target.replies) == 1 else 'ies'}")
+    detail = f"goal: {one_line(target.goal, 60)}; {len(target.nodes)} node(s) ({', '.join(target.nodes)}); {source}"
     return {"node": first, "attempt": 0, "step": 0}, "ok", detail
 
 
@@ -49,12 +51,14 @@ def ask(state: IntakeState, runtime: Runtime[IntakeContext]) -> tuple[Update, st
 
 @node("listen")
 def listen(state: IntakeState, runtime: Runtime[IntakeContext]) -> tuple[Update, str, str]:
-    """The next reply of the script (one per turn); none left ends the conversation."""
+    """The next reply (the script's, or the terminal's); none left ends the conversation."""
     ctx = runtime.context
     turn = state.get("attempt", 0) + 1
-    if turn > min(len(ctx.target.replies), ctx.max_turns):
-        return {"out_of_replies": True}, "no reply", f"the script ended after {turn - 1} repl(ies)"
-    reply = ctx.target.replies[turn - 1]
+    source = ctx.replies or scripted(ctx.target.replies)
+    reply = source(turn, Question.from_json(state["question"]).text) if turn <= ctx.max_turns else None
+    if reply is None:
+        ended = "the script ended" if ctx.replies is None else "the conversation ended"
+        return {"out_of_replies": True}, "no reply", f"{ended} after {turn - 1} repl(ies)"
     return {"reply": reply, "attempt": turn}, "reply", one_line(reply, 100)
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from agents.intake.replies import Replies
 from agents.intake.graph import build_graph, recursion_backstop
 from agents.intake.memory import MEMORY_FILE, GraphMemory
 from agents.intake.nodes import AGENT, GRAPH_FILE
@@ -39,7 +40,7 @@ class IntakeRunSummary(RunSummary):
             "",
             f"{self.status.upper()}: intake conversation on {self.target} ({self.judged})",
             f"  target        {self.target} ({self.agent}, roles {self.coder})",
-            f"  turns         {self.attempts} of {self.max_attempts} scripted repl(ies); {self.unparsed} not understood",
+            f"  turns         {self.attempts} of {self.max_attempts} repl(ies); {self.unparsed} not understood",
             f"  traversal     {' → '.join(self.traversal) or '-'}",
             f"  graph         {self.parser_path or '-'}",
             f"  artefacts     {self.run_dir}",
@@ -51,12 +52,12 @@ class IntakeRunSummary(RunSummary):
 
 def run_intake_agent(target: IntakeTarget, *, run_id: str, artifacts: ArtefactStore, max_turns: int,
                      on_event: OnEvent, checkpoint: CheckpointHandle | None = None,
-                     roles: Roles | None = None) -> IntakeRunSummary:
+                     roles: Roles | None = None, replies: Replies | None = None) -> IntakeRunSummary:
     """Run the conversation to its end and write ``summary.json``; return the summary."""
     started = time.monotonic()
     memory = GraphMemory(artifacts.run_dir / MEMORY_FILE)
     try:
-        context = IntakeContext(run_id, target, memory, artifacts, max_turns, roles or OfflineRoles())
+        context = IntakeContext(run_id, target, memory, artifacts, max_turns, roles or OfflineRoles(), replies)
         final = converse(context, on_event, _on_crash(context, started), checkpoint)
         summary = _summary(context, final, time.monotonic() - started)
     finally:

@@ -13,6 +13,7 @@ import operator
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, TypedDict
 
+from agents.intake.replies import Replies
 from agents.intake.memory import GraphMemory
 from agents.intake.roles import Roles
 from agents.intake.target import IntakeTarget
@@ -67,3 +68,5 @@ class IntakeContext:
     max_turns: int
     roles: Roles
     """The three roles: deterministic rules or a language model."""
+    replies: Replies | None = None
+    """Where each turn's reply comes from; None: the target's script."""

@@ -45,8 +45,9 @@ class IntakeTarget:
     max_turns: int | None = None
 
 
-def load_intake_target(data_dir: Path, name: str, config: TargetConfig) -> IntakeTarget:
-    """Read and validate the whole target.
+def load_intake_target(data_dir: Path, name: str, config: TargetConfig, *, scripted: bool = True) -> IntakeTarget:
+    """Read and validate the whole target (without ``scripted``, replies.txt is not needed: the
+    replies come from the terminal).
 
     Raises:
         TargetError: no such folder, no replies.txt. ConfigError: a file that does not validate.
@@ -58,8 +59,8 @@ def load_intake_target(data_dir: Path, name: str, config: TargetConfig) -> Intak
     nodes = tuple(config.nodes or ())
     schemas = load_schemas(folder, list(nodes))
     expected = load_expected(folder / EXPECTED_FILE, schemas)
-    return IntakeTarget(name, folder, config.goal or "", nodes, schemas, load_replies(folder / REPLIES_FILE),
-                        expected, config.limits.max_attempts)
+    replies = load_replies(folder / REPLIES_FILE) if scripted else ()
+    return IntakeTarget(name, folder, config.goal or "", nodes, schemas, replies, expected, config.limits.max_attempts)
 
 
 def load_replies(path: Path) -> tuple[str, ...]:

@@ -97,3 +97,4 @@ class AgentConfig(BaseModel):
     max_attempts: int | None = Field(None, ge=1, le=50, description="SBX_MAX_ATTEMPTS; None: the agent's default.")
     parallel_checks: int = Field(2, ge=1, le=32, description="Artefacts `check` runs at once.")
     output: dict[str, str] = Field(default_factory=dict, description="bank_parser: SBX_OUTPUT__* as given.")
+    interactive: bool = Field(False, description="intake: each reply from the terminal (run --interactive).")

@@ -47,6 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="attempts before giving up (default: SBX_MAX_ATTEMPTS or 3)")
     run.add_argument("--coder", choices=("offline", "gemini", "openai", "ollama"),
                      help="who writes the parser: offline rules or an LLM (default: SBX_CODER or offline)")
+    run.add_argument("--interactive", action="store_true",
+                     help="intake targets: ask each question here and read the reply from the terminal "
+                          "(instead of the target's replies.txt); end of input ends the conversation")
     run.add_argument("--model", metavar="NAME",
                      help="the LLM coder's model (default: SBX_LLM__MODEL or the provider's default)")
 
@@ -100,6 +103,8 @@ def _settings(args: argparse.Namespace) -> Settings:
         overrides["max_attempts"] = args.max_attempts
     if getattr(args, "coder", None) is not None:
         overrides["coder"] = args.coder
+    if getattr(args, "interactive", False):
+        overrides["interactive"] = True
     if getattr(args, "model", None):
         overrides["llm"] = {"model": args.model}
     if getattr(args, "registry", None) is not None:  # k8s render --registry
