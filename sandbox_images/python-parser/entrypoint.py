@@ -120,16 +120,26 @@ def failure(kind: str, exc: BaseException) -> dict[str, Any]:
 def warm_up_and_wait(go_file: str) -> bool:
     """Import the heavy libraries, say so, then block until the holder hands over the work.
 
+    Ready means pdfplumber is imported: all the statement probe (a run's first execution)
+    needs. pandas, which only parsers need, goes on importing in a thread while the go line is
+    awaited; a parser's own ``import pandas`` waits for it (the module's import lock), so a
+    parser loses nothing and the probe does not wait for pandas (issue 23: the warm run).
+
     Returns whether the inputs arrived (the go file exists once the holder unpacked them).
     """
     import os
+    import threading
 
-    import pandas  # noqa: F401 - imported for its side effect: a warm interpreter
-    import pdfplumber  # noqa: F401
+    import pdfplumber  # noqa: F401 - imported for its side effect: a warm interpreter
 
     os.write(1, READY_MARKER)
+    threading.Thread(target=_import_pandas, name="sandloop-warm-pandas", daemon=True).start()
     _read_go_line()
     return os.path.exists(go_file)
+
+
+def _import_pandas() -> None:
+    import pandas  # noqa: F401 - imported for its side effect: a warm interpreter
 
 
 def _read_go_line() -> None:
