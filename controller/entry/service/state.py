@@ -1,0 +1,27 @@
+"""What the routes share: the settings, the store, the draining flag and the engine probe."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from controller.platform.settings import Settings
+from controller.platform.store import RunStore
+
+
+def docker_probe() -> None:
+    """Raise :class:`~agents.ports.errors.EngineUnavailable` unless the Docker engine answers."""
+    from controller.platform.sandbox.engine import connect
+
+    connect(timeout=5).close()
+
+
+@dataclass
+class ServiceState:
+    """The service's shared state (``app.state.service``)."""
+
+    settings: Settings
+    store: RunStore
+    engine_probe: Callable[[], None] = docker_probe
+    draining: threading.Event = field(default_factory=threading.Event)
