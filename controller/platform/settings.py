@@ -196,6 +196,9 @@ class Settings(BaseSettings):
     observability: ObservabilitySettings = Field(
         default_factory=ObservabilitySettings, description="Logs, run history, exporter, Pushgateway."
     )
+    token: SecretStr | None = Field(
+        None, exclude=True, repr=False, description="Bearer token `run --server` sends to a service (SBX_TOKEN)."
+    )
     service: ServiceSettings = Field(
         default_factory=ServiceSettings, description="The service: store, quotas, uploads, leases (SBX_SERVICE__*)."
     )

@@ -31,10 +31,13 @@ def create_app(state: ServiceState, exporter: Exporter | None = None) -> FastAPI
     if exporter is not None:
         app.mount("/metrics", make_asgi_app(exporter.registry))
 
-    @app.get("/healthz", tags=["health"], summary="The process answers")
-    def healthz() -> dict[str, Any]:
-        """200 while the process runs (and says whether it is draining)."""
-        return {"status": "draining" if state.draining.is_set() else "ok"}
+    @app.get("/healthz", tags=["health"], summary="The process answers",
+             responses={503: {"description": "The run history cannot be read"}})
+    def healthz() -> JSONResponse:
+        """200 while the process runs and can read the run history (the exporter's check)."""
+        ok, body = exporter.health() if exporter is not None else (True, {})
+        body = {**body, "status": ("draining" if state.draining.is_set() else "ok") if ok else "error"}
+        return JSONResponse(body, status_code=200 if ok else 503)
 
     @app.get("/readyz", tags=["health"], summary="Ready to run: store and engine reachable",
              responses={503: {"description": "Not ready, with the reason per check"}})

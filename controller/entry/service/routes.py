@@ -55,7 +55,7 @@ def list_runs(request: Request, caller: Caller,
               limit: Annotated[int, Query(ge=1, le=100)] = 20,
               cursor: Annotated[str | None, Query(max_length=20)] = None) -> RunList:
     """The caller's runs (an admin: everyone's), filtered by target and status."""
-    page = _state(request).store.list(owner=None if caller.admin else caller.name, target=target,
+    page = _state(request).store.list_runs(owner=None if caller.admin else caller.name, target=target,
                                       status=status, limit=limit, cursor=cursor)
     return RunList(runs=[RunOut.of(r) for r in page.runs], next_cursor=page.cursor)
 

@@ -58,17 +58,10 @@ class RunOut(BaseModel):
             id=row.id, owner=row.owner, agent=row.agent, target=row.target, options=row.options,
             status=row.status, cancel_requested=row.cancel_requested, takeovers=row.takeovers,
             created_at=row.created_at, started_at=row.started_at, finished_at=row.finished_at,
-            exit_code=row.exit_code, summary=_public_summary(row.summary), error=row.error,
+            exit_code=row.exit_code, summary=row.summary, error=row.error,
             links=RunLinks(self=base, events=f"{base}/events", artefacts=f"{base}/artefacts",
                            cancel=f"{base}/cancel"),
         )
-
-
-def _public_summary(summary: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The stored summary without the service's own bookkeeping (the closing lines)."""
-    if summary is None:
-        return None
-    return {k: v for k, v in summary.items() if k != "lines"}
 
 
 class RunList(BaseModel):

@@ -30,7 +30,7 @@ class RunStore(Protocol):
         """The run, or None."""
         ...
 
-    def list(self, *, owner: str | None, target: str | None, status: RunStatus | None, limit: int,
+    def list_runs(self, *, owner: str | None, target: str | None, status: RunStatus | None, limit: int,
              cursor: str | None) -> RunPage:
         """Runs newest first, filtered (``owner`` None: everyone's); ``cursor`` from a previous page."""
         ...

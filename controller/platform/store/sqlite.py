@@ -129,7 +129,7 @@ class SqliteStore:
             row = conn.execute(f"SELECT {_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
         return _run(row) if row else None
 
-    def list(self, *, owner: str | None, target: str | None, status: RunStatus | None, limit: int,
+    def list_runs(self, *, owner: str | None, target: str | None, status: RunStatus | None, limit: int,
              cursor: str | None) -> RunPage:
         where, params = ["1 = 1"], []  # type: list[str], list[Any]
         for column, value in (("owner", owner), ("target", target), ("status", status)):
