@@ -13,18 +13,20 @@ import sys
 import threading
 
 
-def _wait_for_eof() -> None:
-    stream = sys.stdin.buffer if sys.stdin is not None else None
-    if stream is None:
-        return
+def _wait_for_eof(fd: int) -> None:
+    # os.read on the descriptor, not sys.stdin: a daemon thread blocked inside the buffered
+    # reader's lock makes the interpreter abort at exit.
     try:
-        while stream.read(4096):
+        while os.read(fd, 4096):
             pass  # nothing is ever written; anything that is, is ignored
-    except (OSError, ValueError):
+    except OSError:
         pass
     os.kill(os.getpid(), signal.SIGINT)
 
 
 def watch_stdin() -> None:
     """Interrupt this process (SIGINT, handled as KeyboardInterrupt) once stdin reaches its end."""
-    threading.Thread(target=_wait_for_eof, name="sandloop-stdin-watch", daemon=True).start()
+    if sys.stdin is None:
+        return
+    fd = sys.stdin.fileno()
+    threading.Thread(target=_wait_for_eof, args=(fd,), name="sandloop-stdin-watch", daemon=True).start()

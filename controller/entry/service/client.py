@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 import time
 from collections.abc import Iterator
@@ -46,6 +47,7 @@ def run_remote(args: argparse.Namespace, settings: Settings, out: TextIO = sys.s
         ConfigError: a bad URL or an option a service does not take.
         ServiceUnreachable, ServiceRefused: the service cannot be reached or refused the run.
     """
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # its request lines are not the run's
     base = _base_url(args.server)
     if not args.target:
         raise ConfigError("--server runs one --target", hint="--all and --resume run locally only")
