@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
-from prometheus_client import make_asgi_app
+from fastapi.responses import JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from agents.ports.errors import PlatformError
 from controller.entry.service import problems, routes
@@ -29,7 +29,12 @@ def create_app(state: ServiceState, exporter: Exporter | None = None) -> FastAPI
     app.include_router(routes.router)
     app.add_middleware(BodyLimit, limit=state.settings.service.upload_bytes)
     if exporter is not None:
-        app.mount("/metrics", make_asgi_app(exporter.registry))
+        registry = exporter.registry
+
+        @app.get("/metrics", include_in_schema=False)
+        def metrics() -> Response:
+            """The exporter's metrics of the run history (Prometheus text format)."""
+            return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 
     @app.get("/healthz", tags=["health"], summary="The process answers",
              responses={503: {"description": "The run history cannot be read"}})

@@ -108,6 +108,6 @@ def test_metrics_need_no_token(tmp_path):
     service.token("alice")
     exporter = build_exporter(HistoryStore(tmp_path / "history.sqlite"), KnownLabels(), process_metrics=False)
     client = TestClient(create_app(service.state, exporter))
-    response = client.get("/metrics/")
+    response = client.get("/metrics")
     assert response.status_code == 200 and "sbx_build_info" in response.text
     assert client.get("/v1/runs").status_code == 401
