@@ -6,6 +6,7 @@ traceback, and bad input never a 500.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from http import HTTPStatus
 from typing import Any
 
@@ -13,6 +14,7 @@ import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agents.ports.errors import ConfigError, EngineUnavailable, EnvironmentFault, PlatformError, UsageError
@@ -55,9 +57,8 @@ def status_of(exc: PlatformError) -> int:
     return 500
 
 
-def validation_line(exc: RequestValidationError) -> str:
+def validation_line(errors: Sequence[Any]) -> str:
     """One line for the first field that did not validate, like the CLI's invalid setting line."""
-    errors = exc.errors()
     if not errors:
         return "the request is not valid"
     first = errors[0]
@@ -80,7 +81,11 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        return problem_response(422, validation_line(exc), request.url.path)
+        return problem_response(422, validation_line(exc.errors()), request.url.path)
+
+    @app.exception_handler(ValidationError)
+    async def _model(request: Request, exc: ValidationError) -> JSONResponse:
+        return problem_response(422, validation_line(exc.errors()), request.url.path)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:

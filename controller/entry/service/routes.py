@@ -7,14 +7,17 @@ from collections.abc import Iterator
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import ValidationError
 
 from controller.entry.service import artefacts, events
 from controller.entry.service.auth import Principal, principal
-from controller.entry.service.problems import Problem
+from controller.entry.service.problems import Problem, validation_line
 from controller.entry.service.schemas import PROBLEMS, ArtefactEntry, RunList, RunOut, RunRequest
 from controller.entry.service.state import ServiceState
-from controller.entry.service.submit import accept
+from controller.entry.service.submit import accept, accept_upload
+from controller.entry.service.uploads import read_upload
 from controller.platform.store import RunRow, RunStatus
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"], responses=PROBLEMS)
@@ -36,16 +39,50 @@ def visible_run(state: ServiceState, caller: Principal, run_id: str) -> RunRow:
     return row
 
 
-@router.post("", status_code=202, response_model=RunOut, summary="Start a run on a named target")
-def submit_run(body: RunRequest, request: Request, caller: Caller) -> JSONResponse:
-    """Queue a loop on ``target`` (a folder of the service's data/); 202 once it is stored durably."""
+_MULTIPART_SCHEMA = {
+    "type": "object", "required": ["statement"],
+    "properties": {
+        "statement": {"type": "string", "format": "binary", "description": "The statement PDF."},
+        "result": {"type": "string", "format": "binary", "description": "Optional result.csv to compare with."},
+        "target_toml": {"type": "string", "format": "binary", "description": "Optional target.toml."},
+        "target": {"type": "string", "description": "A name for the uploaded target (default: upload)."},
+        "agent": {"type": "string"}, "max_attempts": {"type": "integer", "minimum": 1, "maximum": 50},
+        "coder": {"type": "string", "enum": ["offline", "gemini", "openai", "ollama"]},
+    },
+}
+_SUBMIT_BODY = {"requestBody": {"required": True, "content": {
+    "application/json": {"schema": RunRequest.model_json_schema()},
+    "multipart/form-data": {"schema": _MULTIPART_SCHEMA},
+}}}
+
+
+@router.post("", status_code=202, response_model=RunOut, summary="Start a run on a named or an uploaded target",
+             openapi_extra=_SUBMIT_BODY, responses={415: PROBLEMS[422] | {"description": "Neither JSON nor multipart"}})
+async def submit_run(request: Request, caller: Caller) -> JSONResponse:
+    """Queue a loop on ``target`` (JSON: a folder of the service's data/) or on an uploaded statement
+    (multipart); 202 once it is stored durably."""
     state = _state(request)
     if state.draining.is_set():
         raise Problem(503, "the service is shutting down and accepts no runs", headers={"Retry-After": "30"})
-    row = accept(state.settings, state.store, caller.name, body)
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind == "multipart/form-data":
+        body, files = await read_upload(request, state.settings.service.upload_parts)
+        row = await run_in_threadpool(accept_upload, state.settings, state.store, caller.name, body, files)
+    elif kind in ("application/json", ""):
+        body = _run_request(await request.body())
+        row = await run_in_threadpool(accept, state.settings, state.store, caller.name, body)
+    else:
+        raise Problem(415, f"send application/json or multipart/form-data, not {kind[:60]!r}")
     document = RunOut.of(row)
     return JSONResponse(document.model_dump(mode="json"), status_code=202,
                         headers={"Location": document.links.self})
+
+
+def _run_request(raw: bytes) -> RunRequest:
+    try:
+        return RunRequest.model_validate_json(raw)
+    except ValidationError as exc:
+        raise Problem(422, validation_line(exc.errors())) from None
 
 
 @router.get("", response_model=RunList, summary="List runs, newest first")

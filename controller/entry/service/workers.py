@@ -32,6 +32,7 @@ import structlog
 from controller.entry.batch import child_env
 from controller.entry.service import child
 from controller.entry.service.events import CONSOLE_FILE, MAX_LINE
+from controller.entry.service.submit import upload_dir
 from controller.platform.settings import Settings
 from controller.platform.store import RunRow, RunStatus, RunStore, StoreError
 
@@ -143,8 +144,8 @@ class WorkerPool:
                 (run_dir / CONSOLE_FILE).open("a", encoding="utf-8") as console:
             # stdin stays open and unused: the child stops when it closes (this process died).
             proc = subprocess.Popen(self._command(row, run_dir), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=errors, text=True, encoding="utf-8", errors="replace", env=self._env,
-                                    process_group=0)
+                                    stderr=errors, text=True, encoding="utf-8", errors="replace",
+                                    env=self.env_for(row), process_group=0)
             with self._lock:
                 self._children[row.id] = proc
             if self._stopping.is_set():  # claimed just as the drain began: stop it like the others
@@ -158,6 +159,13 @@ class WorkerPool:
                 if proc.stdin is not None:
                     proc.stdin.close()
             return code, _tail(errors)
+
+    def env_for(self, row: RunRow) -> dict[str, str]:
+        """The child's environment: an uploaded target's run reads its own data folder."""
+        upload = row.options.get("upload")
+        if not isinstance(upload, str) or upload != row.id:  # set by the service, and only to the run's id
+            return self._env
+        return {**self._env, "SBX_DATA_DIR": str(upload_dir(self.settings, row.id))}
 
     def _record(self, row: RunRow, run_dir: Path, code: int, tail: str) -> None:
         with self._lock:
