@@ -11,7 +11,8 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import ValidationError
 
-from controller.entry.service import artefacts, events
+from agents.ports.artefacts import SUMMARY_FILE
+from controller.entry.service import artefacts, child, events
 from controller.entry.service.auth import Principal, principal
 from controller.entry.service.problems import Problem, validation_line
 from controller.entry.service.schemas import PROBLEMS, ArtefactEntry, RunList, RunOut, RunRequest
@@ -112,6 +113,25 @@ def cancel_run(run_id: RunId, request: Request, caller: Caller) -> RunOut:
         raise Problem(409, f"run {run_id} has ended already ({row.status})")
     after = state.store.cancel(run_id)
     return RunOut.of(after or row)
+
+
+@router.post("/{run_id}/resume", status_code=202, response_model=RunOut, summary="Resume a stopped run")
+def resume_run(run_id: RunId, request: Request, caller: Caller) -> RunOut:
+    """Queue an ``error`` or ``cancelled`` run again; a worker continues it from its last checkpoint
+    (the CLI's ``run --resume``). A run that never started, or that finished, cannot be resumed (409)."""
+    state = _state(request)
+    row = visible_run(state, caller, run_id)
+    run_dir = state.settings.runs_dir / row.id
+    if row.status not in ("error", "cancelled"):
+        raise Problem(409, f"run {run_id} is {row.status}: only a run that ended in error or was cancelled resumes")
+    if not child.resumable(run_dir):
+        raise Problem(409, f"run {run_id} has no run.json: it stopped before it started; submit it again")
+    if (run_dir / SUMMARY_FILE).is_file():
+        raise Problem(409, f"run {run_id} already finished (see its summary.json): submit it again")
+    after = state.store.requeue(run_id, quota=state.settings.service.quota_per_token)
+    if after is None:
+        raise Problem(409, f"run {run_id} changed meanwhile; see GET /v1/runs/{run_id}")
+    return RunOut.of(after)
 
 
 @router.get("/{run_id}/events", summary="The run's progress as Server-Sent Events",

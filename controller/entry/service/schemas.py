@@ -29,6 +29,7 @@ class RunLinks(BaseModel):
     events: str
     artefacts: str
     cancel: str
+    resume: str
 
 
 class RunOut(BaseModel):
@@ -60,7 +61,7 @@ class RunOut(BaseModel):
             created_at=row.created_at, started_at=row.started_at, finished_at=row.finished_at,
             exit_code=row.exit_code, summary=row.summary, error=row.error,
             links=RunLinks(self=base, events=f"{base}/events", artefacts=f"{base}/artefacts",
-                           cancel=f"{base}/cancel"),
+                           cancel=f"{base}/cancel", resume=f"{base}/resume"),
         )
 
 

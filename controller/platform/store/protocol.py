@@ -61,6 +61,14 @@ class RunStore(Protocol):
         """Record the end of ``worker``'s run; False if the worker no longer holds it."""
         ...
 
+    def requeue(self, run_id: str, *, quota: int) -> RunRow | None:
+        """Queue an ended ``error`` or ``cancelled`` run again (to resume it); None if it is not one.
+
+        Raises:
+            QuotaExceeded: its owner has ``quota`` queued + running runs already.
+        """
+        ...
+
     def cancel(self, run_id: str) -> RunRow | None:
         """Cancel a queued run at once, or ask the worker of a running one to stop; the row after."""
         ...

@@ -199,6 +199,20 @@ class SqliteStore:
             )
             return cur.rowcount == 1
 
+    def requeue(self, run_id: str, *, quota: int) -> RunRow | None:
+        with self._transaction() as conn:
+            row = conn.execute("SELECT owner, status FROM runs WHERE id = ?", (run_id,)).fetchone()
+            if row is None or row[1] not in ("error", "cancelled"):
+                return None
+            mine = _scalar(conn, "SELECT COUNT(*) FROM runs WHERE owner = ? AND status IN ('queued', 'running')",
+                           (row[0],))
+            if mine >= quota:
+                raise QuotaExceeded(f"{row[0]} has {mine} queued or running run(s), its quota",
+                                    hint="wait for one to end or cancel one")
+            conn.execute("UPDATE runs SET status = 'queued', cancel_requested = 0, finished_at = NULL, "
+                         "exit_code = NULL, summary = NULL, error = '' WHERE id = ?", (run_id,))
+        return self.get(run_id)
+
     def cancel(self, run_id: str) -> RunRow | None:
         with self._connect() as conn:
             conn.execute("UPDATE runs SET status = 'cancelled', finished_at = ?, error = 'cancelled before it started' "

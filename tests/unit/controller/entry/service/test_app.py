@@ -122,6 +122,42 @@ class TestCancel:
         assert_problem(service.client.post("/v1/runs/r-1/cancel"), 409)
 
 
+class TestResume:
+    def stopped(self, service: Service, run_id: str, status: str = "error") -> None:
+        """A run that stopped after it had started: run.json, no summary.json."""
+        service.run(run_id, "local", ended=False)
+        run_dir = service.runs_dir / run_id
+        (run_dir / "summary.json").unlink()
+        (run_dir / "run.json").write_text("{}")
+        service.store.claim("w", 30.0)
+        service.store.finish(run_id, "w", status, exit_code=130, summary=None, error="interrupted")
+
+    @pytest.mark.parametrize("status", ["error", "cancelled"])
+    def test_a_stopped_run_is_queued_again(self, service: Service, status):
+        self.stopped(service, "r-1", status)
+        response = service.client.post("/v1/runs/r-1/resume")
+        assert response.status_code == 202
+        assert (response.json()["status"], response.json()["error"]) == ("queued", "")
+
+    def test_a_finished_or_unstarted_run_does_not_resume(self, service: Service):
+        service.run("r-passed", "local")
+        assert "only a run that ended in error" in assert_problem(
+            service.client.post("/v1/runs/r-passed/resume"), 409)["detail"]
+        self.stopped(service, "r-summary")
+        (service.runs_dir / "r-summary" / "summary.json").write_text("{}")
+        assert "already finished" in assert_problem(service.client.post("/v1/runs/r-summary/resume"), 409)["detail"]
+        self.stopped(service, "r-unstarted")
+        (service.runs_dir / "r-unstarted" / "run.json").unlink()
+        assert "has no run.json" in assert_problem(service.client.post("/v1/runs/r-unstarted/resume"), 409)["detail"]
+
+    def test_resuming_counts_against_the_quota(self, service: Service):
+        self.stopped(service, "r-1")
+        for _ in range(2):
+            assert service.client.post("/v1/runs", json={"target": "icici"}).status_code == 202
+        assert_problem(service.client.post("/v1/runs/r-1/resume"), 429)
+        assert service.store.get("r-1").status == "error"
+
+
 class TestEvents:
     def test_a_finished_run_replays_from_the_start_and_ends(self, service: Service):
         service.run("r-1", "local")

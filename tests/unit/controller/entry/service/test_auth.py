@@ -12,6 +12,7 @@ RUN = "r-alice"
 PER_RUN = [
     ("GET", f"/v1/runs/{RUN}", None),
     ("POST", f"/v1/runs/{RUN}/cancel", None),
+    ("POST", f"/v1/runs/{RUN}/resume", None),
     ("GET", f"/v1/runs/{RUN}/events", None),
     ("GET", f"/v1/runs/{RUN}/artefacts", None),
     ("GET", f"/v1/runs/{RUN}/artefacts/summary.json", None),
@@ -59,7 +60,7 @@ def test_another_tenants_run_is_404_like_no_run(service, tenants, method, path, 
 @pytest.mark.parametrize(("method", "path", "body"), PER_RUN)
 def test_the_owner_and_an_admin_see_the_run(service, tenants, who, method, path, body):
     response = call(service, method, path, body, tenants[who])
-    expected = 409 if path.endswith("/cancel") else 200  # the run has ended: nothing to cancel
+    expected = 409 if path.endswith(("/cancel", "/resume")) else 200  # it passed: nothing to cancel or resume
     assert response.status_code == expected
 
 
