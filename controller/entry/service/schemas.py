@@ -72,6 +72,23 @@ class RunList(BaseModel):
     next_cursor: str | None = Field(description="Pass as ?cursor= for the next page; null on the last.")
 
 
+class TargetStats(BaseModel):
+    """How one agent's runs on one target went, through this service."""
+
+    agent: str
+    target: str
+    runs: dict[str, int] = Field(description="Runs per status.")
+    success_rate: float | None = Field(
+        description="passed / (passed + failed); runs that ended in error (the machine, not the agent) "
+        "or were cancelled are not counted; null before any verdict.")
+
+
+class Stats(BaseModel):
+    """Success rates per agent and target (the caller's runs; an admin's: everyone's)."""
+
+    targets: list[TargetStats]
+
+
 class ArtefactEntry(BaseModel):
     """A file in a run's folder."""
 

@@ -77,6 +77,10 @@ class RunStore(Protocol):
         """Ids of ``worker``'s running runs whose cancellation was asked for."""
         ...
 
+    def stats(self, owner: str | None) -> dict[tuple[str, str, str], int]:
+        """Runs per (agent, target, status), of ``owner`` (None: everyone's)."""
+        ...
+
     def counts(self) -> dict[str, int]:
         """Runs per status."""
         ...

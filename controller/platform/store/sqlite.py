@@ -226,6 +226,13 @@ class SqliteStore:
                                 (worker,)).fetchall()
         return [str(r[0]) for r in rows]
 
+    def stats(self, owner: str | None) -> dict[tuple[str, str, str], int]:
+        where, params = ("WHERE owner = ?", (owner,)) if owner is not None else ("", ())
+        with self._connect() as conn:
+            rows = conn.execute(f"SELECT agent, target, status, COUNT(*) FROM runs {where} "
+                                "GROUP BY agent, target, status", params).fetchall()
+        return {(str(a), str(t), str(s)): int(n) for a, t, s, n in rows}
+
     def counts(self) -> dict[str, int]:
         with self._connect() as conn:
             rows = conn.execute("SELECT status, COUNT(*) FROM runs GROUP BY status").fetchall()

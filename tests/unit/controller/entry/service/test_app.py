@@ -251,3 +251,26 @@ class TestHealth:
         service.state.draining.set()
         assert service.client.get("/readyz").status_code == 503
         assert service.client.get("/healthz").json()["status"] == "draining"
+
+
+class TestStats:
+    def test_success_rates_per_agent_and_target_of_ones_own_runs(self, service: Service):
+        alice, bob = service.token("alice"), service.token("bob")
+        root = service.token("root", admin=True)
+        for number, (owner, status) in enumerate([("alice", "passed"), ("alice", "failed"), ("alice", "error"),
+                                                  ("alice", "passed"), ("bob", "failed")]):
+            service.run(f"r-{number}", owner, ended=False)
+            service.store.claim("w", 30.0)
+            service.store.finish(f"r-{number}", "w", status, exit_code=0, summary=None)
+        mine = service.client.get("/v1/stats", headers=alice).json()["targets"]
+        assert mine == [{"agent": "bank_parser", "target": "icici", "runs": {"passed": 2, "failed": 1, "error": 1},
+                         "success_rate": 2 / 3}]
+        assert service.client.get("/v1/stats", headers=bob).json()["targets"][0]["success_rate"] == 0.0
+        everyone = service.client.get("/v1/stats", headers=root).json()["targets"][0]
+        assert everyone["runs"] == {"passed": 2, "failed": 2, "error": 1}
+        assert service.client.get("/v1/stats").status_code == 401
+
+    def test_no_verdict_yet(self, service: Service):
+        service.run("r-1", "local", ended=False)
+        (row,) = service.client.get("/v1/stats").json()["targets"]
+        assert (row["runs"], row["success_rate"]) == ({"queued": 1}, None)

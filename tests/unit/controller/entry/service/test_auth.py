@@ -17,7 +17,7 @@ PER_RUN = [
     ("GET", f"/v1/runs/{RUN}/artefacts", None),
     ("GET", f"/v1/runs/{RUN}/artefacts/summary.json", None),
 ]
-ALL = [*PER_RUN, ("GET", "/v1/runs", None), ("POST", "/v1/runs", {"target": "icici"})]
+ALL = [*PER_RUN, ("GET", "/v1/runs", None), ("POST", "/v1/runs", {"target": "icici"}), ("GET", "/v1/stats", None)]
 OPEN = ["/healthz", "/readyz", "/openapi.json"]
 
 
