@@ -17,6 +17,15 @@ def docker_probe() -> None:
     connect(timeout=5).close()
 
 
+def no_probe() -> None:
+    """The Kubernetes backend's engine is not probed yet (its runs say so when it fails)."""
+
+
+def engine_probe(settings: Settings) -> Callable[[], None]:
+    """The /readyz check of the sandbox engine the settings choose."""
+    return docker_probe if settings.sandbox_backend == "docker" else no_probe
+
+
 @dataclass
 class ServiceState:
     """The service's shared state (``app.state.service``)."""
