@@ -47,7 +47,16 @@ def run_remote(args: argparse.Namespace, settings: Settings, out: TextIO = sys.s
         ConfigError: a bad URL or an option a service does not take.
         ServiceUnreachable, ServiceRefused: the service cannot be reached or refused the run.
     """
-    logging.getLogger("httpx").setLevel(logging.WARNING)  # its request lines are not the run's
+    httpx_log = logging.getLogger("httpx")
+    level = httpx_log.level
+    httpx_log.setLevel(logging.WARNING)  # its request lines are not the run's
+    try:
+        return _run_remote(args, settings, out)
+    finally:
+        httpx_log.setLevel(level)
+
+
+def _run_remote(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     base = _base_url(args.server)
     if not args.target:
         raise ConfigError("--server runs one --target", hint="--all and --resume run locally only")
