@@ -153,3 +153,21 @@ def test_a_run_of_a_service_killed_mid_run_is_resumed_after_a_restart(service: S
     assert f"resuming run {run['id']}" in console.read_text()
     summary = json.loads((service.root / "runs" / run["id"] / "summary.json").read_text())
     assert summary["attempts"] == ATTEMPTS
+
+
+def test_sigterm_drains_and_the_next_start_resumes(service: Service):
+    """SIGTERM during a run: the service refuses new runs, interrupts the child (its containers
+    removed, its checkpoint kept), exits 0 with the run queued again; the next start resumes it."""
+    spoil_one_cell(service.root / "data")
+    service.start()
+    run = httpx.post(f"{service.url}/v1/runs", json={"target": "icici", "max_attempts": ATTEMPTS}, timeout=60).json()
+    console = service.root / "runs" / run["id"] / "console.txt"
+    wait_for(lambda: console.is_file() and "[attempt 1] compare" in console.read_text(), "attempt 1's compare")
+    assert service.stop(signal.SIGTERM) == 0
+    log = (service.root / "service.log").read_text()
+    assert '"service.run_released"' in log and '"requeued": true' in log
+
+    service.start()
+    end = follow(f"{service.url}/v1/runs/{run['id']}/events", {})[-1][1]
+    assert (end["status"], end["exit_code"], end["takeovers"]) == ("failed", 1, 0), end
+    assert f"resuming run {run['id']}" in console.read_text()
