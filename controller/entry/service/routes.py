@@ -74,6 +74,7 @@ async def submit_run(request: Request, caller: Caller) -> JSONResponse:
         row = await run_in_threadpool(accept, state.settings, state.store, caller.name, body)
     else:
         raise Problem(415, f"send application/json or multipart/form-data, not {kind[:60]!r}")
+    state.submitted.set()
     document = RunOut.of(row)
     return JSONResponse(document.model_dump(mode="json"), status_code=202,
                         headers={"Location": document.links.self})
@@ -131,6 +132,7 @@ def resume_run(run_id: RunId, request: Request, caller: Caller) -> RunOut:
     after = state.store.requeue(run_id, quota=state.settings.service.quota_per_token)
     if after is None:
         raise Problem(409, f"run {run_id} changed meanwhile; see GET /v1/runs/{run_id}")
+    state.submitted.set()
     return RunOut.of(after)
 
 

@@ -86,7 +86,7 @@ def run_service(settings: Settings, store: RunStore, exporter: Exporter, host: s
     check_exposure(host, store)
     sock = bind(host, port)
     state = ServiceState(settings, store, engine_probe=engine_probe(settings))
-    pool = WorkerPool(settings, store)
+    pool = WorkerPool(settings, store, wake=state.submitted)
     config = uvicorn.Config(create_app(state, exporter), log_config=None, access_log=False,
                             timeout_graceful_shutdown=5, lifespan="off")
     server = DrainingServer(config, state)

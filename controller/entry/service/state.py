@@ -34,3 +34,5 @@ class ServiceState:
     store: RunStore
     engine_probe: Callable[[], None] = docker_probe
     draining: threading.Event = field(default_factory=threading.Event)
+    #: Set on each accepted run, so an idle worker of this process claims it at once, not at its next poll.
+    submitted: threading.Event = field(default_factory=threading.Event)

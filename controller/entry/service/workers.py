@@ -63,7 +63,7 @@ class WorkerPool:
 
     def __init__(self, settings: Settings, store: RunStore, *, worker_id: str | None = None,
                  command: Callable[[RunRow, Path], list[str]] = child.command,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, wake: threading.Event | None = None) -> None:
         self.settings = settings
         self.store = store
         self.worker_id = worker_id or new_worker_id()
@@ -71,6 +71,7 @@ class WorkerPool:
         self._command = command
         self._env = env if env is not None else child_env(settings)
         self._stopping = threading.Event()
+        self._wake = wake or threading.Event()
         self._lock = threading.Lock()
         self._children: dict[str, subprocess.Popen[str]] = {}
         self._cancelled: dict[str, float] = {}
@@ -92,6 +93,7 @@ class WorkerPool:
     def stop(self, grace: float) -> None:
         """Drain: claim nothing more, interrupt running children, kill them after ``grace`` s."""
         self._stopping.set()
+        self._wake.set()
         for proc in self._running():
             signal_group(proc, signal.SIGINT)
         deadline = time.monotonic() + grace
@@ -117,7 +119,9 @@ class WorkerPool:
                 log.error("service.claim_failed", error=exc.one_line())
                 row = None
             if row is None:
-                self._stopping.wait(service.poll_seconds)
+                # Woken by a submission in this process, else at the next poll (other replicas' runs).
+                if self._wake.wait(service.poll_seconds):
+                    self._wake.clear()
                 continue
             try:
                 self.execute(row)
