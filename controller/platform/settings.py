@@ -77,11 +77,14 @@ class ServiceSettings(BaseModel):
     ``lease_seconds + poll_seconds`` of that worker's last renewal.
     """
 
-    store: Literal["sqlite"] = Field(
-        "sqlite", description="Run store and queue; sqlite (WAL, under runs_dir) is the embedded default."
+    store: Literal["sqlite", "postgres"] = Field(
+        "sqlite", description="Run store and queue: sqlite (WAL, under runs_dir; one host) or postgres (replicas)."
     )
     store_path: Path | None = Field(
         None, description="SQLite file of runs and tokens; default <runs_dir>/service.sqlite."
+    )
+    postgres_dsn: SecretStr | None = Field(
+        None, repr=False, description="PostgreSQL connection string when store is postgres (libpq form or URL)."
     )
     upload_bytes: int = Field(
         32 * 1024 * 1024, ge=1024, le=1024**3, description="Largest request body accepted (413 beyond)."
@@ -106,6 +109,8 @@ class ServiceSettings(BaseModel):
     def _renew_before_expiry(self) -> ServiceSettings:
         if self.renew_seconds * 2 > self.lease_seconds:
             raise ValueError("renew_seconds must be at most half of lease_seconds (a renewal may be late once)")
+        if self.store == "postgres" and (self.postgres_dsn is None or not self.postgres_dsn.get_secret_value()):
+            raise ValueError("store postgres needs postgres_dsn (SBX_SERVICE__POSTGRES_DSN)")
         return self
 
 

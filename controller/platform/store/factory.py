@@ -17,9 +17,14 @@ def store_path(settings: Settings) -> Path:
 
 
 def open_store(settings: Settings) -> RunStore:
-    """The store ``SBX_SERVICE__STORE`` names (today: sqlite), schema created if new.
+    """The store ``SBX_SERVICE__STORE`` names, its schema created if new.
 
     Raises:
         StoreError: the store cannot be opened.
     """
+    dsn = settings.service.postgres_dsn
+    if settings.service.store == "postgres" and dsn is not None:
+        from controller.platform.store.postgres import PostgresStore  # psycopg only when it is chosen
+
+        return PostgresStore(dsn.get_secret_value())
     return SqliteStore(store_path(settings))

@@ -15,9 +15,10 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from agents.ports.errors import ConfigError
+from controller.platform.store.rows import COLUMNS, parse_cursor, row_to_run
 from controller.platform.store.models import (
     NewRun,
     QueueFull,
@@ -59,8 +60,7 @@ CREATE TABLE IF NOT EXISTS tokens (
     created_at REAL NOT NULL
 );
 """
-_COLUMNS = ("id, seq, owner, agent, target, options, status, worker, lease_until, cancel_requested, "
-            "takeovers, created_at, started_at, finished_at, exit_code, summary, error")
+_COLUMNS = COLUMNS
 
 
 class SqliteStore:
@@ -127,7 +127,7 @@ class SqliteStore:
     def get(self, run_id: str) -> RunRow | None:
         with self._connect() as conn:
             row = conn.execute(f"SELECT {_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
-        return _run(row) if row else None
+        return row_to_run(row) if row else None
 
     def list_runs(self, *, owner: str | None, target: str | None, status: RunStatus | None, limit: int,
              cursor: str | None) -> RunPage:
@@ -138,11 +138,11 @@ class SqliteStore:
                 params.append(value)
         if cursor is not None:
             where.append("seq < ?")
-            params.append(_cursor(cursor))
+            params.append(parse_cursor(cursor))
         with self._connect() as conn:
             rows = conn.execute(f"SELECT {_COLUMNS} FROM runs WHERE {' AND '.join(where)} "
                                 "ORDER BY seq DESC LIMIT ?", (*params, limit + 1)).fetchall()
-        runs = [_run(r) for r in rows[:limit]]
+        runs = [row_to_run(r) for r in rows[:limit]]
         return RunPage(runs, str(runs[-1].seq) if len(rows) > limit else None)
 
     def claim(self, worker: str, lease_seconds: float) -> RunRow | None:
@@ -156,7 +156,7 @@ class SqliteStore:
                 f"AND status = 'queued' RETURNING {_COLUMNS}",
                 (worker, now + lease_seconds, now),
             ).fetchall()
-        return _run(rows[0]) if rows else None
+        return row_to_run(rows[0]) if rows else None
 
     def renew(self, worker: str, lease_seconds: float) -> int:
         with self._connect() as conn:
@@ -168,7 +168,7 @@ class SqliteStore:
         with self._connect() as conn:
             rows = conn.execute(f"SELECT {_COLUMNS} FROM runs WHERE status = 'running' AND lease_until < ? "
                                 "ORDER BY seq", (self._clock(),)).fetchall()
-        return [_run(r) for r in rows]
+        return [row_to_run(r) for r in rows]
 
     def take_over(self, run_id: str, dead_worker: str, *, requeue: bool, error: str = "") -> bool:
         now = self._clock()
@@ -287,21 +287,3 @@ class SqliteStore:
 
 def _scalar(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> int:
     return int(conn.execute(sql, params).fetchone()[0])
-
-
-def _cursor(cursor: str) -> int:
-    if not cursor.isdigit() or len(cursor) > 18:
-        raise ConfigError(f"{cursor[:40]!r} is not a cursor this service gave", hint="use the next_cursor of a listing")
-    return int(cursor)
-
-
-def _run(row: tuple[Any, ...]) -> RunRow:
-    (run_id, seq, owner, agent, target, options, status, worker, lease_until, cancel, takeovers, created,
-     started, finished, exit_code, summary, error) = row
-    return RunRow(
-        id=str(run_id), seq=int(seq), owner=str(owner), agent=str(agent), target=str(target),
-        options=dict(json.loads(options)), status=cast(RunStatus, status), worker=worker,
-        lease_until=lease_until, cancel_requested=bool(cancel), takeovers=int(takeovers), created_at=float(created),
-        started_at=started, finished_at=finished, exit_code=exit_code,
-        summary=None if summary is None else dict(json.loads(summary)), error=str(error or ""),
-    )
