@@ -127,7 +127,15 @@ class WorkerPool:
                 self.execute(row)
             except Exception as exc:  # noqa: BLE001 - one run's failure must not end the worker
                 log.error("service.run_failed", run_id=row.id, error_type=type(exc).__name__, exc_info=exc)
-                self._finish(row, "error", 3, None, f"the service could not run it ({type(exc).__name__})")
+                self._give_up(row, exc)
+
+    def _give_up(self, row: RunRow, exc: Exception) -> None:
+        """End a run the worker could not carry out; if even that fails, its lease runs out and
+        another worker (or this one) takes it over."""
+        try:
+            self._finish(row, "error", 3, None, f"the service could not run it ({type(exc).__name__})")
+        except StoreError as again:
+            log.error("service.finish_failed", run_id=row.id, error=again.one_line())
 
     def execute(self, row: RunRow) -> None:
         """Run one claimed run to its end (or until a drain stops it) and record how it ended."""
@@ -198,7 +206,7 @@ class WorkerPool:
         while not self._stopping.wait(service.poll_seconds) or self._running():
             try:
                 if time.monotonic() - last_renewal >= service.renew_seconds:
-                    self.store.renew(self.worker_id, service.lease_seconds)
+                    self.renew()
                     last_renewal = time.monotonic()
                 self.deliver_cancels()
                 if not self._stopping.is_set():
@@ -207,6 +215,13 @@ class WorkerPool:
                 log.error("service.supervisor_store_failed", error=exc.one_line())
             if self._stopping.is_set():
                 time.sleep(service.poll_seconds)
+
+    def renew(self) -> int:
+        """Renew the leases of the runs whose children are running; a run without one (its record
+        could not be written) is left to expire, so that it is taken over rather than held forever."""
+        with self._lock:
+            held = list(self._children)
+        return self.store.renew(self.worker_id, self.settings.service.lease_seconds, held)
 
     def deliver_cancels(self) -> None:
         """Interrupt children whose runs were cancelled; kill those that ignored it for too long."""
@@ -229,8 +244,10 @@ class WorkerPool:
     def take_over_expired(self) -> None:
         """Requeue (to resume) or end the runs of workers that stopped renewing their leases."""
         for row in self.store.expired():
-            if row.worker is None or row.worker == self.worker_id:
-                continue  # our own lease ran late (a slow store): the next renewal fixes it
+            with self._lock:
+                alive = row.id in self._children
+            if row.worker is None or (row.worker == self.worker_id and alive):
+                continue  # our own live run's lease ran late (a slow store): the next renewal fixes it
             requeue = child.resumable(self.settings.runs_dir / row.id)
             error = "" if requeue else (f"its worker {row.worker} stopped before the run had a checkpoint "
                                         "(no run.json): nothing to resume; submit it again")

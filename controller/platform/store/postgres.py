@@ -12,7 +12,7 @@ from __future__ import annotations
 import hmac
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -135,10 +135,13 @@ class PostgresStore:
             ).fetchone()
         return row_to_run(row) if row else None
 
-    def renew(self, worker: str, lease_seconds: float) -> int:
+    def renew(self, worker: str, lease_seconds: float, run_ids: Collection[str]) -> int:
+        ids = list(run_ids)
+        if not ids:
+            return 0
         with self._connect() as conn:
-            return conn.execute("UPDATE runs SET lease_until = %s WHERE worker = %s AND status = 'running'",
-                                (self._clock() + lease_seconds, worker)).rowcount
+            return conn.execute("UPDATE runs SET lease_until = %s WHERE worker = %s AND status = 'running' "
+                                "AND id = ANY(%s)", (self._clock() + lease_seconds, worker, ids)).rowcount
 
     def expired(self) -> list[RunRow]:
         with self._connect() as conn:

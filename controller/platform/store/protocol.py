@@ -8,6 +8,7 @@ the runs of one that died.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any, Protocol
 
 from controller.platform.store.models import NewRun, RunPage, RunRow, RunStatus, TokenRow
@@ -39,8 +40,8 @@ class RunStore(Protocol):
         """Atomically take the oldest queued run for ``worker`` (status running, leased); None if none."""
         ...
 
-    def renew(self, worker: str, lease_seconds: float) -> int:
-        """Extend every lease ``worker`` holds; the number of runs renewed."""
+    def renew(self, worker: str, lease_seconds: float, run_ids: Collection[str]) -> int:
+        """Extend ``worker``'s leases on ``run_ids`` (the runs it still works on); how many it renewed."""
         ...
 
     def expired(self) -> list[RunRow]:

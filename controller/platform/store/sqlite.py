@@ -12,7 +12,7 @@ import hmac
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -158,10 +158,14 @@ class SqliteStore:
             ).fetchall()
         return row_to_run(rows[0]) if rows else None
 
-    def renew(self, worker: str, lease_seconds: float) -> int:
+    def renew(self, worker: str, lease_seconds: float, run_ids: Collection[str]) -> int:
+        ids = list(run_ids)
+        if not ids:
+            return 0
+        marks = ", ".join("?" * len(ids))
         with self._connect() as conn:
-            cur = conn.execute("UPDATE runs SET lease_until = ? WHERE worker = ? AND status = 'running'",
-                               (self._clock() + lease_seconds, worker))
+            cur = conn.execute(f"UPDATE runs SET lease_until = ? WHERE worker = ? AND status = 'running' "
+                               f"AND id IN ({marks})", (self._clock() + lease_seconds, worker, *ids))
             return cur.rowcount
 
     def expired(self) -> list[RunRow]:

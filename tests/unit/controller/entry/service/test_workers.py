@@ -140,14 +140,22 @@ class TestTakeover:
         row = store.get("r-never")
         assert row.status == "error" and "its worker dead stopped before the run had a checkpoint" in row.error
 
-    def test_own_and_live_leases_are_left_alone(self, setup):
+    def test_live_leases_are_left_alone(self, setup):
         settings, store, pool = setup
-        submit(store, "r-mine", "pass")
         submit(store, "r-live", "pass")
-        store.claim("me", -1.0)
         store.claim("other", 60.0)
         pool.take_over_expired()
-        assert store.get("r-mine").status == store.get("r-live").status == "running"
+        assert store.get("r-live").status == "running"
+
+    def test_an_own_run_without_a_child_is_taken_over_not_held(self, setup):
+        """A run this worker claimed but no longer runs (its end could not be recorded) is neither
+        renewed nor skipped: it expires and is taken over like a dead worker's."""
+        settings, store, pool = setup
+        submit(store, "r-orphan", "pass")
+        store.claim("me", -1.0)
+        assert pool.renew() == 0
+        pool.take_over_expired()
+        assert store.get("r-orphan").status == "error"
 
 
 class TestChildCommand:

@@ -125,9 +125,21 @@ class ContractLeases:
         store.submit(new_run(1), quota=9, queue_limit=9)
         store.claim("w1", 30.0)
         clock.now += 25
-        assert store.renew("w1", 30.0) == 1
+        assert store.renew("w1", 30.0, ["run-0001"]) == 1
+        assert store.renew("w2", 30.0, ["run-0001"]) == 0  # not w2's
         clock.now += 25
         assert store.expired() == []
+
+    def test_only_the_named_runs_are_renewed(self, store, clock):
+        store.submit(new_run(1), quota=9, queue_limit=9)
+        store.submit(new_run(2), quota=9, queue_limit=9)
+        store.claim("w1", 30.0)
+        store.claim("w1", 30.0)
+        clock.now += 25
+        assert store.renew("w1", 30.0, ["run-0002"]) == 1
+        assert store.renew("w1", 30.0, []) == 0
+        clock.now += 10
+        assert [r.id for r in store.expired()] == ["run-0001"]
 
     def test_an_expired_lease_is_taken_over_once(self, store, clock):
         store.submit(new_run(1), quota=9, queue_limit=9)
