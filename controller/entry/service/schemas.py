@@ -108,7 +108,7 @@ class Problem(BaseModel):
 
 PROBLEMS: dict[int | str, dict[str, Any]] = {
     code: {"model": Problem, "description": text, "content": {"application/problem+json": {}}}
-    for code, text in ((401, "No or a bad bearer token"), (404, "No such run (or not yours)"),
+    for code, text in ((400, "A malformed multipart body (e.g. too many parts)"), (401, "No or a bad bearer token"), (404, "No such run (or not yours)"),
                        (409, "The run has ended already"), (413, "The request is too large"),
                        (422, "The request is not valid"), (429, "Your quota of queued and running runs is used"),
                        (503, "Draining, the queue is full, or the store is unreachable"))

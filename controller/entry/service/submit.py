@@ -20,9 +20,11 @@ from agents.registry import agent_for_target
 from controller.entry.service.schemas import RunRequest
 from controller.platform.artefacts import new_run_id
 from controller.platform.settings import Settings, agent_config
-from controller.platform.store import NewRun, RunRow, RunStore
+from controller.platform.store import DuplicateRunId, NewRun, RunRow, RunStore
 
 UPLOADS = "uploads"
+#: Ids tried before a collision is reported (at 48 random bits a second try is already unheard of).
+ID_TRIES = 3
 
 
 def plan(settings: Settings, request: RunRequest, data_dir: Path) -> Agent:
@@ -56,10 +58,21 @@ def queue(settings: Settings, store: RunStore, owner: str, agent: Agent, request
     return store.submit(run, quota=limits.quota_per_token, queue_limit=limits.queue_limit)
 
 
+def service_run_id(target: str) -> str:
+    """A new run id: the CLI's form (time, target) with 48 random bits, not 16, since a service
+    accepts many runs of one target within a second."""
+    return new_run_id(target) + secrets.token_hex(4)
+
+
 def accept(settings: Settings, store: RunStore, owner: str, request: RunRequest) -> RunRow:
     """A run on a named target of the service's data folder."""
     agent = plan(settings, request, settings.data_dir)
-    return queue(settings, store, owner, agent, request, new_run_id(request.target))
+    for _ in range(ID_TRIES - 1):
+        try:
+            return queue(settings, store, owner, agent, request, service_run_id(request.target))
+        except DuplicateRunId:
+            continue
+    return queue(settings, store, owner, agent, request, service_run_id(request.target))
 
 
 def upload_dir(settings: Settings, run_id: str) -> Path:
@@ -82,7 +95,7 @@ def accept_upload(settings: Settings, store: RunStore, owner: str, request: RunR
         except PlatformError as exc:  # say the upload's names, not the service's folders
             exc.message = exc.message.replace(f"{staging}/", "").replace(str(staging), "the upload")
             raise
-        run_id = new_run_id(request.target)
+        run_id = service_run_id(request.target)
         final = upload_dir(settings, run_id)
         os.rename(staging, final)
         return queue(settings, store, owner, agent, request, run_id, {"upload": run_id})

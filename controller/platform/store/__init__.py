@@ -10,6 +10,7 @@ from __future__ import annotations
 from controller.platform.store.models import (
     ACTIVE,
     TERMINAL,
+    DuplicateRunId,
     NewRun,
     QueueFull,
     QuotaExceeded,
@@ -23,6 +24,6 @@ from controller.platform.store.protocol import RunStore
 from controller.platform.store.factory import open_store, store_path
 
 __all__ = [
-    "ACTIVE", "TERMINAL", "NewRun", "QueueFull", "QuotaExceeded", "RunPage", "RunRow", "RunStatus",
+    "ACTIVE", "TERMINAL", "DuplicateRunId", "NewRun", "QueueFull", "QuotaExceeded", "RunPage", "RunRow", "RunStatus",
     "RunStore", "StoreError", "TokenRow", "open_store", "store_path",
 ]

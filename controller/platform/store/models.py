@@ -18,6 +18,10 @@ class StoreError(EnvironmentFault):
     """The store cannot be read or written (a locked, corrupt or unreachable database)."""
 
 
+class DuplicateRunId(StoreError):
+    """A run with that id exists already (the caller picks another id)."""
+
+
 class QuotaExceeded(UsageError):
     """The token already has as many queued and running runs as it may."""
 

@@ -20,6 +20,7 @@ import psycopg
 
 from agents.ports.errors import ConfigError
 from controller.platform.store.models import (
+    DuplicateRunId,
     NewRun,
     QueueFull,
     QuotaExceeded,
@@ -93,9 +94,12 @@ class PostgresStore:
             queued = _scalar(conn, "SELECT COUNT(*) FROM runs WHERE status = 'queued'", ())
             if queued >= queue_limit:
                 raise QueueFull(f"the queue is full ({queued} run(s) waiting)", hint="try again later")
-            conn.execute("INSERT INTO runs (id, owner, agent, target, options, status, created_at) "
-                         "VALUES (%s, %s, %s, %s, %s, 'queued', %s)",
-                         (run.id, run.owner, run.agent, run.target, json.dumps(run.options), self._clock()))
+            try:
+                conn.execute("INSERT INTO runs (id, owner, agent, target, options, status, created_at) "
+                             "VALUES (%s, %s, %s, %s, %s, 'queued', %s)",
+                             (run.id, run.owner, run.agent, run.target, json.dumps(run.options), self._clock()))
+            except psycopg.errors.UniqueViolation:
+                raise DuplicateRunId(f"a run {run.id} exists already") from None
         row = self.get(run.id)
         if row is None:
             raise StoreError(f"run {run.id} vanished from the store right after it was written")

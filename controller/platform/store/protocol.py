@@ -24,6 +24,7 @@ class RunStore(Protocol):
         Raises:
             QuotaExceeded: the owner has ``quota`` queued + running runs already.
             QueueFull: ``queue_limit`` runs are queued already.
+            DuplicateRunId: a run with ``run.id`` exists (nothing was written).
         """
         ...
 

@@ -20,6 +20,7 @@ from typing import Any
 from agents.ports.errors import ConfigError
 from controller.platform.store.rows import COLUMNS, parse_cursor, row_to_run
 from controller.platform.store.models import (
+    DuplicateRunId,
     NewRun,
     QueueFull,
     QuotaExceeded,
@@ -117,11 +118,14 @@ class SqliteStore:
             queued = _scalar(conn, "SELECT COUNT(*) FROM runs WHERE status = 'queued'", ())
             if queued >= queue_limit:
                 raise QueueFull(f"the queue is full ({queued} run(s) waiting)", hint="try again later")
-            conn.execute(
-                "INSERT INTO runs (id, owner, agent, target, options, status, created_at) "
-                "VALUES (?, ?, ?, ?, ?, 'queued', ?)",
-                (run.id, run.owner, run.agent, run.target, json.dumps(run.options), self._clock()),
-            )
+            try:
+                conn.execute(
+                    "INSERT INTO runs (id, owner, agent, target, options, status, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, 'queued', ?)",
+                    (run.id, run.owner, run.agent, run.target, json.dumps(run.options), self._clock()),
+                )
+            except sqlite3.IntegrityError:
+                raise DuplicateRunId(f"a run {run.id} exists already") from None
         return self._require(run.id)
 
     def get(self, run_id: str) -> RunRow | None:

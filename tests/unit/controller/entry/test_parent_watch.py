@@ -29,8 +29,15 @@ def test_closing_stdin_interrupts_the_process():
 
 
 def test_a_watching_process_exits_cleanly_with_stdin_open():
-    """The watcher thread does not make the interpreter abort at exit (it reads the raw descriptor)."""
+    """The watcher thread does not make the interpreter abort at exit (it reads the raw descriptor).
+
+    stdin stays open until the process has ended: closing it earlier would (rightly) interrupt it.
+    """
     code = "from controller.entry.parent_watch import watch_stdin; watch_stdin(); print('done')"
-    proc = subprocess.run([sys.executable, "-c", code], stdin=subprocess.PIPE, capture_output=True, text=True,
-                          timeout=60)
-    assert (proc.returncode, proc.stdout.strip(), proc.stderr) == (0, "done", "")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stderr is not None and proc.stdin is not None
+    out, err = proc.stdout.read(), proc.stderr.read()  # both reach EOF when the process exits
+    code_ = proc.wait(timeout=60)
+    proc.stdin.close()
+    assert (code_, out.strip(), err) == (0, "done", "")

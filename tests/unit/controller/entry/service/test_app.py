@@ -40,6 +40,13 @@ class TestSubmit:
         stored = service.store.get(body["id"])
         assert stored is not None and stored.options == {"max_attempts": 2}
 
+    def test_run_ids_do_not_collide_within_a_second(self):
+        """Many runs of one target in one second (the CLI's 16 random bits collided under load)."""
+        from controller.entry.service.submit import service_run_id
+
+        ids = {service_run_id("icici") for _ in range(20_000)}
+        assert len(ids) == 20_000
+
     def test_an_unknown_target_is_the_clis_line(self, service: Service):
         body = assert_problem(service.client.post("/v1/runs", json={"target": "nope"}), 422)
         assert body["detail"].startswith("unknown target 'nope'")

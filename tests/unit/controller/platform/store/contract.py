@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from agents.ports.errors import ConfigError
-from controller.platform.store import NewRun, QueueFull, QuotaExceeded
+from controller.platform.store import DuplicateRunId, NewRun, QueueFull, QuotaExceeded
 from controller.platform.store.sqlite import SqliteStore
 from controller.platform.store.tokens import check_token_name, new_token, token_hash
 
@@ -67,6 +67,12 @@ class ContractSubmit:
             store.submit(new_run(3), quota=2, queue_limit=10)
         store.submit(new_run(4, owner="bob"), quota=2, queue_limit=10)  # another owner is not counted
         assert store.get("run-0003") is None
+
+    def test_a_duplicate_id_is_refused_and_nothing_written(self, store):
+        store.submit(new_run(1), quota=9, queue_limit=9)
+        with pytest.raises(DuplicateRunId):
+            store.submit(new_run(1, owner="bob"), quota=9, queue_limit=9)
+        assert store.counts() == {"queued": 1} and store.get("run-0001").owner == "alice"
 
     def test_queue_limit(self, store):
         store.submit(new_run(1, owner="a"), quota=9, queue_limit=2)
