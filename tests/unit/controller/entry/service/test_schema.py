@@ -3,6 +3,7 @@ endpoint and generated input, no 5xx, and every answer matches the schema it doc
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import schemathesis
@@ -19,10 +20,12 @@ from controller.entry.service.state import ServiceState
 from controller.platform.settings import PROJECT_ROOT, Settings
 from controller.platform.store.sqlite import SqliteStore
 
-def _app():  # noqa: ANN202 - a FastAPI app
-    import tempfile
+#: The app's folder, removed when the test process exits (the schema is loaded at import).
+_FOLDER = tempfile.TemporaryDirectory(prefix="sandloop-schema-")
 
-    root = Path(tempfile.mkdtemp(prefix="sandloop-schema-"))
+
+def _app():  # noqa: ANN202 - a FastAPI app
+    root = Path(_FOLDER.name)
     service = Settings(_env_file=None, data_dir=PROJECT_ROOT / "data", runs_dir=root / "runs",  # type: ignore[call-arg]
                        parsers_dir=root / "custom_parsers", service={"upload_bytes": 1024 * 1024})
     return create_app(ServiceState(service, SqliteStore(root / "runs" / "service.sqlite"), engine_probe=lambda: None))
