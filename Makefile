@@ -11,7 +11,7 @@ SEED ?= 7
 EVAL_CASES ?= --cases
 
 .DEFAULT_GOAL := help
-.PHONY: help install run run-all eval check images test test-unit test-docker bench lint lock clean
+.PHONY: help install run run-all eval check images serve test test-unit test-docker bench lint lock clean
 .PHONY: stack stack-down
 .PHONY: fuzz
 .PHONY: k8s-images k8s-manifests k8s-smoke
@@ -54,6 +54,9 @@ check: $(STAMP) ## Check existing parsers: make check TARGET=icici PARSER="custo
 
 images: $(STAMP) ## Build every sandbox image that is missing (bootstraps the base if needed)
 	@$(PY) -m controller images
+
+serve: $(STAMP) ## The service on 127.0.0.1:9466: runs over HTTP (/docs), /metrics, /healthz, /readyz [ARGS="--port 8080"]
+	@$(PY) -m controller serve $(ARGS)
 
 test: $(STAMP) ## Run the whole test suite (unit, then integration against the Docker engine)
 	@$(PY) -m pytest

@@ -1,4 +1,4 @@
-"""The command line: ``python -m controller {run,check,replay,graph,images,serve,k8s}``.
+"""The command line: ``python -m controller {run,check,replay,graph,images,serve,tokens,k8s}``.
 
 Exit status: 0 the parser passed (or ran and cannot be verified), 1 the loop gave up or the
 checked parser failed, 2 a usage or input error (or no Docker engine), 3 the environment
@@ -52,6 +52,10 @@ def build_parser() -> argparse.ArgumentParser:
                           "(instead of the target's replies.txt); end of input ends the conversation")
     run.add_argument("--model", metavar="NAME",
                      help="the LLM coder's model (default: SBX_LLM__MODEL or the provider's default)")
+    run.add_argument("--server", metavar="URL",
+                     help="submit the run (--target) to a sandloop service and follow it there; token from SBX_TOKEN")
+    run.add_argument("--run-id", metavar="ID", help=argparse.SUPPRESS)  # the service's id for a run it accepted
+    run.add_argument("--watch-stdin", action="store_true", help=argparse.SUPPRESS)  # the service's children
 
     check = sub.add_parser("check", help="run existing parsers or modules through the same sandbox and judgement")
     check.add_argument("--target", required=True, metavar="NAME", help="target whose PDF and result.csv to use")
@@ -80,11 +84,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("images", help="build every sandbox image that is missing")
 
-    serve = sub.add_parser("serve", help="serve Prometheus metrics of the run history (/metrics, /healthz)")
+    serve = sub.add_parser("serve", help="the service: runs over HTTP (/v1/runs, /docs), /metrics, /healthz, /readyz")
     serve.add_argument("--host", metavar="ADDR",
                        help="address to listen on (default: SBX_OBSERVABILITY__SERVE_HOST or 127.0.0.1)")
     serve.add_argument("--port", type=int, metavar="PORT",
                        help="port to listen on (default: SBX_OBSERVABILITY__SERVE_PORT or 9466)")
+    serve.add_argument("--metrics-only", action="store_true",
+                       help="only the exporter of the run history (/metrics, /healthz): no runs API, no workers")
+
+    tokens = sub.add_parser("tokens", help="the service's bearer tokens: add (printed once), list, remove")
+    tokens_sub = tokens.add_subparsers(dest="tokens_command", required=True, metavar="TOKENS_COMMAND")
+    add = tokens_sub.add_parser("add", help="create a token and print it once (only its hash is kept)")
+    add.add_argument("name", metavar="NAME", help="the token's name: the owner of the runs it submits")
+    add.add_argument("--admin", action="store_true", help="may see and cancel every token's runs")
+    tokens_sub.add_parser("list", help="list the tokens' names and rights")
+    remove = tokens_sub.add_parser("remove", help="remove a token (its runs stay)")
+    remove.add_argument("name", metavar="NAME", help="the token's name")
 
     k8s = sub.add_parser("k8s", help="Kubernetes: print the deployment and a sandbox Pod as YAML")
     k8s_sub = k8s.add_subparsers(dest="k8s_command", required=True, metavar="K8S_COMMAND")
@@ -115,6 +130,12 @@ def _settings(args: argparse.Namespace) -> Settings:
         raise invalid_setting(exc) from exc
 
 
+def _tokens(args: argparse.Namespace, settings: Settings) -> int:
+    from controller.entry.service.tokens import command  # lazy: the service store, for tokens only
+
+    return command(args, settings)
+
+
 def _k8s(args: argparse.Namespace, settings: Settings) -> int:
     from controller.entry.k8s_render import command  # lazy: yaml and the pod spec builders, for k8s only
 
@@ -141,7 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                           secrets=[*secret_values(os.environ), *settings_secrets(settings)])
         handler = {"run": commands.run, "check": commands.check, "replay": commands.replay, "graph": commands.graph,
                    "images": commands.images,
-                   "serve": commands.serve, "k8s": _k8s}[args.command]
+                   "serve": commands.serve, "tokens": _tokens, "k8s": _k8s}[args.command]
         return handler(args, settings)
     except PlatformError as exc:
         print(f"error: {exc.one_line()}", file=sys.stderr)

@@ -10,6 +10,7 @@ from agents.ports.run import CheckRequest
 from agents.registry import AGENTS, agent_for_target, get_agent
 from agents.targets import known_targets
 from controller.entry.batch import run_all
+from controller.entry.parent_watch import watch_stdin
 from controller.entry.replay import replay as replay_run
 from controller.platform.images.builder import available_images
 from controller.platform.observability.exporter import bind, build_exporter, make_app, serve_until_stopped
@@ -24,10 +25,16 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     """Run the target's agent (its target.toml says which; bank_parser without one); exit 0 passed, 1 gave up."""
     if getattr(args, "all", False):  # run --all: every target, each in its own child run
         return run_all(args, settings)
+    if getattr(args, "server", None):
+        from controller.entry.service.client import run_remote  # lazy: httpx, only for a remote run
+
+        return run_remote(args, settings)
+    if getattr(args, "watch_stdin", False):
+        watch_stdin()
     if getattr(args, "resume", None):
         return Runner(settings).resume(args.resume)
     agent = agent_for_target(settings.data_dir, args.target)
-    return Runner(settings).run(agent, args.target, args.max_attempts)
+    return Runner(settings).run(agent, args.target, args.max_attempts, run_id=getattr(args, "run_id", None))
 
 
 def check(args: argparse.Namespace, settings: Settings) -> int:
@@ -68,14 +75,25 @@ def agent_graph_mermaid(name: str) -> str:
 
 
 def serve(args: argparse.Namespace, settings: Settings) -> int:
-    """Serve /metrics (derived from the run history) and /healthz until stopped."""
+    """The service (runs over HTTP, /metrics of the run history, /healthz, /readyz) until stopped.
+
+    ``--metrics-only``: just the exporter of the run history (/metrics, /healthz), as the
+    observability stack's image runs it: no runs API, no workers, no engine needed.
+    """
     obs = settings.observability
     port = obs.serve_port if args.port is None else args.port
     if not 1 <= port <= 65535:
         raise ConfigError(f"--port {port} is not a TCP port", hint="use 1-65535")
+    host = args.host or obs.serve_host
     exporter = build_exporter(HistoryStore(history_path(settings)), known_labels(settings))
-    server = bind(args.host or obs.serve_host, port, make_app(exporter))
-    serve_until_stopped(server, exporter)
+    if getattr(args, "metrics_only", False):
+        serve_until_stopped(bind(host, port, make_app(exporter)), exporter)
+        return 0
+    # lazy: FastAPI, uvicorn and the store, only for the service (run's start-up stays short)
+    from controller.entry.service.server import run_service
+    from controller.platform.store import open_store
+
+    run_service(settings, open_store(settings), exporter, host, port)
     return 0
 
 

@@ -68,6 +68,52 @@ class WarmPoolSettings(BaseModel):
     )
 
 
+class ServiceSettings(BaseModel):
+    """The service (``serve``): its run store, queue limits, upload limits and worker leases.
+
+    A worker holds a lease on each run it executes and renews it every ``renew_seconds``; a
+    run whose lease is older than ``lease_seconds`` belongs to a dead worker and is taken
+    over (resumed from its checkpoint, or failed with the reason) within
+    ``lease_seconds + poll_seconds`` of that worker's last renewal.
+    """
+
+    store: Literal["sqlite", "postgres"] = Field(
+        "sqlite", description="Run store and queue: sqlite (WAL, under runs_dir; one host) or postgres (replicas)."
+    )
+    store_path: Path | None = Field(
+        None, description="SQLite file of runs and tokens; default <runs_dir>/service.sqlite."
+    )
+    postgres_dsn: SecretStr | None = Field(
+        None, repr=False, description="PostgreSQL connection string when store is postgres (libpq form or URL)."
+    )
+    upload_bytes: int = Field(
+        32 * 1024 * 1024, ge=1024, le=1024**3, description="Largest request body accepted (413 beyond)."
+    )
+    upload_parts: int = Field(8, ge=1, le=64, description="Most parts of a multipart request.")
+    quota_per_token: int = Field(
+        20, ge=1, le=10_000, description="Queued + running runs one token may have (429 beyond)."
+    )
+    queue_limit: int = Field(
+        200, ge=1, le=100_000, description="Queued runs in all; 503 beyond (the service is overloaded)."
+    )
+    lease_seconds: float = Field(30.0, ge=2, le=3600, description="A worker's lease on a running run.")
+    renew_seconds: float = Field(10.0, gt=0, le=1200, description="How often a worker renews its leases.")
+    poll_seconds: float = Field(
+        1.0, gt=0, le=60, description="How often an idle worker looks for queued runs and expired leases."
+    )
+    drain_seconds: float = Field(
+        20.0, ge=0, le=3600, description="On SIGTERM, how long running children get to stop cleanly."
+    )
+
+    @model_validator(mode="after")
+    def _renew_before_expiry(self) -> ServiceSettings:
+        if self.renew_seconds * 2 > self.lease_seconds:
+            raise ValueError("renew_seconds must be at most half of lease_seconds (a renewal may be late once)")
+        if self.store == "postgres" and (self.postgres_dsn is None or not self.postgres_dsn.get_secret_value()):
+            raise ValueError("store postgres needs postgres_dsn (SBX_SERVICE__POSTGRES_DSN)")
+        return self
+
+
 class Settings(BaseSettings):
     """Everything the controller can be told, with the defaults a new user gets."""
 
@@ -158,6 +204,12 @@ class Settings(BaseSettings):
     )
     observability: ObservabilitySettings = Field(
         default_factory=ObservabilitySettings, description="Logs, run history, exporter, Pushgateway."
+    )
+    token: SecretStr | None = Field(
+        None, exclude=True, repr=False, description="Bearer token `run --server` sends to a service (SBX_TOKEN)."
+    )
+    service: ServiceSettings = Field(
+        default_factory=ServiceSettings, description="The service: store, quotas, uploads, leases (SBX_SERVICE__*)."
     )
 
     @field_validator("sandbox_user")

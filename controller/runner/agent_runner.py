@@ -65,8 +65,13 @@ class Runner:
         with open_session(self.settings, self.say, min_pool=min_pool) as services:
             yield services
 
-    def run(self, agent: Agent, target: str, max_attempts: int | None) -> int:
-        """Run ``agent`` on ``target`` to its end; exit 0 passed (or unverified), 1 gave up."""
+    def run(self, agent: Agent, target: str, max_attempts: int | None, run_id: str | None = None) -> int:
+        """Run ``agent`` on ``target`` to its end; exit 0 passed (or unverified), 1 gave up.
+
+        ``run_id``: the id to use (the service chose it when it accepted the run), else a new one.
+        """
+        if run_id is not None:
+            check_new_run_id(self.settings, run_id)
         plan = agent.plan(target, self.config, max_attempts)
         for note in plan.notes:
             self.say(note)
@@ -75,7 +80,7 @@ class Runner:
             environment = self._environment(services, image, plan)
             run_image = environment.tag if environment is not None and environment.tag else image
             self._prewarm(services, run_image, plan)
-            run_id = new_run_id(plan.target)
+            run_id = run_id or new_run_id(plan.target)
             self.say(f"run {run_id}: {plan.target} {plan.banner}, up to {plan.max_attempts} attempt(s)")
             run_dir = self.settings.runs_dir / run_id
             write_run_record(run_dir, run_record(agent, plan, run_id, run_image, self.config, environment))
@@ -240,6 +245,18 @@ def load_run(settings: Settings, run_id: str) -> tuple[Path, dict[str, Any]]:
                           f"{record.get('schema_version')}, this version reads {RUN_RECORD_VERSION}): cannot resume "
                           "or replay it", hint="start a new run with --target")
     return run_dir, record
+
+
+def check_new_run_id(settings: Settings, run_id: str) -> None:
+    """Refuse a given run id that is malformed or already names a run.
+
+    Raises:
+        TargetError: either.
+    """
+    if not _RUN_ID.match(run_id):
+        raise TargetError(f"{run_id[:130]!r} is not a run id", hint="letters, digits, '-' and '_', at most 128")
+    if (settings.runs_dir / run_id / RUN_RECORD).exists():
+        raise TargetError(f"run {run_id} exists already", hint=f"continue it with --resume {run_id}")
 
 
 def last_attempt(run_dir: Path) -> int:

@@ -1,5 +1,5 @@
 """`python -m controller serve` as a user runs it: serves the history until SIGTERM, exits 0;
-a bad port is one line on stderr and exit 2."""
+a bad port is one line on stderr and exit 2; no token, no listening beyond loopback."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+
+import pytest
 
 from controller.platform.observability.history import HistoryStore
 from tests.unit.controller.platform.observability.records import run
@@ -43,12 +45,16 @@ def get(url: str, deadline: float = 30.0) -> str:
 
 
 class TestServe:
-    def test_serves_the_history_and_stops_on_sigterm(self, tmp_path):
+    @pytest.mark.parametrize(("args", "first", "last"), [
+        ((), "service.workers_started", "service.stopped"),
+        (("--metrics-only",), "exporter.listening", "exporter.stopped"),
+    ], ids=["service", "metrics-only"])
+    def test_serves_the_history_and_stops_on_sigterm(self, tmp_path, args, first, last):
         """/metrics shows recorded runs, target folders appear as zero series; SIGTERM ends it with exit 0."""
         (tmp_path / "data" / "sbi").mkdir(parents=True)
         HistoryStore(tmp_path / "runs" / "history.sqlite").record(run("failed", target="icici"))
         port = free_port()
-        proc = serve(tmp_path, "--port", str(port))
+        proc = serve(tmp_path, "--port", str(port), *args)
         try:
             body = get(f"http://127.0.0.1:{port}/metrics")
             assert 'sbx_agent_runs_total{agent="bank_parser",status="failed",target="icici"} 1.0' in body
@@ -59,7 +65,7 @@ class TestServe:
             _, stderr = proc.communicate(timeout=15)
         assert proc.returncode == 0, stderr
         events = [json.loads(line)["event"] for line in stderr.splitlines()]
-        assert events == ["exporter.listening", "exporter.stopped"]
+        assert (events[0], events[-1]) == (first, last)
 
     def test_port_out_of_range_is_one_line(self, tmp_path):
         """--port 70000 is refused with one error line and exit 2."""
@@ -79,3 +85,11 @@ class TestServe:
         assert proc.returncode == 2
         (line,) = stderr.strip().splitlines()
         assert line.startswith(f"error: cannot listen on 127.0.0.1:{port}") and "SERVE_PORT" in line
+
+    def test_no_listening_beyond_loopback_without_a_token(self, tmp_path):
+        """0.0.0.0 with no token: one line, exit 2, nothing listens."""
+        proc = serve(tmp_path, "--host", "0.0.0.0", "--port", str(free_port()))
+        _, stderr = proc.communicate(timeout=60)
+        assert proc.returncode == 2
+        (line,) = stderr.strip().splitlines()
+        assert line.startswith("error: refusing to listen on 0.0.0.0 without a token")

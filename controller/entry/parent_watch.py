@@ -1,0 +1,32 @@
+"""``run --watch-stdin``: stop the run, as Ctrl-C does, when standard input closes.
+
+The service runs each run as a child whose stdin is a pipe it never writes to. If the
+service dies (even by ``kill -9``) the pipe closes, and the child interrupts itself: its
+containers are removed, its checkpoint stays, and the service's next worker resumes it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+
+
+def _wait_for_eof(fd: int) -> None:
+    # os.read on the descriptor, not sys.stdin: a daemon thread blocked inside the buffered
+    # reader's lock makes the interpreter abort at exit.
+    try:
+        while os.read(fd, 4096):
+            pass  # nothing is ever written; anything that is, is ignored
+    except OSError:
+        pass
+    os.kill(os.getpid(), signal.SIGINT)
+
+
+def watch_stdin() -> None:
+    """Interrupt this process (SIGINT, handled as KeyboardInterrupt) once stdin reaches its end."""
+    if sys.stdin is None:
+        return
+    fd = sys.stdin.fileno()
+    threading.Thread(target=_wait_for_eof, args=(fd,), name="sandloop-stdin-watch", daemon=True).start()

@@ -1,0 +1,66 @@
+"""The FastAPI application: runs, health, readiness and the exporter's /metrics."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from agents.ports.errors import PlatformError
+from controller.entry.service import problems, routes, stats
+from controller.entry.service.limits import BodyLimit
+from controller.entry.service.state import ServiceState
+from controller.platform.observability.exporter import Exporter
+
+DESCRIPTION = """Submit agent runs to sandloop, follow them live and fetch their artefacts.
+
+Every error is an RFC 9457 problem document (`application/problem+json`) whose `detail` is
+the line the command line prints. Once any token exists, every endpoint but `/healthz`,
+`/readyz` and `/metrics` needs `Authorization: Bearer TOKEN`. See docs/api.md."""
+
+
+def create_app(state: ServiceState, exporter: Exporter | None = None) -> FastAPI:
+    """The service's app over ``state``; ``exporter``'s registry is served at /metrics."""
+    app = FastAPI(title="sandloop", version="1", description=DESCRIPTION)
+    app.state.service = state
+    problems.install(app)
+    app.include_router(routes.router)
+    app.include_router(stats.router)
+    app.add_middleware(BodyLimit, limit=state.settings.service.upload_bytes)
+    if exporter is not None:
+        registry = exporter.registry
+
+        @app.get("/metrics", include_in_schema=False)
+        def metrics() -> Response:
+            """The exporter's metrics of the run history (Prometheus text format)."""
+            return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
+
+    @app.get("/healthz", tags=["health"], summary="The process answers",
+             responses={503: {"description": "The run history cannot be read"}})
+    def healthz() -> JSONResponse:
+        """200 while the process runs and can read the run history (the exporter's check)."""
+        ok, body = exporter.health() if exporter is not None else (True, {})
+        body = {**body, "status": ("draining" if state.draining.is_set() else "ok") if ok else "error"}
+        return JSONResponse(body, status_code=200 if ok else 503)
+
+    @app.get("/readyz", tags=["health"], summary="Ready to run: store and engine reachable",
+             responses={503: {"description": "Not ready, with the reason per check"}})
+    def readyz(request: Request) -> JSONResponse:
+        """200 when the store and the sandbox engine answer and the service is not draining."""
+        checks = {"store": _check(state.store.ping), "engine": _check(state.engine_probe),
+                  "accepting": "ok" if not state.draining.is_set() else "draining"}
+        ready = all(value == "ok" for value in checks.values())
+        return JSONResponse({"status": "ready" if ready else "not ready", "checks": checks},
+                            status_code=200 if ready else 503)
+
+    return app
+
+
+def _check(probe: Any) -> str:
+    try:
+        probe()
+    except PlatformError as exc:
+        return exc.one_line()
+    return "ok"

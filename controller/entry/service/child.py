@@ -1,0 +1,80 @@
+"""One accepted run as a child process, ``python -m controller run``, and how it ended.
+
+A child is exactly a CLI run (the same runner, progress lines, summary.json and exit code),
+with the id the service accepted the run under. It runs in its own process group, so a
+cancel can stop it and everything it started; ``--watch-stdin`` makes it stop (as on Ctrl-C:
+containers removed, checkpoint kept) when the service that holds its stdin dies, so a
+service killed with ``kill -9`` leaves no run going on unwatched.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from agents.ports.artefacts import SUMMARY_FILE
+from controller.platform.store import RunRow, RunStatus
+
+RUN_RECORD = "run.json"
+#: summary.json statuses that are a pass (the CLI exits 0 for them).
+OK_STATUSES = frozenset({"passed", "unverified", "self-consistent"})
+#: ``run`` options a run row may carry, and the CLI option for each.
+FORWARDED = {"max_attempts": "--max-attempts", "coder": "--coder"}
+
+
+def resumable(run_dir: Path) -> bool:
+    """Whether a run already started there (its run.json exists): continue it with ``--resume``."""
+    return (run_dir / RUN_RECORD).is_file()
+
+
+def command(row: RunRow, run_dir: Path) -> list[str]:
+    """The child's command line: a fresh run under the row's id, or the resume of a started one."""
+    base = [sys.executable, "-m", "controller", "run", "--watch-stdin"]
+    if resumable(run_dir):
+        return [*base, "--resume", row.id]
+    options: list[str] = []
+    for key, option in FORWARDED.items():
+        value = row.options.get(key)
+        if value is not None:
+            options += [option, str(value)]
+    return [*base, "--target", row.target, "--run-id", row.id, *options]
+
+
+def read_summary(run_dir: Path) -> dict[str, Any] | None:
+    """The run's summary.json, if it got that far and it is a JSON object."""
+    try:
+        data = json.loads((run_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def status_of(code: int, summary: dict[str, Any] | None) -> RunStatus:
+    """The run's final status from the child's exit code and summary.json."""
+    verdict = summary.get("status") if summary is not None else None
+    if code in (0, 1) and isinstance(verdict, str):
+        if verdict in OK_STATUSES:
+            return "passed"
+        return "failed" if verdict == "failed" else "error"
+    if code == 0:
+        return "passed"
+    return "failed" if code == 1 else "error"
+
+
+def error_line(code: int, stderr_tail: str) -> str:
+    """The child's last ``error: …`` line, else how it exited."""
+    for line in reversed(stderr_tail.splitlines()):
+        if line.startswith("error: "):
+            return line[len("error: "):][:500]
+        if line.startswith("interrupted"):
+            return line[:500]
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"the run's process was killed by {name}"
+    return f"the run's process exited with status {code}"

@@ -1,0 +1,175 @@
+"""``python -m controller run --server URL --target NAME``: a run on a sandloop service.
+
+Submits the run, prints the run's own lines as the service streams them (the progress lines
+and the closing summary a local run prints) and exits with the run's exit code. The stream
+is replayed from the start on every connection, so a dropped connection is picked up again
+without repeating a line. Ctrl-C cancels the run on the service, as it stops a local run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any, TextIO
+from urllib.parse import urlsplit
+
+import httpx
+
+from agents.ports.errors import ConfigError, PlatformError
+from controller.platform.settings import Settings
+
+RECONNECTS = 30
+RECONNECT_SECONDS = 2.0
+
+
+class ServiceUnreachable(PlatformError):
+    """The service does not answer (exit 2: the user can start it or fix the URL)."""
+
+    exit_code = 2
+
+
+class ServiceRefused(PlatformError):
+    """The service answered with a problem; exit 2 for a request it refused, 3 for its own fault."""
+
+    def __init__(self, status: int, detail: str) -> None:
+        super().__init__(f"the service refused the run ({status}): {detail}")
+        self.exit_code = 2 if status < 500 else 3
+
+
+def run_remote(args: argparse.Namespace, settings: Settings, out: TextIO = sys.stdout) -> int:
+    """Submit ``args.target`` to ``args.server``, follow it, return its exit code.
+
+    Raises:
+        ConfigError: a bad URL or an option a service does not take.
+        ServiceUnreachable, ServiceRefused: the service cannot be reached or refused the run.
+    """
+    httpx_log = logging.getLogger("httpx")
+    level = httpx_log.level
+    httpx_log.setLevel(logging.WARNING)  # its request lines are not the run's
+    try:
+        return _run_remote(args, settings, out)
+    finally:
+        httpx_log.setLevel(level)
+
+
+def _run_remote(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    base = _base_url(args.server)
+    if not args.target:
+        raise ConfigError("--server runs one --target", hint="--all and --resume run locally only")
+    if args.model:
+        raise ConfigError("--model is not sent to a service", hint="the service uses its own SBX_LLM__MODEL")
+    headers = {"Accept": "application/json"}
+    if settings.token is not None:
+        headers["Authorization"] = f"Bearer {settings.token.get_secret_value()}"
+    body = {k: v for k, v in (("target", args.target), ("max_attempts", args.max_attempts),
+                              ("coder", args.coder)) if v is not None}
+    with httpx.Client(base_url=base, headers=headers, timeout=httpx.Timeout(30.0, read=None)) as client:
+        run = _json(_call(client, "POST", "/v1/runs", json=body))
+        run_id = str(run["id"])
+        print(f"==> {base}: accepted as run {run_id} ({run['status']})", file=out, flush=True)
+        try:
+            end = follow(client, run_id, out)
+        except KeyboardInterrupt:
+            _call(client, "POST", f"/v1/runs/{run_id}/cancel", ok=(202, 409))
+            print(f"interrupted: run {run_id} was cancelled on the service", file=sys.stderr)
+            return 130
+    return exit_code(end)
+
+
+def follow(client: httpx.Client, run_id: str, out: TextIO) -> dict[str, Any]:
+    """Print the run's lines until its ``end`` event; the final run document."""
+    printed = 0
+    failures = 0
+    while True:
+        seen = 0
+        try:
+            with client.stream("GET", f"/v1/runs/{run_id}/events", headers={"Accept": "text/event-stream"}) as reply:
+                if reply.status_code != 200:
+                    reply.read()
+                    raise _refused(reply)
+                for event, data in parse_sse(reply.iter_lines()):
+                    failures = 0
+                    if event == "line":
+                        seen += 1
+                        if seen > printed:  # a reconnection replays from the start
+                            print(str(data.get("text", "")), file=out, flush=True)
+                            printed = seen
+                    elif event == "end":
+                        return data
+        except httpx.TransportError as exc:
+            failures += 1
+            if failures > RECONNECTS:
+                raise ServiceUnreachable(f"lost the service while following run {run_id} ({type(exc).__name__})",
+                                         hint=f"see GET /v1/runs/{run_id}") from exc
+        time.sleep(RECONNECT_SECONDS)  # the stream ended early (a drain, a dropped connection): again
+
+
+def parse_sse(lines: Iterator[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(event, JSON data) of each Server-Sent Event in ``lines``; comments and bad data skipped."""
+    event, data = "message", ""
+    for line in lines:
+        if not line:
+            if data:
+                try:
+                    parsed = json.loads(data)
+                except ValueError:
+                    parsed = None
+                if isinstance(parsed, dict):
+                    yield event, parsed
+            event, data = "message", ""
+        elif line.startswith("event:"):
+            event = line[6:].strip()
+        elif line.startswith("data:"):
+            data += line[5:].strip()
+
+
+def exit_code(run: dict[str, Any]) -> int:
+    """The exit code a local run would have had, with its error line on stderr when it did not end 0/1."""
+    status, code = run.get("status"), run.get("exit_code")
+    if status in ("passed", "failed") and code in (0, 1):
+        return int(code)
+    if status == "cancelled":
+        print(f"error: run {run.get('id')} was cancelled", file=sys.stderr)
+        return 130
+    print(f"error: {run.get('error') or 'the run ended in error'}", file=sys.stderr)
+    return int(code) if isinstance(code, int) and code in (2, 3) else 3
+
+
+def _base_url(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"--server {url[:200]!r} is not an http(s) URL", hint="e.g. http://127.0.0.1:9466")
+    if parts.username or parts.password:
+        raise ConfigError("--server must not carry credentials", hint="put the token in SBX_TOKEN")
+    return url.rstrip("/")
+
+
+def _call(client: httpx.Client, method: str, path: str, *, ok: tuple[int, ...] = (200, 202),
+          json: dict[str, Any] | None = None) -> httpx.Response:
+    try:
+        reply = client.request(method, path, json=json)
+    except httpx.TransportError as exc:
+        raise ServiceUnreachable(f"cannot reach the service at {client.base_url} ({type(exc).__name__})",
+                                 hint="is `python -m controller serve` running there?") from exc
+    if reply.status_code not in ok:
+        raise _refused(reply)
+    return reply
+
+
+def _refused(reply: httpx.Response) -> ServiceRefused:
+    try:
+        detail = str(reply.json().get("detail", "")) or reply.reason_phrase
+    except (ValueError, AttributeError):
+        detail = reply.reason_phrase
+    return ServiceRefused(reply.status_code, detail[:500])
+
+
+def _json(reply: httpx.Response) -> dict[str, Any]:
+    data = reply.json()
+    if not isinstance(data, dict) or "id" not in data:
+        raise ServiceRefused(reply.status_code, "the answer is not a run document")
+    return data

@@ -1,0 +1,105 @@
+"""``python -m controller serve``: the service on uvicorn, its workers, and a drain on SIGTERM.
+
+Listens on 127.0.0.1 by default; refuses a non-loopback address while no token exists (one
+line, exit 2), since anyone who reaches the port could then run code on the engine. SIGTERM
+or SIGINT: the service stops accepting runs (503) and ends its event streams, uvicorn stops,
+then the workers drain (see :mod:`controller.entry.service.workers`).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from types import FrameType
+
+import structlog
+import uvicorn
+
+from agents.ports.errors import ConfigError
+from controller.entry.service.app import create_app
+from controller.entry.service.state import ServiceState, engine_probe
+from controller.entry.service.workers import WorkerPool
+from controller.platform.observability.exporter import Exporter
+from controller.platform.settings import Settings
+from controller.platform.store import RunStore
+
+log = structlog.get_logger("sandloop.service")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is a loopback address (``localhost`` counts; other names do not)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_exposure(host: str, store: RunStore) -> None:
+    """Refuse to listen beyond loopback while no token protects the service.
+
+    Raises:
+        ConfigError: ``host`` is not loopback and no token exists.
+    """
+    if not is_loopback(host) and not store.has_tokens():
+        raise ConfigError(f"refusing to listen on {host} without a token: anyone reaching it could run code",
+                          hint="create one with: python -m controller tokens add NAME, or listen on 127.0.0.1")
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port``.
+
+    Raises:
+        ConfigError: it cannot be bound (in use, not local, not allowed).
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host.strip("[]"), port))
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}",
+                          hint="set --host/--port or SBX_OBSERVABILITY__SERVE_HOST / SBX_OBSERVABILITY__SERVE_PORT") from exc
+    return sock
+
+
+class DrainingServer(uvicorn.Server):
+    """uvicorn's server that marks the service draining the moment a stop signal arrives."""
+
+    def __init__(self, config: uvicorn.Config, state: ServiceState) -> None:
+        super().__init__(config)
+        self.state = state
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        self.state.draining.set()
+        super().handle_exit(sig, frame)
+        # uvicorn raises a captured signal again once it stopped; SIGTERM's default action would
+        # then kill the process before the workers drain. The drain after run() is the ending.
+        self._captured_signals.clear()
+
+
+def run_service(settings: Settings, store: RunStore, exporter: Exporter, host: str, port: int) -> None:
+    """Serve until SIGTERM/SIGINT, then drain the workers."""
+    check_exposure(host, store)
+    sock = bind(host, port)
+    state = ServiceState(settings, store, engine_probe=engine_probe(settings))
+    pool = WorkerPool(settings, store, wake=state.submitted)
+    config = uvicorn.Config(create_app(state, exporter), log_config=None, access_log=False,
+                            timeout_graceful_shutdown=5, lifespan="off")
+    server = DrainingServer(config, state)
+    pool.start()
+    shown = f"[{host}]" if ":" in host else host
+    log.info("service.listening", url=f"http://{shown}:{sock.getsockname()[1]}", worker=pool.worker_id,
+             workers=pool.workers, tokens=store.has_tokens())
+    print(f"==> sandloop service on http://{shown}:{sock.getsockname()[1]} ({pool.workers} worker(s)); "
+          "/docs, /metrics; Ctrl-C or SIGTERM drains", flush=True)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        state.draining.set()
+        pool.stop(settings.service.drain_seconds)
+        sock.close()
+        log.info("service.stopped")

@@ -1,0 +1,37 @@
+"""What the routes share: the settings, the store, the draining flag and the engine probe."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from controller.platform.sandbox.engine import connect
+from controller.platform.settings import Settings
+from controller.platform.store import RunStore
+
+
+def docker_probe() -> None:
+    """Raise :class:`~agents.ports.errors.EngineUnavailable` unless the Docker engine answers."""
+    connect(timeout=5).close()
+
+
+def no_probe() -> None:
+    """The Kubernetes backend's engine is not probed yet (its runs say so when it fails)."""
+
+
+def engine_probe(settings: Settings) -> Callable[[], None]:
+    """The /readyz check of the sandbox engine the settings choose."""
+    return docker_probe if settings.sandbox_backend == "docker" else no_probe
+
+
+@dataclass
+class ServiceState:
+    """The service's shared state (``app.state.service``)."""
+
+    settings: Settings
+    store: RunStore
+    engine_probe: Callable[[], None] = docker_probe
+    draining: threading.Event = field(default_factory=threading.Event)
+    #: Set on each accepted run, so an idle worker of this process claims it at once, not at its next poll.
+    submitted: threading.Event = field(default_factory=threading.Event)

@@ -1,0 +1,106 @@
+"""Accepting a run: check it the way ``run`` does before any engine call, then queue it durably.
+
+A run is on a named target of the service's data folder, or on an uploaded one: the parts
+are written under fixed names (the client's file names are never used as paths) into a
+staging folder, planned there, and moved under ``runs/uploads/<run id>/`` in one rename
+before the run is queued; anything refused removes what was written.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+from pathlib import Path
+from typing import Any
+
+from agents.base import Agent
+from agents.ports.errors import ConfigError, PlatformError
+from agents.registry import agent_for_target
+from controller.entry.service.schemas import RunRequest
+from controller.platform.artefacts import new_run_id
+from controller.platform.settings import Settings, agent_config
+from controller.platform.store import DuplicateRunId, NewRun, RunRow, RunStore
+
+UPLOADS = "uploads"
+#: Ids tried before a collision is reported (at 48 random bits a second try is already unheard of).
+ID_TRIES = 3
+
+
+def plan(settings: Settings, request: RunRequest, data_dir: Path) -> Agent:
+    """The target's agent, once it planned the run (pure: a bad target, option or coder is the CLI's line).
+
+    Raises:
+        TargetError, ConfigError: the run cannot be planned.
+    """
+    agent = agent_for_target(data_dir, request.target)
+    if request.agent is not None and request.agent != agent.name:
+        raise ConfigError(f"{request.target} is a target of the {agent.name} agent, not of {request.agent}",
+                          hint="leave agent out, or name the target's own")
+    config = agent_config(settings).model_copy(update={"data_dir": data_dir})
+    if request.coder is not None:
+        config = config.model_copy(update={"coder": request.coder})
+    agent.plan(request.target, config, request.max_attempts)  # the CLI's checks; nothing written
+    return agent
+
+
+def queue(settings: Settings, store: RunStore, owner: str, agent: Agent, request: RunRequest, run_id: str,
+          extra: dict[str, Any] | None = None) -> RunRow:
+    """Store the run as queued (durably).
+
+    Raises:
+        QuotaExceeded, QueueFull: the owner's quota or the queue is full.
+    """
+    options: dict[str, Any] = {k: v for k, v in (("max_attempts", request.max_attempts),
+                                                 ("coder", request.coder)) if v is not None}
+    run = NewRun(id=run_id, owner=owner, agent=agent.name, target=request.target, options={**options, **(extra or {})})
+    limits = settings.service
+    return store.submit(run, quota=limits.quota_per_token, queue_limit=limits.queue_limit)
+
+
+def service_run_id(target: str) -> str:
+    """A new run id: the CLI's form (time, target) with 48 random bits, not 16, since a service
+    accepts many runs of one target within a second."""
+    return new_run_id(target) + secrets.token_hex(4)
+
+
+def accept(settings: Settings, store: RunStore, owner: str, request: RunRequest) -> RunRow:
+    """A run on a named target of the service's data folder."""
+    agent = plan(settings, request, settings.data_dir)
+    for _ in range(ID_TRIES - 1):
+        try:
+            return queue(settings, store, owner, agent, request, service_run_id(request.target))
+        except DuplicateRunId:
+            continue
+    return queue(settings, store, owner, agent, request, service_run_id(request.target))
+
+
+def upload_dir(settings: Settings, run_id: str) -> Path:
+    """Where an uploaded run's target folder lives: ``runs/uploads/<run id>/<target>/``."""
+    return settings.runs_dir / UPLOADS / run_id
+
+
+def accept_upload(settings: Settings, store: RunStore, owner: str, request: RunRequest,
+                  files: dict[str, bytes]) -> RunRow:
+    """A run on an uploaded target: ``files`` maps fixed file names (statement.pdf, …) to their bytes."""
+    staging = settings.runs_dir / UPLOADS / f".staging-{secrets.token_hex(8)}"
+    final: Path | None = None
+    try:
+        target = staging / request.target
+        target.mkdir(parents=True)
+        for name, data in files.items():
+            (target / name).write_bytes(data)
+        try:
+            agent = plan(settings, request, staging)
+        except PlatformError as exc:  # say the upload's names, not the service's folders
+            exc.message = exc.message.replace(f"{staging}/", "").replace(str(staging), "the upload")
+            raise
+        run_id = service_run_id(request.target)
+        final = upload_dir(settings, run_id)
+        os.rename(staging, final)
+        return queue(settings, store, owner, agent, request, run_id, {"upload": run_id})
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        if final is not None:
+            shutil.rmtree(final, ignore_errors=True)
+        raise

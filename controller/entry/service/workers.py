@@ -1,0 +1,271 @@
+"""The service's workers: claim queued runs, run each as a child process, keep leases alive.
+
+``SBX_PARALLEL_RUNS`` worker threads each claim one run at a time from the store and run it
+as ``python -m controller run`` (see :mod:`controller.entry.service.child`), copying its
+stdout to ``runs/<id>/console.txt`` for the event stream. One supervisor thread renews this
+process's leases every ``renew_seconds``, delivers cancellations to the children (SIGINT to
+the process group, SIGKILL after ``CANCEL_GRACE_SECONDS``) and takes over runs whose lease
+expired: a run with a run.json goes back to the queue and is resumed from its checkpoint by
+whichever worker claims it; one without is ended as ``error`` with the reason.
+
+Drain (``stop``): claim nothing more, interrupt the children (they remove their containers
+and keep their checkpoints), wait up to ``drain_seconds``, kill what is left, and give the
+interrupted runs back to the queue, so the next start resumes them.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO
+
+import structlog
+
+from controller.entry.batch import child_env
+from controller.entry.service import child
+from controller.entry.service.events import CONSOLE_FILE, MAX_LINE
+from controller.entry.service.submit import upload_dir
+from controller.platform.settings import Settings
+from controller.platform.store import RunRow, RunStatus, RunStore, StoreError
+
+log = structlog.get_logger("sandloop.service")
+CANCEL_GRACE_SECONDS = 10.0
+STDERR_TAIL = 8192
+#: Exit statuses of a child stopped by a drain (SIGINT handled, or killed).
+STOPPED = frozenset({130, -signal.SIGINT, -signal.SIGKILL, -signal.SIGTERM})
+
+
+def new_worker_id() -> str:
+    """This process's identity in the store's leases."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+
+
+def signal_group(proc: subprocess.Popen[str], sig: int) -> None:
+    """Send ``sig`` to the child's process group (itself and anything it started)."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class WorkerPool:
+    """Runs the store's queued runs, ``workers`` at a time, as child processes."""
+
+    def __init__(self, settings: Settings, store: RunStore, *, worker_id: str | None = None,
+                 command: Callable[[RunRow, Path], list[str]] = child.command,
+                 env: dict[str, str] | None = None, wake: threading.Event | None = None) -> None:
+        self.settings = settings
+        self.store = store
+        self.worker_id = worker_id or new_worker_id()
+        self.workers = settings.parallel_runs
+        self._command = command
+        self._env = env if env is not None else child_env(settings)
+        self._stopping = threading.Event()
+        self._wake = wake or threading.Event()
+        self._lock = threading.Lock()
+        self._children: dict[str, subprocess.Popen[str]] = {}
+        self._cancelled: dict[str, float] = {}
+        self._threads: list[threading.Thread] = []
+
+    # lifecycle ----------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the worker threads and the supervisor."""
+        for number in range(self.workers):
+            self._spawn(self._work, f"sandloop-worker-{number + 1}")
+        self._spawn(self._supervise, "sandloop-supervisor")
+        log.info("service.workers_started", worker=self.worker_id, workers=self.workers)
+
+    def _spawn(self, target: Callable[[], None], name: str) -> None:
+        thread = threading.Thread(target=target, name=name, daemon=True)
+        thread.start()
+        self._threads.append(thread)
+
+    def stop(self, grace: float) -> None:
+        """Drain: claim nothing more, interrupt running children, kill them after ``grace`` s."""
+        self._stopping.set()
+        self._wake.set()
+        for proc in self._running():
+            signal_group(proc, signal.SIGINT)
+        deadline = time.monotonic() + grace
+        for thread in self._threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        for proc in self._running():
+            signal_group(proc, signal.SIGKILL)
+        for thread in self._threads:
+            thread.join(30.0)
+        log.info("service.workers_stopped", worker=self.worker_id)
+
+    def _running(self) -> list[subprocess.Popen[str]]:
+        with self._lock:
+            return list(self._children.values())
+
+    # one worker ---------------------------------------------------------------------------
+    def _work(self) -> None:
+        service = self.settings.service
+        while not self._stopping.is_set():
+            try:
+                row = self.store.claim(self.worker_id, service.lease_seconds)
+            except StoreError as exc:
+                log.error("service.claim_failed", error=exc.one_line())
+                row = None
+            if row is None:
+                # Woken by a submission in this process, else at the next poll (other replicas' runs).
+                if self._wake.wait(service.poll_seconds):
+                    self._wake.clear()
+                continue
+            try:
+                self.execute(row)
+            except Exception as exc:  # noqa: BLE001 - one run's failure must not end the worker
+                log.error("service.run_failed", run_id=row.id, error_type=type(exc).__name__, exc_info=exc)
+                self._give_up(row, exc)
+
+    def _give_up(self, row: RunRow, exc: Exception) -> None:
+        """End a run the worker could not carry out; if even that fails, its lease runs out and
+        another worker (or this one) takes it over."""
+        try:
+            self._finish(row, "error", 3, None, f"the service could not run it ({type(exc).__name__})")
+        except StoreError as again:
+            log.error("service.finish_failed", run_id=row.id, error=again.one_line())
+
+    def execute(self, row: RunRow) -> None:
+        """Run one claimed run to its end (or until a drain stops it) and record how it ended."""
+        run_dir = self.settings.runs_dir / row.id
+        run_dir.mkdir(parents=True, exist_ok=True)
+        summary = child.read_summary(run_dir)
+        if summary is not None and child.resumable(run_dir):  # it ended, its worker died before saying so
+            status = child.status_of(1, summary)
+            self._finish(row, status, 0 if status == "passed" else 1, summary, "")
+            return
+        log.info("service.run_started", run_id=row.id, target=row.target, resume=child.resumable(run_dir))
+        code, tail = self._run_child(row, run_dir)
+        self._record(row, run_dir, code, tail)
+
+    def _run_child(self, row: RunRow, run_dir: Path) -> tuple[int, str]:
+        """The child's exit status and the end of its stderr; its stdout goes to console.txt."""
+        with tempfile.TemporaryFile("w+b") as errors, \
+                (run_dir / CONSOLE_FILE).open("a", encoding="utf-8") as console:
+            # stdin stays open and unused: the child stops when it closes (this process died).
+            proc = subprocess.Popen(self._command(row, run_dir), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=errors, text=True, encoding="utf-8", errors="replace",
+                                    env=self.env_for(row), process_group=0)
+            with self._lock:
+                self._children[row.id] = proc
+            if self._stopping.is_set():  # claimed just as the drain began: stop it like the others
+                signal_group(proc, signal.SIGINT)
+            try:
+                _copy_lines(proc.stdout, console)
+                code = proc.wait()
+            finally:
+                with self._lock:
+                    self._children.pop(row.id, None)
+                if proc.stdin is not None:
+                    proc.stdin.close()
+            return code, _tail(errors)
+
+    def env_for(self, row: RunRow) -> dict[str, str]:
+        """The child's environment: an uploaded target's run reads its own data folder."""
+        upload = row.options.get("upload")
+        if not isinstance(upload, str) or upload != row.id:  # set by the service, and only to the run's id
+            return self._env
+        return {**self._env, "SBX_DATA_DIR": str(upload_dir(self.settings, row.id))}
+
+    def _record(self, row: RunRow, run_dir: Path, code: int, tail: str) -> None:
+        with self._lock:
+            cancelled = self._cancelled.pop(row.id, None) is not None
+        summary = child.read_summary(run_dir)
+        if cancelled:
+            self._finish(row, "cancelled", code, summary, "cancelled while it ran")
+        elif self._stopping.is_set() and code in STOPPED:
+            released = self.store.release(row.id, self.worker_id)
+            log.info("service.run_released", run_id=row.id, requeued=released)
+        else:
+            status = child.status_of(code, summary)
+            error = "" if status in ("passed", "failed") else child.error_line(code, tail)
+            self._finish(row, status, code, summary, error)
+
+    def _finish(self, row: RunRow, status: RunStatus, code: int | None, summary: dict[str, object] | None,
+                error: str) -> None:
+        if not self.store.finish(row.id, self.worker_id, status, exit_code=code, summary=summary, error=error):
+            log.warning("service.run_taken_over", run_id=row.id, status=status)
+        log.info("service.run_finished", run_id=row.id, status=status, exit_code=code)
+
+    # the supervisor -----------------------------------------------------------------------
+    def _supervise(self) -> None:
+        service = self.settings.service
+        last_renewal = time.monotonic()
+        while not self._stopping.wait(service.poll_seconds) or self._running():
+            try:
+                if time.monotonic() - last_renewal >= service.renew_seconds:
+                    self.renew()
+                    last_renewal = time.monotonic()
+                self.deliver_cancels()
+                if not self._stopping.is_set():
+                    self.take_over_expired()
+            except StoreError as exc:
+                log.error("service.supervisor_store_failed", error=exc.one_line())
+            if self._stopping.is_set():
+                time.sleep(service.poll_seconds)
+
+    def renew(self) -> int:
+        """Renew the leases of the runs whose children are running; a run without one (its record
+        could not be written) is left to expire, so that it is taken over rather than held forever."""
+        with self._lock:
+            held = list(self._children)
+        return self.store.renew(self.worker_id, self.settings.service.lease_seconds, held)
+
+    def deliver_cancels(self) -> None:
+        """Interrupt children whose runs were cancelled; kill those that ignored it for too long."""
+        now = time.monotonic()
+        for run_id in self.store.cancel_requested(self.worker_id):
+            with self._lock:
+                proc = self._children.get(run_id)
+                first = proc is not None and run_id not in self._cancelled
+                if first:
+                    self._cancelled[run_id] = now
+            if proc is not None and first:
+                log.info("service.run_cancelling", run_id=run_id)
+                signal_group(proc, signal.SIGINT)
+        with self._lock:
+            overdue = [self._children[r] for r, t in self._cancelled.items()
+                       if r in self._children and now - t > CANCEL_GRACE_SECONDS]
+        for proc in overdue:
+            signal_group(proc, signal.SIGKILL)
+
+    def take_over_expired(self) -> None:
+        """Requeue (to resume) or end the runs of workers that stopped renewing their leases."""
+        for row in self.store.expired():
+            with self._lock:
+                alive = row.id in self._children
+            if row.worker is None or (row.worker == self.worker_id and alive):
+                continue  # our own live run's lease ran late (a slow store): the next renewal fixes it
+            requeue = child.resumable(self.settings.runs_dir / row.id)
+            error = "" if requeue else (f"its worker {row.worker} stopped before the run had a checkpoint "
+                                        "(no run.json): nothing to resume; submit it again")
+            if self.store.take_over(row.id, row.worker, requeue=requeue, error=error):
+                log.warning("service.run_taken_over", run_id=row.id, dead_worker=row.worker, requeued=requeue)
+
+
+def _copy_lines(stream: IO[str] | None, console: IO[str]) -> None:
+    """Copy the child's stdout to console.txt line by line (bounded lines, flushed for the stream)."""
+    if stream is None:
+        return
+    for line in stream:
+        console.write(line if len(line) <= MAX_LINE else line[:MAX_LINE] + "\n")
+        console.flush()
+
+
+def _tail(handle: IO[bytes]) -> str:
+    handle.seek(0, os.SEEK_END)
+    size = handle.tell()
+    handle.seek(max(0, size - STDERR_TAIL))
+    return handle.read().decode("utf-8", "replace")

@@ -1,0 +1,88 @@
+"""What the run store keeps: run rows, token rows, and the errors it raises."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agents.ports.errors import EnvironmentFault, PlatformError, UsageError
+
+RunStatus = Literal["queued", "running", "passed", "failed", "error", "cancelled"]
+#: A run that holds a place in the queue or a worker.
+ACTIVE: frozenset[str] = frozenset({"queued", "running"})
+#: A run that has ended; nothing changes it any more.
+TERMINAL: frozenset[str] = frozenset({"passed", "failed", "error", "cancelled"})
+
+
+class StoreError(EnvironmentFault):
+    """The store cannot be read or written (a locked, corrupt or unreachable database)."""
+
+
+class DuplicateRunId(StoreError):
+    """A run with that id exists already (the caller picks another id)."""
+
+
+class QuotaExceeded(UsageError):
+    """The token already has as many queued and running runs as it may."""
+
+
+class QueueFull(PlatformError):
+    """The queue holds as many runs as the service accepts; try again later."""
+
+    exit_code = 3
+
+
+@dataclass(frozen=True)
+class NewRun:
+    """A run as submitted, before it is stored."""
+
+    id: str
+    owner: str
+    agent: str
+    target: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One run as the store has it."""
+
+    id: str
+    seq: int
+    owner: str
+    agent: str
+    target: str
+    options: dict[str, Any]
+    status: RunStatus
+    worker: str | None
+    lease_until: float | None
+    cancel_requested: bool
+    takeovers: int
+    created_at: float
+    started_at: float | None
+    finished_at: float | None
+    exit_code: int | None
+    summary: dict[str, Any] | None
+    error: str
+
+    @property
+    def ended(self) -> bool:
+        """The run has a final status."""
+        return self.status in TERMINAL
+
+
+@dataclass(frozen=True)
+class RunPage:
+    """One page of a listing; ``cursor`` asks for the next one (None: there is none)."""
+
+    runs: list[RunRow]
+    cursor: str | None
+
+
+@dataclass(frozen=True)
+class TokenRow:
+    """A token's name and rights (never the token itself, nor its hash)."""
+
+    name: str
+    admin: bool
+    created_at: float

@@ -1,0 +1,117 @@
+"""The run store's interface: what the service and its workers need of a durable queue.
+
+Every state change is one atomic statement or transaction, so that several workers (threads,
+processes, replicas) can share one store: ``claim`` hands a queued run to exactly one worker,
+``renew`` keeps a worker's leases alive, and ``expired`` / ``take_over`` let any worker pick up
+the runs of one that died.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any, Protocol
+
+from controller.platform.store.models import NewRun, RunPage, RunRow, RunStatus, TokenRow
+
+
+class RunStore(Protocol):
+    """A durable queue of runs and a table of hashed bearer tokens."""
+
+    # runs -------------------------------------------------------------------------------
+    def submit(self, run: NewRun, *, quota: int, queue_limit: int) -> RunRow:
+        """Store ``run`` as queued, durably, unless its owner's quota or the queue is full.
+
+        Raises:
+            QuotaExceeded: the owner has ``quota`` queued + running runs already.
+            QueueFull: ``queue_limit`` runs are queued already.
+            DuplicateRunId: a run with ``run.id`` exists (nothing was written).
+        """
+        ...
+
+    def get(self, run_id: str) -> RunRow | None:
+        """The run, or None."""
+        ...
+
+    def list_runs(self, *, owner: str | None, target: str | None, status: RunStatus | None, limit: int,
+             cursor: str | None) -> RunPage:
+        """Runs newest first, filtered (``owner`` None: everyone's); ``cursor`` from a previous page."""
+        ...
+
+    def claim(self, worker: str, lease_seconds: float) -> RunRow | None:
+        """Atomically take the oldest queued run for ``worker`` (status running, leased); None if none."""
+        ...
+
+    def renew(self, worker: str, lease_seconds: float, run_ids: Collection[str]) -> int:
+        """Extend ``worker``'s leases on ``run_ids`` (the runs it still works on); how many it renewed."""
+        ...
+
+    def expired(self) -> list[RunRow]:
+        """Running runs whose lease has run out (their worker died or hangs)."""
+        ...
+
+    def take_over(self, run_id: str, dead_worker: str, *, requeue: bool, error: str = "") -> bool:
+        """Atomically end ``dead_worker``'s hold of an expired run: back to queued (``requeue``),
+        else failed with ``error``. False when another worker got there first."""
+        ...
+
+    def release(self, run_id: str, worker: str) -> bool:
+        """Give a running run back to the queue (a draining worker); False if not ``worker``'s."""
+        ...
+
+    def finish(self, run_id: str, worker: str, status: RunStatus, *, exit_code: int | None,
+               summary: dict[str, Any] | None, error: str = "") -> bool:
+        """Record the end of ``worker``'s run; False if the worker no longer holds it."""
+        ...
+
+    def requeue(self, run_id: str, *, quota: int) -> RunRow | None:
+        """Queue an ended ``error`` or ``cancelled`` run again (to resume it); None if it is not one.
+
+        Raises:
+            QuotaExceeded: its owner has ``quota`` queued + running runs already.
+        """
+        ...
+
+    def cancel(self, run_id: str) -> RunRow | None:
+        """Cancel a queued run at once, or ask the worker of a running one to stop; the row after."""
+        ...
+
+    def cancel_requested(self, worker: str) -> list[str]:
+        """Ids of ``worker``'s running runs whose cancellation was asked for."""
+        ...
+
+    def stats(self, owner: str | None) -> dict[tuple[str, str, str], int]:
+        """Runs per (agent, target, status), of ``owner`` (None: everyone's)."""
+        ...
+
+    def counts(self) -> dict[str, int]:
+        """Runs per status."""
+        ...
+
+    def ping(self) -> None:
+        """Raise :class:`StoreError` unless the store answers."""
+        ...
+
+    # tokens -----------------------------------------------------------------------------
+    def add_token(self, name: str, token_hash: str, *, admin: bool) -> TokenRow:
+        """Store a token's hash under ``name``.
+
+        Raises:
+            ConfigError: ``name`` exists already.
+        """
+        ...
+
+    def remove_token(self, name: str) -> bool:
+        """Remove the token ``name``; False if there was none."""
+        ...
+
+    def tokens(self) -> list[TokenRow]:
+        """Every token's name and rights."""
+        ...
+
+    def token_by_hash(self, token_hash: str) -> TokenRow | None:
+        """The token whose hash is ``token_hash``, compared in constant time."""
+        ...
+
+    def has_tokens(self) -> bool:
+        """Whether any token exists (then every request must carry one)."""
+        ...

@@ -1,0 +1,96 @@
+"""Uploaded targets: a statement PDF (+ result.csv, target.toml) in a multipart body, every byte
+hostile: bounded size and parts, client file names ignored, nothing left behind when refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from controller.entry.service.workers import WorkerPool
+from tests.conftest import ICICI
+from tests.unit.controller.entry.service.conftest import Service, make_service
+from tests.unit.controller.entry.service.test_app import assert_problem
+
+PDF = next(ICICI.glob("*.pdf")).read_bytes()
+CSV = (ICICI / "result.csv").read_bytes()
+
+
+@pytest.fixture
+def service(tmp_path: Path) -> Service:
+    return make_service(tmp_path, upload_bytes=len(PDF) + len(CSV) + 64 * 1024, quota_per_token=1)
+
+
+def uploads(service: Service) -> list[str]:
+    """Everything under runs/uploads, relative."""
+    root = service.runs_dir / "uploads"
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) if root.exists() else []
+
+
+def test_an_uploaded_statement_is_queued_with_its_own_data_folder(service: Service):
+    response = service.client.post(
+        "/v1/runs", data={"target": "mybank", "max_attempts": "2"},
+        files={"statement": ("../../../../etc/cron.d/evil.pdf", PDF, "application/pdf"),
+               "result": ("x/../../result.csv", CSV, "text/csv")})
+    assert response.status_code == 202, response.text
+    run = response.json()
+    assert (run["target"], run["options"]) == ("mybank", {"max_attempts": 2, "upload": run["id"]})
+    assert uploads(service) == [run["id"], f"{run['id']}/mybank", f"{run['id']}/mybank/result.csv",
+                                f"{run['id']}/mybank/statement.pdf"]
+    assert (service.runs_dir / "uploads" / run["id"] / "mybank" / "statement.pdf").read_bytes() == PDF
+    row = service.store.get(run["id"])
+    env = WorkerPool(service.state.settings, service.store, env={}).env_for(row)
+    assert env["SBX_DATA_DIR"] == str(service.runs_dir / "uploads" / run["id"])
+
+
+def test_the_default_target_name(service: Service):
+    response = service.client.post("/v1/runs", files={"statement": ("s.pdf", PDF, "application/pdf")})
+    assert response.status_code == 202 and response.json()["target"] == "upload"
+
+
+@pytest.mark.parametrize(("data", "files", "status", "detail"), [
+    ({}, {"statement": ("s.pdf", b"MZ not a pdf at all", "application/pdf")}, 422, ""),
+    ({}, {"result": ("r.csv", CSV, "text/csv")}, 422, "a multipart submission needs the statement PDF"),
+    ({}, {"statement": ("s.pdf", PDF, "application/pdf"), "script": ("x.sh", b"rm -rf /", "text/x-sh")}, 422,
+     "unexpected part 'script'"),
+    ({"target": "../../etc"}, {"statement": ("s.pdf", PDF, "application/pdf")}, 422, ""),
+    ({"max_attempts": "0"}, {"statement": ("s.pdf", PDF, "application/pdf")}, 422, "invalid max_attempts"),
+    ({"coder": "shell"}, {"statement": ("s.pdf", PDF, "application/pdf")}, 422, "invalid coder"),
+    ({}, {"statement": ("s.pdf", PDF, "application/pdf"), "target_toml": ("t.toml", b"agent = [[[", "text/plain")},
+     422, "target.toml is not valid TOML"),
+])
+def test_a_refused_upload_leaves_nothing_behind(service: Service, data, files, status, detail):
+    body = assert_problem(service.client.post("/v1/runs", data=data, files=files), status)
+    assert body["detail"].startswith(detail) or detail in body["detail"]
+    assert "staging" not in body["detail"] and str(service.runs_dir) not in body["detail"]
+    assert uploads(service) == [] and service.store.counts() == {}
+
+
+def test_an_oversized_upload_is_413(service: Service):
+    big = PDF + b"\0" * (service.state.settings.service.upload_bytes + 1)
+    assert_problem(service.client.post("/v1/runs", files={"statement": ("s.pdf", big, "application/pdf")}), 413)
+    assert uploads(service) == []
+
+
+def test_ten_thousand_parts_are_refused(service: Service):
+    boundary = "b0undary"
+    parts = "".join(f'--{boundary}\r\nContent-Disposition: form-data; name="f{i}"\r\n\r\nx\r\n' for i in range(10_000))
+    body = (parts + f"--{boundary}--\r\n").encode()
+    small = make_service(service.runs_dir.parent / "big", upload_bytes=len(body) + 1024)
+    response = small.client.post("/v1/runs", content=body,
+                                 headers={"content-type": f"multipart/form-data; boundary={boundary}"})
+    assert_problem(response, 400)
+    assert uploads(small) == []
+
+
+def test_quota_refusal_removes_the_upload(service: Service):
+    files = {"statement": ("s.pdf", PDF, "application/pdf")}
+    assert service.client.post("/v1/runs", files=files).status_code == 202
+    before = uploads(service)
+    assert_problem(service.client.post("/v1/runs", files=files), 429)
+    assert uploads(service) == before
+
+
+def test_other_content_types_are_415(service: Service):
+    assert_problem(service.client.post("/v1/runs", content=b"target=icici",
+                                       headers={"content-type": "application/x-www-form-urlencoded"}), 415)

@@ -1,0 +1,254 @@
+"""What every run store must do (the RunStore contract), as test classes run against each store.
+
+A store's test module subclasses these with fixtures ``store`` (a fresh store on a clock the
+test moves), ``clock`` and ``reopen`` (another store on the same database, as a second
+worker or process would open it) and ``opener`` (a picklable (kind, location) pair).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+from pathlib import Path
+
+import pytest
+
+from agents.ports.errors import ConfigError
+from controller.platform.store import DuplicateRunId, NewRun, QueueFull, QuotaExceeded
+from controller.platform.store.sqlite import SqliteStore
+from controller.platform.store.tokens import check_token_name, new_token, token_hash
+
+
+class Clock:
+    """A clock the test moves by hand (leases without sleeping)."""
+
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def new_run(number: int, owner: str = "alice", target: str = "icici") -> NewRun:
+    return NewRun(id=f"run-{number:04d}", owner=owner, agent="bank_parser", target=target,
+                  options={"max_attempts": 2})
+
+
+def open_again(kind: str, location: str) -> object:
+    """A store of ``kind`` on ``location`` (in a fresh process, too)."""
+    if kind == "sqlite":
+        return SqliteStore(Path(location))
+    from controller.platform.store.postgres import PostgresStore
+
+    return PostgresStore(location)
+
+
+def _claim_many(kind: str, location: str, worker: str, out: "multiprocessing.Queue[list[str]]") -> None:
+    store = open_again(kind, location)
+    taken: list[str] = []
+    while (row := store.claim(worker, 30.0)) is not None:
+        taken.append(row.id)
+    out.put(taken)
+
+
+class ContractSubmit:
+    def test_a_submitted_run_is_queued_and_read_back(self, store, reopen):
+        """What was submitted is what a later reader (a fresh connection) gets."""
+        row = store.submit(new_run(1), quota=5, queue_limit=5)
+        again = reopen().get(row.id)
+        assert again == row
+        assert (row.status, row.owner, row.options, row.worker) == ("queued", "alice", {"max_attempts": 2}, None)
+
+    def test_quota_counts_queued_and_running_runs_of_the_owner(self, store):
+        store.submit(new_run(1), quota=2, queue_limit=10)
+        store.claim("w", 30.0)
+        store.submit(new_run(2), quota=2, queue_limit=10)
+        with pytest.raises(QuotaExceeded, match="alice has 2 queued or running"):
+            store.submit(new_run(3), quota=2, queue_limit=10)
+        store.submit(new_run(4, owner="bob"), quota=2, queue_limit=10)  # another owner is not counted
+        assert store.get("run-0003") is None
+
+    def test_a_duplicate_id_is_refused_and_nothing_written(self, store):
+        store.submit(new_run(1), quota=9, queue_limit=9)
+        with pytest.raises(DuplicateRunId):
+            store.submit(new_run(1, owner="bob"), quota=9, queue_limit=9)
+        assert store.counts() == {"queued": 1} and store.get("run-0001").owner == "alice"
+
+    def test_queue_limit(self, store):
+        store.submit(new_run(1, owner="a"), quota=9, queue_limit=2)
+        store.submit(new_run(2, owner="b"), quota=9, queue_limit=2)
+        with pytest.raises(QueueFull):
+            store.submit(new_run(3, owner="c"), quota=9, queue_limit=2)
+
+
+class ContractClaim:
+    def test_oldest_first_and_never_twice(self, store):
+        for n in range(3):
+            store.submit(new_run(n), quota=9, queue_limit=9)
+        claimed = [store.claim("w", 30.0) for _ in range(4)]
+        assert [c.id if c else None for c in claimed] == ["run-0000", "run-0001", "run-0002", None]
+        assert all(c.status == "running" and c.worker == "w" for c in claimed if c)
+
+    def test_threads_claiming_at_once_each_get_distinct_runs(self, store, reopen):
+        """8 threads race for 60 runs: every run is claimed exactly once."""
+        for n in range(60):
+            store.submit(new_run(n, owner=f"o{n}"), quota=9, queue_limit=100)
+        taken: list[str] = []
+        lock = threading.Lock()
+
+        def worker(name: str) -> None:
+            mine = reopen()
+            while (row := mine.claim(name, 30.0)) is not None:
+                with lock:
+                    taken.append(row.id)
+
+        threads = [threading.Thread(target=worker, args=(f"w{i}",)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(taken) == [f"run-{n:04d}" for n in range(60)]
+
+    def test_processes_claiming_at_once_each_get_distinct_runs(self, store, opener):
+        """Three processes on one file: no run claimed twice, none left queued."""
+        for n in range(45):
+            store.submit(new_run(n, owner=f"o{n}"), quota=9, queue_limit=100)
+        ctx = multiprocessing.get_context("spawn")
+        out: multiprocessing.Queue[list[str]] = ctx.Queue()
+        procs = [ctx.Process(target=_claim_many, args=(*opener, f"p{i}", out)) for i in range(3)]
+        for p in procs:
+            p.start()
+        results = [out.get(timeout=120) for _ in procs]
+        for p in procs:
+            p.join(timeout=60)
+        taken = [run_id for result in results for run_id in result]
+        assert sorted(taken) == [f"run-{n:04d}" for n in range(45)]
+        assert store.counts() == {"running": 45}
+
+
+class ContractLeases:
+    def test_a_renewed_lease_does_not_expire(self, store, clock):
+        store.submit(new_run(1), quota=9, queue_limit=9)
+        store.claim("w1", 30.0)
+        clock.now += 25
+        assert store.renew("w1", 30.0, ["run-0001"]) == 1
+        assert store.renew("w2", 30.0, ["run-0001"]) == 0  # not w2's
+        clock.now += 25
+        assert store.expired() == []
+
+    def test_only_the_named_runs_are_renewed(self, store, clock):
+        store.submit(new_run(1), quota=9, queue_limit=9)
+        store.submit(new_run(2), quota=9, queue_limit=9)
+        store.claim("w1", 30.0)
+        store.claim("w1", 30.0)
+        clock.now += 25
+        assert store.renew("w1", 30.0, ["run-0002"]) == 1
+        assert store.renew("w1", 30.0, []) == 0
+        clock.now += 10
+        assert [r.id for r in store.expired()] == ["run-0001"]
+
+    def test_an_expired_lease_is_taken_over_once(self, store, clock):
+        store.submit(new_run(1), quota=9, queue_limit=9)
+        store.claim("dead", 30.0)
+        clock.now += 31
+        (row,) = store.expired()
+        assert row.worker == "dead"
+        assert store.take_over(row.id, "dead", requeue=True) is True
+        assert store.take_over(row.id, "dead", requeue=True) is False  # another worker got there first
+        again = store.get(row.id)
+        assert (again.status, again.worker, again.takeovers) == ("queued", None, 1)
+        claimed = store.claim("alive", 30.0)
+        assert claimed is not None and claimed.id == row.id
+
+    def test_a_run_without_checkpoint_ends_in_error_with_the_reason(self, store, clock):
+        store.submit(new_run(1), quota=9, queue_limit=9)
+        store.claim("dead", 30.0)
+        clock.now += 31
+        assert store.take_over("run-0001", "dead", requeue=False, error="nothing to resume")
+        row = store.get("run-0001")
+        assert (row.status, row.error, row.finished_at) == ("error", "nothing to resume", clock.now)
+
+    def test_a_live_lease_cannot_be_taken_over(self, store, clock):
+        store.submit(new_run(1), quota=9, queue_limit=9)
+        store.claim("w1", 30.0)
+        clock.now += 5
+        assert store.take_over("run-0001", "w1", requeue=True) is False
+        assert store.get("run-0001").status == "running"
+
+    def test_finish_needs_the_lease_holder(self, store, clock):
+        store.submit(new_run(1), quota=9, queue_limit=9)
+        store.claim("w1", 30.0)
+        assert store.finish("run-0001", "w2", "passed", exit_code=0, summary=None) is False
+        assert store.finish("run-0001", "w1", "passed", exit_code=0, summary={"status": "passed"}) is True
+        row = store.get("run-0001")
+        assert (row.status, row.exit_code, row.summary, row.worker) == ("passed", 0, {"status": "passed"}, None)
+        assert row.ended
+
+    def test_release_puts_a_run_back_in_the_queue(self, store):
+        store.submit(new_run(1), quota=9, queue_limit=9)
+        store.claim("w1", 30.0)
+        assert store.release("run-0001", "w1") is True
+        assert store.get("run-0001").status == "queued"
+
+
+class ContractCancel:
+    def test_a_queued_run_is_cancelled_at_once(self, store):
+        store.submit(new_run(1), quota=9, queue_limit=9)
+        row = store.cancel("run-0001")
+        assert row is not None and row.status == "cancelled" and row.ended
+        assert store.claim("w", 30.0) is None
+
+    def test_a_running_run_is_flagged_for_its_worker(self, store):
+        store.submit(new_run(1), quota=9, queue_limit=9)
+        store.claim("w1", 30.0)
+        row = store.cancel("run-0001")
+        assert row is not None and (row.status, row.cancel_requested) == ("running", True)
+        assert store.cancel_requested("w1") == ["run-0001"]
+        assert store.cancel_requested("w2") == []
+
+
+class ContractList:
+    def test_pages_newest_first_with_filters(self, store):
+        for n in range(5):
+            store.submit(new_run(n, owner="alice" if n % 2 else "bob", target="icici" if n < 3 else "sbi"),
+                         quota=9, queue_limit=9)
+        first = store.list_runs(owner=None, target=None, status=None, limit=2, cursor=None)
+        assert [r.id for r in first.runs] == ["run-0004", "run-0003"]
+        second = store.list_runs(owner=None, target=None, status=None, limit=2, cursor=first.cursor)
+        assert [r.id for r in second.runs] == ["run-0002", "run-0001"]
+        last = store.list_runs(owner=None, target=None, status=None, limit=2, cursor=second.cursor)
+        assert ([r.id for r in last.runs], last.cursor) == (["run-0000"], None)
+        mine = store.list_runs(owner="alice", target="icici", status="queued", limit=10, cursor=None)
+        assert [r.id for r in mine.runs] == ["run-0001"]
+
+    def test_a_bad_cursor_is_a_config_error(self, store):
+        with pytest.raises(ConfigError, match="is not a cursor"):
+            store.list_runs(owner=None, target=None, status=None, limit=2, cursor="1; DROP TABLE runs")
+
+
+class ContractTokens:
+    def test_added_tokens_are_found_by_hash_only(self, store):
+        token = new_token()
+        store.add_token("alice", token_hash(token), admin=False)
+        assert store.has_tokens()
+        found = store.token_by_hash(token_hash(token))
+        assert found is not None and (found.name, found.admin) == ("alice", False)
+        assert store.token_by_hash(token_hash(token + "x")) is None
+
+    def test_a_name_is_unique_and_removable(self, store):
+        store.add_token("alice", token_hash("a"), admin=True)
+        with pytest.raises(ConfigError, match="exists already"):
+            store.add_token("alice", token_hash("b"), admin=False)
+        assert [t.name for t in store.tokens()] == ["alice"]
+        assert store.remove_token("alice") is True
+        assert store.remove_token("alice") is False
+        assert not store.has_tokens()
+
+    def test_tokens_are_long_and_distinct(self):
+        tokens = {new_token() for _ in range(50)}
+        assert len(tokens) == 50 and all(len(t) >= 40 for t in tokens)
+
+    @pytest.mark.parametrize("name", ["", "../x", "a b", "x" * 65, "-lead", "a\nb"])
+    def test_bad_token_names(self, name):
+        with pytest.raises(ConfigError):
+            check_token_name(name)
