@@ -93,6 +93,7 @@ class BankParserAgent:
             sandbox=ctx.sandbox, image=ctx.image, coder=plan.coder, on_event=ctx.on_event,
             history=plan.inputs["history"], checkpoint=ctx.checkpoint,
             judge_image=judge_image(ctx.environment, ctx.say), analysis=ctx.config.analysis,
+            cache_dir=ctx.config.runs_dir,
         )
 
     def check(self, request: CheckRequest, ctx: CheckContext) -> int:

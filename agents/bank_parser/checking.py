@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agents.bank_parser.analysis import Analysis, analyze
-from agents.bank_parser.statement_reader import StatementReader
+from agents.bank_parser.statement_reader import StatementReader, scan_cache
 from agents.bank_parser.compare import Comparison
 from agents.bank_parser.evaluate import Execution, execute_parser, judge, parser_spec
 from agents.bank_parser.verify import Verification, check_consistency
@@ -116,7 +116,7 @@ def check_many(
     sources = {path: read_parser(path) for path in parsers}
     # No result.csv: the statement's own figures judge every parser (read once, in a sandbox).
     labels = {"agent": "bank_parser", "target": target.name, "attempt": "analysis"}
-    reader = StatementReader(sandbox, image, settings.limits, settings.analysis, labels)
+    reader = StatementReader(sandbox, image, settings.limits, settings.analysis, labels, scan_cache(settings.runs_dir))
     analysis = analyze(target.pdf, None, reader) if target.expected_csv is None else None
     outcomes: dict[Path, CheckOutcome] = {}
     with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="sandloop-check") as pool:

@@ -46,6 +46,7 @@ def run_parser_agent(
     checkpoint: CheckpointHandle | None = None,
     judge_image: str | None = None,
     analysis: AnalysisLimits | None = None,
+    cache_dir: Path | None = None,
 ) -> ParserRunSummary:
     """Run the loop to its end and write ``summary.json``; return the summary.
 
@@ -57,7 +58,7 @@ def run_parser_agent(
         run_id=run_id, target=target, sandbox=sandbox, image=image, coder=coder,
         limits=limits, max_attempts=max_attempts, artifacts=artifacts,
         parsers_dir=str(parsers_dir), output=output, judge_image=judge_image,
-        analysis=analysis or AnalysisLimits(),
+        analysis=analysis or AnalysisLimits(), cache_dir=cache_dir,
     )
     if history is not None and not (checkpoint and checkpoint.resume):
         lessons = history.lessons(AGENT, target.name)

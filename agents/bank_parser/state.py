@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Literal, TypedDict
 
 from agents.bank_parser.analysis import Analysis
@@ -17,7 +18,7 @@ from agents.bank_parser.compare import Comparison
 from agents.bank_parser.evaluate import Execution
 from agents.bank_parser.verify import Verification
 from agents.bank_parser.output_schema import OutputSchema
-from agents.bank_parser.statement_reader import StatementReader
+from agents.bank_parser.statement_reader import StatementReader, scan_cache
 from agents.ports.artefacts import ArtefactStore
 from agents.ports.config import AnalysisLimits
 from agents.ports.sandbox import Sandbox
@@ -82,6 +83,11 @@ class ParserContext:
         """The bookkeeping labels of one of the run's sandboxes."""
         return {"run_id": self.run_id, "agent": "bank_parser", "target": self.target.name, "attempt": attempt}
 
+    cache_dir: Path | None = None
+    """The runs folder, beside which summaries of statements already read are kept (None: read
+    every time)."""
+
     def statement_reader(self) -> StatementReader:
         """Reads the target's statement in this run's sandboxes (the analysis' caps)."""
-        return StatementReader(self.sandbox, self.image, self.limits, self.analysis, self.labels("analysis"))
+        return StatementReader(self.sandbox, self.image, self.limits, self.analysis, self.labels("analysis"),
+                               scan_cache(self.cache_dir))

@@ -22,12 +22,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from agents import pdf_probe
 from agents.bank_parser.coders._template import ocr_module_source
 from agents.bank_parser.pages import PageAnalysis, StatementScan, Word
+from agents.bank_parser.scan_cache import ScanCache
 from agents.bank_parser.target import HINT_PDF, check_pdf_size
 from agents.bounded_json import JSONBounds
 from agents.ports.config import AnalysisLimits
 from agents.ports.errors import TargetError
-from agents.python_program import PARSER_FILE, PDF_FILE, pdf_refusal, program_spec, read_document
-from agents.ports.sandbox import Sandbox, SandboxLimits, SandboxResult
+from agents.python_program import PARSER_FILE, PDF_FILE, RESULT_FILE, pdf_refusal, program_spec, read_document
+from agents.ports.sandbox import CapturedStream, Sandbox, SandboxLimits, SandboxResult
 from agents.untrusted_text import one_line
 
 #: Depth: document > pages > page > tables > table > row > cell.
@@ -69,6 +70,7 @@ class StatementReader:
     limits: SandboxLimits
     caps: AnalysisLimits
     labels: Mapping[str, str]
+    cache: ScanCache | None = None
 
     def read(self, pdf_path: Path) -> StatementScan:
         """Read ``pdf_path``'s pages in a sandbox; OCR them in a second one if it is a scan.
@@ -88,8 +90,31 @@ class StatementReader:
         inputs = {PARSER_FILE: _PROBE_SOURCE, PDF_FILE: pdf, pdf_probe.PROBE_CONFIG: json.dumps(config).encode()}
         if ocr:
             inputs[f"{pdf_probe.OCR_MODULE}.py"] = ocr_module_source().encode("utf-8")
+        key = ScanCache.key(*(inputs[name] for name in sorted(inputs)), self.image.encode())
+        cached = self.cache.get(key) if self.cache is not None else None
+        if cached is not None:
+            try:
+                return decode_scan(pdf_path, _kept(cached), limits, self.caps, ocr=ocr)
+            except TargetError:
+                pass  # a damaged entry: read the statement again, and keep the new summary
         result = self.sandbox.run(program_spec(self.image, inputs, limits, dict(self.labels)))
-        return decode_scan(pdf_path, result, limits, self.caps, ocr=ocr)
+        scan = decode_scan(pdf_path, result, limits, self.caps, ocr=ocr)
+        if self.cache is not None:
+            self.cache.put(key, result.files[RESULT_FILE])
+        return scan
+
+
+def scan_cache(runs_dir: Path | None) -> ScanCache | None:
+    """The summaries kept beside the runs (``runs/analysis/``, like the run history and the
+    lessons: what earlier runs learned), or None without a runs folder."""
+    return ScanCache(runs_dir / "analysis", PROBE_BOUNDS.max_bytes) if runs_dir is not None else None
+
+
+def _kept(raw: bytes) -> SandboxResult:
+    """A kept summary, as the sandbox that wrote it returned it."""
+    empty = CapturedStream(b"", 0)
+    return SandboxResult(exit_code=0, stdout=empty, stderr=empty, timed_out=False, oom_killed=False,
+                         wall_seconds=0.0, files={RESULT_FILE: raw})
 
 
 def probe_config(caps: AnalysisLimits, *, ocr: bool) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agents.bank_parser.coders._template import ocr_module_source
-from agents.bank_parser.statement_reader import StatementReader, decode_scan
+from agents.bank_parser.statement_reader import StatementReader, decode_scan, scan_cache
 from agents.ports.config import AnalysisLimits
 from agents.ports.errors import TargetError
 from agents.ports.sandbox import CapturedStream, SandboxLimits, SandboxResult
@@ -115,3 +115,39 @@ def test_the_ocr_module_the_sandbox_gets_stands_alone():
     assert "agents" not in imported and "controller" not in imported
     assert {"page_ocr_words", "ocr_words", "row_values"} <= {
         node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+
+
+class TestScanCache:
+    """A statement already read is not read again; the cache grants no trust and keeps no refusal."""
+
+    def reader(self, sandbox, tmp_path):  # noqa: ANN001, ANN201
+        return StatementReader(sandbox, "img", SandboxLimits(), AnalysisLimits(), {}, scan_cache(tmp_path))
+
+    def test_the_second_read_of_a_statement_runs_no_sandbox(self, tmp_path):
+        from tests.conftest import ICICI
+
+        sandbox = RecordingSandbox()
+        first = self.reader(sandbox, tmp_path).read(ICICI / "icici sample.pdf")
+        second = self.reader(sandbox, tmp_path).read(ICICI / "icici sample.pdf")
+        assert len(sandbox.specs) == 1 and first == second
+
+    def test_a_damaged_entry_is_read_again(self, tmp_path):
+        from tests.conftest import ICICI
+
+        sandbox = RecordingSandbox()
+        self.reader(sandbox, tmp_path).read(ICICI / "icici sample.pdf")
+        for entry in (tmp_path / "analysis").glob("*.json"):
+            entry.write_bytes(b"[" * 100_000)
+        assert self.reader(sandbox, tmp_path).read(ICICI / "icici sample.pdf").page_count == 2
+        assert len(sandbox.specs) == 2
+
+    def test_a_refusal_is_not_kept(self, tmp_path):
+        from tests.conftest import ICICI
+
+        class Oom:
+            def run(self, spec):  # noqa: ANN001, ANN201
+                return result(oom=True)
+
+        with pytest.raises(TargetError):
+            self.reader(Oom(), tmp_path).read(ICICI / "icici sample.pdf")
+        assert not list((tmp_path / "analysis").glob("*.json"))
