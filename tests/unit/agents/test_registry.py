@@ -38,9 +38,10 @@ class TestInterface:
         assert agent.info.nodes
 
     def test_each_agent_names_its_image(self):
-        """Each agent runs in its own sandbox image (a folder of sandbox_images/)."""
+        """Each agent runs in its own sandbox image (a folder of sandbox_images/); the Idris agent
+        also reads its reference PDFs in the python-parser image (issue 23)."""
         assert AGENTS["bank_parser"].info.images == ("python-parser",)
-        assert AGENTS["idris"].info.images == ("idris2",)
+        assert AGENTS["idris"].info.images == ("idris2", "python-parser")
 
 
 class TestRegistry:
