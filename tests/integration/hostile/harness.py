@@ -1,7 +1,10 @@
 """What every hostile-parser test uses: run the real controller as a user would, and measure.
 
 * :func:`run_controller` runs ``python -m controller ...`` as a child process and reads its
-  peak resident memory from ``wait4`` (that child's own rusage, not the test process's).
+  peak resident memory from ``wait4`` (that child's own rusage, not the test process's) and
+  its own high-water mark (``VmHWM`` of its process image, sampled until it exits). Linux's
+  ``ru_maxrss`` keeps the image the child was forked from, so a large pytest process (a whole
+  CI session) shows through it; ``VmHWM`` belongs to the exec'd controller alone.
 * :class:`VolumeWatcher` polls the size on the host's disk of the volumes the child's
   sandboxes hold (their ``org.sandloop.owner`` is the child), for the largest seen.
 * :func:`tree` snapshots a folder, so a test can show nothing was written outside the run
@@ -17,6 +20,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,6 +38,8 @@ class Finished:
     stderr: str
     peak_rss: int
     pid: int
+    peak_hwm: int = 0
+    """The controller's own resident high-water mark in bytes (VmHWM), 0 if never read."""
 
     @property
     def owner(self) -> str:
@@ -64,13 +70,34 @@ def run_controller(tmp_path: Path, env: dict[str, str], *args: str, module: str 
                                  stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL)
         if callable(on_start):
             on_start(child.pid)
-        _, status, usage = os.wait4(child.pid, 0)
+        hwm, status, usage = _wait_sampling_hwm(child.pid)
         child.returncode = os.waitstatus_to_exitcode(status)
     finished = Finished(child.returncode, out.read_text(errors="replace"), err.read_text(errors="replace"),
-                        usage.ru_maxrss * 1024, child.pid)
+                        usage.ru_maxrss * 1024, child.pid, hwm)
     out.unlink()
     err.unlink()
     return finished
+
+
+def _wait_sampling_hwm(pid: int) -> tuple[int, int, os.struct_rusage]:
+    """Wait for ``pid``, reading its VmHWM every 20 ms meanwhile (the mark only grows)."""
+    hwm = 0
+    while True:
+        done, status, usage = os.wait4(pid, os.WNOHANG)
+        if done:
+            return hwm, status, usage
+        hwm = max(hwm, _vm_hwm(pid))
+        time.sleep(0.02)
+
+
+def _vm_hwm(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return 0
 
 
 def tree(root: Path) -> dict[str, tuple[int, int]]:
