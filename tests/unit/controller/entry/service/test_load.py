@@ -20,8 +20,10 @@ PER_CLIENT = 10
 
 
 def test_two_hundred_submissions_from_twenty_clients(tmp_path: Path):
+    # A lease far longer than any run here: this test is about the queue under concurrency, and
+    # on a loaded CI machine a 2 s lease expired mid-run (a takeover, tested in test_workers).
     service = make_service(tmp_path, quota_per_token=PER_CLIENT, queue_limit=1000, poll_seconds=0.05,
-                           renew_seconds=0.5, lease_seconds=2)
+                           renew_seconds=0.5, lease_seconds=60)
     settings = service.state.settings.model_copy(update={"parallel_runs": 2})
     ran = tmp_path / "ran.log"
 
