@@ -10,6 +10,7 @@ its document, or into the one line that says which bound the user's file broke.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from agents.bounded_json import BoundedJSONError, JSONBounds, loads_bounded
@@ -81,3 +82,19 @@ def pdf_refusal(name: str, raw: Any, max_pages: int, hint: str, kind: str = "a s
         return TargetError(f"{name}: {pages} pages, more than the {max_pages} {kind} may have (raise "
                            "SBX_ANALYSIS__MAX_PAGES to try anyway)", hint=hint)
     return TargetError(f"{name}: the analysis refused it for no stated reason", hint=hint)
+
+
+def check_pdf_size(pdf: Path, size: int, max_mb: int, hint: str, kind: str = "a statement") -> None:
+    """Refuse a PDF (``kind``) larger than ``max_mb`` in one line naming the setting."""
+    if size > max_mb * 1024 * 1024:
+        raise TargetError(f"{pdf.name}: {size / 1048576:.1f} MiB, larger than the {max_mb} MiB {kind} may "
+                          "be (raise SBX_ANALYSIS__MAX_PDF_MB to try anyway)", hint=hint)
+
+
+def read_capped_pdf(pdf: Path, max_mb: int, hint: str, kind: str = "a statement") -> bytes:
+    """The PDF's bytes, refused unread when larger than ``max_mb``."""
+    try:
+        check_pdf_size(pdf, pdf.stat().st_size, max_mb, hint, kind)
+        return pdf.read_bytes()
+    except OSError as exc:
+        raise TargetError(f"cannot read {pdf}: {exc.strerror}") from exc

@@ -23,11 +23,19 @@ from agents import pdf_probe
 from agents.bank_parser.coders._template import ocr_module_source
 from agents.bank_parser.pages import PageAnalysis, StatementScan, Word
 from agents.bank_parser.scan_cache import ScanCache
-from agents.bank_parser.target import HINT_PDF, check_pdf_size
+from agents.bank_parser.target import HINT_PDF
 from agents.bounded_json import JSONBounds
 from agents.ports.config import AnalysisLimits
 from agents.ports.errors import TargetError
-from agents.python_program import PARSER_FILE, PDF_FILE, RESULT_FILE, pdf_refusal, program_spec, read_document
+from agents.python_program import (
+    PARSER_FILE,
+    PDF_FILE,
+    RESULT_FILE,
+    pdf_refusal,
+    program_spec,
+    read_capped_pdf,
+    read_document,
+)
 from agents.ports.sandbox import CapturedStream, Sandbox, SandboxLimits, SandboxResult
 from agents.untrusted_text import one_line
 
@@ -79,7 +87,7 @@ class StatementReader:
             TargetError: too big, too many pages, password-protected, unreadable, or over the
                 analysis memory or time limit: one line each.
         """
-        pdf = read_pdf_bytes(pdf_path, self.caps.max_pdf_mb)
+        pdf = read_capped_pdf(pdf_path, self.caps.max_pdf_mb, HINT_PDF)
         scan = self._run(pdf_path, pdf, ocr=False)
         return self._run(pdf_path, pdf, ocr=True) if scan.scanned else scan
 
@@ -121,15 +129,6 @@ def probe_config(caps: AnalysisLimits, *, ocr: bool) -> dict[str, Any]:
     """What ``probe.json`` tells the probe: the caps, and whether to OCR."""
     return {"max_pages": caps.max_pages, "analysed_pages": caps.analysed_pages,
             "ocr": ocr, "ocr_fact_pages": OCR_FACT_PAGES, "ocr_setting": PROBE_OCR}
-
-
-def read_pdf_bytes(pdf_path: Path, max_mb: int) -> bytes:
-    """The PDF's bytes, refused unread when larger than ``max_mb``."""
-    try:
-        check_pdf_size(pdf_path, pdf_path.stat().st_size, max_mb)
-        return pdf_path.read_bytes()
-    except OSError as exc:
-        raise TargetError(f"cannot read {pdf_path}: {exc.strerror}") from exc
 
 
 def decode_scan(pdf_path: Path, result: SandboxResult, limits: SandboxLimits, caps: AnalysisLimits,

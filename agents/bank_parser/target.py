@@ -11,6 +11,7 @@ from pathlib import Path
 from agents.bank_parser.expected_csv import check_expected_csv
 from agents.ports.config import AnalysisLimits
 from agents.ports.errors import TargetError
+from agents.python_program import check_pdf_size
 from agents.targets import check_target_name, known_targets
 
 EXPECTED_CSV = "result.csv"
@@ -71,16 +72,9 @@ def _check_pdf_header(pdf: Path, max_mb: int) -> None:
             head = handle.read(1024)
     except OSError as exc:
         raise TargetError(f"cannot read {pdf}: {exc.strerror}") from exc
-    check_pdf_size(pdf, size, max_mb)
+    check_pdf_size(pdf, size, max_mb, HINT_PDF)
     if _PDF_MAGIC not in head:
         raise TargetError(
             f"{pdf} is not a PDF (no %PDF- header)",
             hint=HINT_PDF,
         )
-
-
-def check_pdf_size(pdf: Path, size: int, max_mb: int) -> None:
-    """Refuse a statement larger than ``max_mb`` in one line naming the setting."""
-    if size > max_mb * 1024 * 1024:
-        raise TargetError(f"{pdf.name}: {size / 1048576:.1f} MiB, larger than the {max_mb} MiB a statement may "
-                          "be (raise SBX_ANALYSIS__MAX_PDF_MB to try anyway)", hint=HINT_PDF)

@@ -18,7 +18,15 @@ from agents.bounded_json import JSONBounds
 from agents.ports.config import AnalysisLimits
 from agents.ports.errors import TargetError
 from agents.ports.sandbox import Sandbox, SandboxLimits
-from agents.python_program import IMAGE_NAME, PARSER_FILE, PDF_FILE, pdf_refusal, program_spec, read_document
+from agents.python_program import (
+    IMAGE_NAME,
+    PARSER_FILE,
+    PDF_FILE,
+    pdf_refusal,
+    program_spec,
+    read_capped_pdf,
+    read_document,
+)
 
 HINT = "replace it with an intact PDF with a text layer, or give the document as .txt/.md"
 #: Depth: document > texts > [page, text].
@@ -52,7 +60,7 @@ class SandboxPdfText:
         Raises:
             TargetError: over a cap, password-protected, unreadable: one line.
         """
-        pdf = _pdf_bytes(path, self.caps.max_pdf_mb)
+        pdf = read_capped_pdf(path, self.caps.max_pdf_mb, HINT, "a document")
         limits = self.limits.model_copy(update={"memory_mb": self.caps.memory_mb,
                                                 "timeout_seconds": self.caps.timeout_seconds})
         config = {"max_pages": self.caps.max_pages, "analysed_pages": 0, "ocr": False}
@@ -69,14 +77,3 @@ class SandboxPdfText:
             raise TargetError(f"{path.name}: the analysis returned a malformed summary",
                               hint="report this: the PDF probe and its decoder disagree") from exc
         return "\n".join(text for _, text in texts.texts), texts.page_count
-
-
-def _pdf_bytes(path: Path, max_mb: int) -> bytes:
-    try:
-        size = path.stat().st_size
-        if size > max_mb * 1024 * 1024:
-            raise TargetError(f"{path.name}: {size / 1048576:.1f} MiB, larger than the {max_mb} MiB a document may "
-                              "be (raise SBX_ANALYSIS__MAX_PDF_MB to try anyway)", hint=HINT)
-        return path.read_bytes()
-    except OSError as exc:
-        raise TargetError(f"cannot read {path}: {exc.strerror}") from exc
