@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from controller.platform.settings import PROJECT_ROOT, Settings
+from tests.owner import TEST_OWNER
 
 ICICI = PROJECT_ROOT / "data" / "icici"
 
@@ -69,7 +70,6 @@ def parser_image(docker_client, base_settings: Settings) -> str:  # noqa: ANN001
 
 
 #: Owner label of sandboxes the tests create in-process.
-TEST_OWNER = "pytest:1"
 
 
 def _ours_or_orphaned(labels: dict[str, str]) -> bool:

@@ -19,6 +19,7 @@ import pytest
 from agents.bank_parser.evaluate import execute_parser, parser_spec
 from controller.platform.sandbox.docker import DockerSandbox
 from controller.platform.settings import PROJECT_ROOT
+from tests.owner import TEST_OWNER
 
 pytestmark = pytest.mark.usefixtures("no_leftovers", "parser_image")
 
@@ -160,7 +161,7 @@ class TestExpectedAnswerStaysOut:
                             pass
                 return pd.DataFrame({{"found": found or ["nothing"], "saw_pdf": saw_pdf}})
         """)
-        sandbox = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner="pytest:1")
+        sandbox = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner=TEST_OWNER)
         pdf = (PROJECT_ROOT / "data/icici/icici sample.pdf").read_bytes()
         limits = base_settings.sandbox.model_copy(update={"timeout_seconds": 120})
         execution = execute_parser(sandbox, parser_spec(parser_image, hunter, pdf, limits, {"agent": "pytest"}))

@@ -22,6 +22,7 @@ from tests.integration.hostile import attacks
 from tests.integration.hostile.conftest import HEADROOM
 from tests.integration.hostile.harness import MIB, VolumeWatcher
 from tests.integration.hostile.test_hostile_results import assert_contained, check_one, verdict
+from tests.owner import TEST_OWNER
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
 #: The setting that bounds what a sandbox may write to its output area, in MiB.
@@ -50,9 +51,9 @@ class TestOutputArea:
         """Attack 3: a parser writing 4x the bound to /work/out is stopped there; the host's disk never holds more."""
         bound = output_bound_mib(base_settings.sandbox)
         limits = base_settings.sandbox.model_copy(update={"timeout_seconds": 60})
-        sandbox = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner="pytest:1")
+        sandbox = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner=TEST_OWNER)
         watcher = VolumeWatcher(docker_client)
-        watcher.start_owner("pytest:1")
+        watcher.start_owner(TEST_OWNER)
         pdf = (PROJECT_ROOT / "data" / "icici" / "icici sample.pdf").read_bytes()
         try:
             execution = execute_parser(sandbox, parser_spec(parser_image, attacks.writes_out(4 * bound), pdf,

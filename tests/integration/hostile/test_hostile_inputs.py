@@ -123,7 +123,7 @@ def test_an_idris_reference_pdf_is_read_in_a_sandbox_within_the_caps(
     from agents.ports.config import AnalysisLimits
     from agents.ports.errors import TargetError
     from controller.platform.sandbox.docker import DockerSandbox
-    from tests.conftest import TEST_OWNER
+    from tests.owner import TEST_OWNER
 
     sandbox = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner=TEST_OWNER)
     caps = AnalysisLimits(memory_mb=256, timeout_seconds=20)

@@ -23,8 +23,8 @@ import docker
 from docker.types import Mount
 
 from controller.platform.sandbox.labels import managed_labels
+from tests.owner import TEST_OWNER
 
-TEST_OWNER = "pytest:1"
 
 
 @dataclass

@@ -16,13 +16,14 @@ import pytest
 from controller.platform.sandbox.docker import DockerSandbox
 from agents.ports.sandbox import SandboxResult, SandboxSpec
 from agents.ports.sandbox import SandboxLimits
+from tests.owner import TEST_OWNER
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
 
 
 @pytest.fixture
 def sandbox(docker_client, base_settings) -> Iterator[DockerSandbox]:  # noqa: ANN001
-    backend = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner="pytest:1")
+    backend = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner=TEST_OWNER)
     yield backend
     backend.close()  # finishes the background removals before no_leftovers looks
 

@@ -16,6 +16,7 @@ import pytest
 from controller.platform.sandbox.docker import DockerSandbox
 from agents.ports.sandbox import SandboxSpec
 from agents.ports.sandbox import SandboxLimits
+from tests.owner import TEST_OWNER
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
 
@@ -24,7 +25,7 @@ _MiB = 1 << 20
 
 @pytest.fixture
 def sandbox(docker_client, base_settings):  # noqa: ANN001, ANN201
-    backend = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner="pytest:1")
+    backend = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner=TEST_OWNER)
     yield backend
     backend.close()
 
@@ -104,7 +105,7 @@ class TestWarmParserImage:
         """The real warm command reports ready after its imports; the execution then runs warm, 0 engine calls."""
         from agents.bank_parser.evaluate import parser_spec
 
-        backend = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner="pytest:1", pool_size=1,
+        backend = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner=TEST_OWNER, pool_size=1,
                                 remove_in_background=True)
         code = "import pandas as pd\n\ndef parse(pdf_path):\n    return pd.DataFrame({'a': [1, 2]})\n"
         spec = parser_spec(parser_image, code, b"%PDF-1.4\n", base_settings.sandbox, {"agent": "pytest"})

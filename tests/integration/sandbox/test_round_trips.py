@@ -15,6 +15,7 @@ import pytest
 from controller.platform.sandbox.docker import DockerSandbox
 from agents.ports.sandbox import SandboxSpec
 from agents.ports.sandbox import SandboxLimits
+from tests.owner import TEST_OWNER
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
 
@@ -38,7 +39,7 @@ def spec(image: str) -> SandboxSpec:
 
 @pytest.fixture
 def backend(docker_client, base_settings, request) -> Iterator[DockerSandbox]:  # noqa: ANN001
-    sandbox = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner="pytest:1",
+    sandbox = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner=TEST_OWNER,
                             pool_size=request.param, pool_max_idle_seconds=60,
                             remove_in_background=True)
     yield sandbox

@@ -17,6 +17,7 @@ import pytest
 from controller.platform.sandbox.docker import DockerSandbox
 from agents.ports.sandbox import GO_FILE, SandboxSpec
 from agents.ports.sandbox import SandboxLimits
+from tests.owner import TEST_OWNER
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
 
@@ -44,7 +45,7 @@ def spec(image: str, program: str, **limits: object) -> SandboxSpec:
 
 @pytest.fixture
 def pooled(docker_client, base_settings):  # noqa: ANN001, ANN201
-    sandbox = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner="pytest:1",
+    sandbox = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner=TEST_OWNER,
                             pool_size=1, pool_max_idle_seconds=60)
     yield sandbox
     sandbox.close()
@@ -128,10 +129,10 @@ class TestWarmPool:
 
     def test_close_removes_idle_containers(self, docker_client, base_settings, parser_image):
         """Closing the backend removes every waiting container (checked by no_leftovers too)."""
-        sandbox = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner="pytest:1",
+        sandbox = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner=TEST_OWNER,
                                 pool_size=2, pool_max_idle_seconds=60)
         sandbox.prewarm(spec(parser_image, "pass"))
         wait_for_idle(sandbox, 2)
         sandbox.close()
-        mine = {"label": ["org.sandloop.pool=warm", "org.sandloop.owner=pytest:1"]}
+        mine = {"label": ["org.sandloop.pool=warm", f"org.sandloop.owner={TEST_OWNER}"]}
         assert not docker_client.containers.list(all=True, filters=mine)
