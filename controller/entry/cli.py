@@ -199,10 +199,13 @@ def exit_now(status: int) -> None:
     """End the process with ``status`` once everything is written, skipping the interpreter's
     teardown (half a second with LangGraph, pandas and pydantic loaded, for nothing).
 
-    Exit handlers still run and the standard streams are flushed; with any other thread
-    still alive (its work might not be done) the process exits the normal way instead.
+    Exit handlers still run and the standard streams are flushed; with any other non-daemon
+    thread still alive (its work might not be done) the process exits the normal way instead,
+    which waits for it. Daemon threads (the service child's stdin watch) do not count: the
+    normal exit would not wait for them either.
     """
-    if threading.active_count() > 1:
+    if any(thread.is_alive() and not thread.daemon for thread in threading.enumerate()
+           if thread is not threading.current_thread()):
         sys.exit(status)
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
