@@ -40,7 +40,7 @@ class IntakeAgent:
     info = AgentInfo(
         target_kinds=("conversation",), artefact="conversation", images=(), state_types=(IntakeState,),
         nodes=tuple(name for name in build_graph().nodes if not name.startswith("__")),
-        failure_reasons=INTAKE_REASONS,
+        failure_reasons=INTAKE_REASONS, replies=True,
     )
 
     def plan(self, target: str, config: AgentConfig, max_attempts: int | None) -> Plan:

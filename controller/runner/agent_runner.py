@@ -175,8 +175,7 @@ class Runner:
                                  f"python -m controller run --resume {run_id}")
                     raise
                 except RunPaused as paused:
-                    progress.say(f"run {run_id} {paused.message}; checkpointed, it continues with: "
-                                 f"python -m controller run --resume {run_id}")
+                    progress.say(f"run {run_id} {paused.message} (checkpointed: it continues when it is resumed)")
                     raise
                 observer.finish(summary)
         finally:
