@@ -91,7 +91,7 @@ class ServiceSettings(BaseModel):
     )
     upload_parts: int = Field(8, ge=1, le=64, description="Most parts of a multipart request.")
     quota_per_token: int = Field(
-        20, ge=1, le=10_000, description="Queued + running runs one token may have (429 beyond)."
+        20, ge=1, le=10_000, description="Queued + running + waiting runs one token may have (429 beyond)."
     )
     queue_limit: int = Field(
         200, ge=1, le=100_000, description="Queued runs in all; 503 beyond (the service is overloaded)."
