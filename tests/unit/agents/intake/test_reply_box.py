@@ -80,6 +80,8 @@ class TestWaitingRun:
                                                                                  run_id="r1")
         assert first.value.turn == 1 and first.value.exit_code == 75
         assert json.loads((run_dir / "run.json").read_text())["await_replies"] is True
+        log = (run_dir / "events.jsonl").read_text()
+        assert '"node.paused"' in log and '"node.failed"' not in log and '"loop.crashed"' not in log
         turns = 0
         for reply in script():
             pending = read_question(run_dir)
