@@ -49,7 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="who writes the parser: offline rules or an LLM (default: SBX_CODER or offline)")
     run.add_argument("--interactive", action="store_true",
                      help="intake targets: ask each question here and read the reply from the terminal "
-                          "(instead of the target's replies.txt); end of input ends the conversation")
+                          "(instead of the target's replies.txt); end of input ends the conversation; "
+                          "with --server the replies go to the service, where the run waits for each")
     run.add_argument("--model", metavar="NAME",
                      help="the LLM coder's model (default: SBX_LLM__MODEL or the provider's default)")
     run.add_argument("--server", metavar="URL",
