@@ -14,12 +14,10 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pydantic import ValidationError
 
-from agents.registry import AGENTS
-from controller.entry import commands
 from agents.ports.errors import PlatformError, RunPaused, invalid_setting
 from controller.platform.observability.logs import configure_logging, secret_values, settings_secrets
 from controller.platform.settings import Settings, load_settings
@@ -82,7 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--attempt", type=int, metavar="N", help="which attempt (default: the last)")
 
     graph = sub.add_parser("graph", help="print an agent's graph as Mermaid (LangGraph's own drawing)")
-    graph.add_argument("--agent", required=True, metavar="NAME", choices=sorted(AGENTS), help="the agent")
+    graph.add_argument("--agent", required=True, metavar="NAME",
+                       help="the agent (bank_parser, idris, intake, blueprint, ...; an unknown name lists them)")
 
     sub.add_parser("images", help="build every sandbox image that is missing")
 
@@ -134,6 +133,26 @@ def _settings(args: argparse.Namespace) -> Settings:
         raise invalid_setting(exc) from exc
 
 
+Handler = Callable[[argparse.Namespace, Settings], int]
+
+
+def _handler(args: argparse.Namespace) -> Handler:
+    """The command's function. A run or check on a service (``--server``), ``tokens`` and ``k8s``
+    never import the runner: the agents' graphs, LangGraph and pandas take seconds to load."""
+    if args.command == "run" and getattr(args, "server", None):
+        from controller.entry.service.client import run_remote  # lazy: httpx only, for a remote run
+
+        return run_remote
+    if args.command == "tokens":
+        return _tokens
+    if args.command == "k8s":
+        return _k8s
+    from controller.entry import commands  # lazy: the runner and every agent, for the local commands only
+
+    handler: Handler = getattr(commands, args.command)
+    return handler
+
+
 def _tokens(args: argparse.Namespace, settings: Settings) -> int:
     from controller.entry.service.tokens import command  # lazy: the service store, for tokens only
 
@@ -164,10 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = _settings(args)
         configure_logging(settings.log_format, settings.observability.log_level,
                           secrets=[*secret_values(os.environ), *settings_secrets(settings)])
-        handler = {"run": commands.run, "check": commands.check, "replay": commands.replay, "graph": commands.graph,
-                   "images": commands.images,
-                   "serve": commands.serve, "tokens": _tokens, "k8s": _k8s}[args.command]
-        return handler(args, settings)
+        return _handler(args)(args, settings)
     except RunPaused as exc:  # not an error: the run waits, checkpointed (its line was printed)
         return exc.exit_code
     except PlatformError as exc:

@@ -18,7 +18,8 @@ import uvicorn
 from agents.ports.errors import ConfigError
 from controller.entry.service.app import create_app
 from controller.entry.service.state import ServiceState, engine_probe
-from controller.entry.service.workers import WorkerPool
+from controller.entry.service import child
+from controller.entry.service.workers import Command, WorkerPool
 from controller.platform.observability.exporter import Exporter
 from controller.platform.settings import Settings
 from controller.platform.store import RunStore
@@ -81,12 +82,13 @@ class DrainingServer(uvicorn.Server):
         self._captured_signals.clear()
 
 
-def run_service(settings: Settings, store: RunStore, exporter: Exporter, host: str, port: int) -> None:
-    """Serve until SIGTERM/SIGINT, then drain the workers."""
+def run_service(settings: Settings, store: RunStore, exporter: Exporter | None, host: str, port: int, *,
+                command: Command = child.command) -> None:
+    """Serve until SIGTERM/SIGINT, then drain the workers; ``command`` is each run's child."""
     check_exposure(host, store)
     sock = bind(host, port)
     state = ServiceState(settings, store, engine_probe=engine_probe(settings))
-    pool = WorkerPool(settings, store, wake=state.submitted)
+    pool = WorkerPool(settings, store, wake=state.submitted, command=command)
     config = uvicorn.Config(create_app(state, exporter), log_config=None, access_log=False,
                             timeout_graceful_shutdown=5, lifespan="off")
     server = DrainingServer(config, state)

@@ -46,6 +46,8 @@ CANCEL_GRACE_SECONDS = 10.0
 STDERR_TAIL = 8192
 #: Exit statuses of a child stopped by a drain (SIGINT handled, or killed).
 STOPPED = frozenset({130, -signal.SIGINT, -signal.SIGKILL, -signal.SIGTERM})
+#: A run's child command line, from its row and its run folder.
+Command = Callable[[RunRow, Path], list[str]]
 
 
 def new_worker_id() -> str:
@@ -67,7 +69,7 @@ class WorkerPool:
     """Runs the store's queued runs, ``workers`` at a time, as child processes."""
 
     def __init__(self, settings: Settings, store: RunStore, *, worker_id: str | None = None,
-                 command: Callable[[RunRow, Path], list[str]] = child.command,
+                 command: Command = child.command,
                  env: dict[str, str] | None = None, wake: threading.Event | None = None) -> None:
         self.settings = settings
         self.store = store

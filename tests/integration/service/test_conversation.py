@@ -22,7 +22,8 @@ import pytest
 from agents.lessons import LESSONS_FILE, ExecutionHistory, FailedAttempt, RunRecord
 from controller.entry.service.client import parse_sse
 from controller.platform.settings import PROJECT_ROOT
-from tests.integration.service.test_service import Service, add_token, free_port, wait_for
+from tests.integration.service.harness import Service, free_port, wait_for
+from tests.integration.service.test_service import add_token
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
 EXAMPLE = "intake-cross-node"
