@@ -43,6 +43,8 @@ class AgentInfo:
         failure_reasons: Why an attempt can fail, as summaries and metrics label it.
         sample: One execution as the agent makes it (image tag, limits, labels → spec), for
             ``k8s render``'s sample Pod; None when the agent has no sample to show.
+        replies: It converses: a run can take its replies as they come (``--interactive``, or
+            over the service, ``AgentConfig.await_replies``) instead of from the target's script.
     """
 
     target_kinds: tuple[str, ...]
@@ -52,6 +54,7 @@ class AgentInfo:
     nodes: tuple[str, ...]
     failure_reasons: tuple[str, ...]
     sample: Callable[[str, SandboxLimits, Mapping[str, str]], SandboxSpec] | None = None
+    replies: bool = False
 
 
 @runtime_checkable

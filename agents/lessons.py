@@ -22,8 +22,11 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import structlog
+
+from agents.ports.errors import EnvironmentFault
 
 LOGGER = "sandloop.lessons"
 
@@ -86,6 +89,32 @@ class Lesson:
         return f"- {self.text} ({self.kind}, seen {times}{fixed})"
 
 
+@dataclass(frozen=True)
+class FailurePattern:
+    """How often failures of one kind were seen on a target (seed 003's failure_patterns)."""
+
+    kind: str
+    attempts: int
+    """Failed attempts of this kind."""
+    runs: int
+    """Runs that had at least one."""
+    last_seen: float
+    fixed: int
+    """Runs with this kind that a later attempt of theirs fixed."""
+
+
+@dataclass(frozen=True)
+class Forgotten:
+    """What :meth:`ExecutionHistory.forget` deleted."""
+
+    runs: int
+    failures: int
+
+
+class LessonsUnreadable(EnvironmentFault):
+    """The lessons file cannot be read or written (locked, corrupt, newer schema)."""
+
+
 @dataclass
 class ExecutionHistory:
     """The lessons store: SQLite at ``path``, opened per operation (safe across processes)."""
@@ -121,6 +150,51 @@ class ExecutionHistory:
         with self._connect() as db:
             return db.execute("SELECT run_id, status, attempts, fixed_by FROM runs WHERE agent = ? AND target = ?"
                               " ORDER BY recorded_at, rowid", (agent, target)).fetchall()
+
+    def outcomes(self, agent: str, target: str) -> dict[str, int]:
+        """Recorded runs of ``agent`` on ``target`` per status.
+
+        Raises:
+            LessonsUnreadable: the file cannot be read.
+        """
+        rows = self._read("SELECT status, COUNT(*) FROM runs WHERE agent = ? AND target = ? GROUP BY status",
+                          (agent, target))
+        return {str(status): int(count) for status, count in rows}
+
+    def patterns(self, agent: str, target: str) -> list[FailurePattern]:
+        """Failures of ``agent`` on ``target`` counted per kind, the most frequent first.
+
+        Raises:
+            LessonsUnreadable: the file cannot be read.
+        """
+        rows = self._read(_PATTERNS_QUERY, (agent, target))
+        return [FailurePattern(str(k), int(a), int(r), float(last), int(fixed)) for k, a, r, last, fixed in rows]
+
+    def forget(self, target: str, agent: str | None = None) -> Forgotten:
+        """Delete every run and failure recorded for ``target`` (of ``agent`` only, if given).
+
+        Raises:
+            LessonsUnreadable: the file cannot be written.
+        """
+        if not self.path.exists():
+            return Forgotten(0, 0)
+        where, params = ("target = ? AND agent = ?", (target, agent)) if agent is not None else ("target = ?", (target,))
+        try:
+            with self._connect() as db:
+                failures = db.execute(f"DELETE FROM failures WHERE {where}", params).rowcount
+                runs = db.execute(f"DELETE FROM runs WHERE {where}", params).rowcount
+        except sqlite3.Error as exc:
+            raise LessonsUnreadable(f"cannot change the lessons file {self.path.name}: {exc}") from exc
+        return Forgotten(runs, failures)
+
+    def _read(self, sql: str, params: tuple[str, ...]) -> list[tuple[Any, ...]]:
+        if not self.path.exists():
+            return []
+        try:
+            with self._connect() as db:
+                return db.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise LessonsUnreadable(f"cannot read the lessons file {self.path.name}: {exc}") from exc
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -168,6 +242,16 @@ SELECT f.lesson, MAX(f.kind), COUNT(*), MAX(f.recorded_at),
  GROUP BY f.lesson
  ORDER BY MAX(f.recorded_at) DESC, MAX(f.id) DESC
  LIMIT ?
+"""
+
+
+_PATTERNS_QUERY = """
+SELECT kind, COUNT(DISTINCT run_id || ':' || attempt), COUNT(DISTINCT run_id), MAX(recorded_at),
+       COUNT(DISTINCT CASE WHEN fixed = 1 THEN run_id END)
+  FROM failures
+ WHERE agent = ? AND target = ?
+ GROUP BY kind
+ ORDER BY 2 DESC, kind
 """
 
 

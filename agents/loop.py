@@ -22,7 +22,7 @@ import structlog
 from langgraph.runtime import Runtime
 
 from agents.untrusted_text import one_line
-from agents.ports.errors import PlatformError
+from agents.ports.errors import PlatformError, RunPaused
 from agents.ports.events import NodeEvent, OnEvent
 from agents.spans import NodeSpan
 
@@ -102,6 +102,8 @@ def stream_graph(
                         on_event(event)
             else:
                 final = chunk
+    except RunPaused:  # stopped on purpose, checkpoint kept: no record, the run is not over
+        raise
     except Exception as exc:  # noqa: BLE001 - the one place a loop's unexpected failure is turned into a record
         _record_crash(final, exc, on_crash)
     return final

@@ -14,6 +14,8 @@ from typing import Any
 
 import structlog
 
+from agents.ports.errors import RunPaused
+
 log = structlog.get_logger("sandloop.node")
 
 
@@ -49,7 +51,10 @@ class NodeSpan:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         try:
-            if exc is not None and not self._ended:
+            if isinstance(exc, RunPaused):  # stopped on purpose (e.g. waiting for a reply): not a failure
+                log.info("node.paused", duration_seconds=round(time.monotonic() - self._started, 6),
+                         reason=str(exc)[:500])
+            elif exc is not None and not self._ended:
                 log.error("node.failed", duration_seconds=round(time.monotonic() - self._started, 6),
                           error_type=type(exc).__name__, error=str(exc)[:500])
         finally:

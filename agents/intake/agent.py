@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import AgentInfo
-from agents.intake.replies import from_terminal
+from agents.intake.replies import Replies, from_reply_box, from_terminal
 from agents.intake.target import MAX_REPLIES
 from agents.intake.checking import check_conversations
 from agents.intake.graph import build_graph
@@ -40,21 +40,25 @@ class IntakeAgent:
     info = AgentInfo(
         target_kinds=("conversation",), artefact="conversation", images=(), state_types=(IntakeState,),
         nodes=tuple(name for name in build_graph().nodes if not name.startswith("__")),
-        failure_reasons=INTAKE_REASONS,
+        failure_reasons=INTAKE_REASONS, replies=True,
     )
 
     def plan(self, target: str, config: AgentConfig, max_attempts: int | None) -> Plan:
         """The target.toml, node schemas, script and expected.json, checked before any engine call."""
         intake = load_target(config, target)
         roles = make_roles(config)
-        turns = max_attempts or intake.max_turns or (MAX_REPLIES if config.interactive else len(intake.replies))
+        live = config.interactive or config.await_replies
+        turns = max_attempts or intake.max_turns or (MAX_REPLIES if live else len(intake.replies))
         source = ("replies from the terminal" if config.interactive else
+                  "replies posted to the service" if config.await_replies else
                   f"{len(intake.replies)} scripted repl{'y' if len(intake.replies) == 1 else 'ies'}")
         banner = f"(goal: {intake.goal[:60]}; {len(intake.nodes)} node(s), {source}; a turn is an attempt)"
         return Plan(agent=AGENT, target=intake.name, max_attempts=turns, limits=config.limits, coder=roles,
                     coder_name=roles.name, banner=banner, image=None,
-                    record={"nodes": list(intake.nodes), "interactive": config.interactive},
-                    inputs={"target": intake, "interactive": config.interactive})
+                    record={"nodes": list(intake.nodes), "interactive": config.interactive,
+                            "await_replies": config.await_replies and not config.interactive},
+                    inputs={"target": intake, "interactive": config.interactive,
+                            "await_replies": config.await_replies})
 
     def graph(self, max_attempts: int, checkpointer: Any = None) -> Any:
         """analyze → ask → listen → resolve → ask | decide → ask | finish."""
@@ -63,9 +67,9 @@ class IntakeAgent:
     def run(self, plan: Plan, ctx: RunContext) -> RunSummary:
         """Stream the conversation (see :func:`agents.intake.run.run_intake_agent`)."""
         target: IntakeTarget = plan.inputs["target"]
-        replies = from_terminal(sys.stdin, sys.stdout) if plan.inputs.get("interactive") else None
         return run_intake_agent(target, run_id=ctx.run_id, artifacts=ctx.artefacts, max_turns=plan.max_attempts,
-                                on_event=ctx.on_event, checkpoint=ctx.checkpoint, roles=plan.coder, replies=replies)
+                                on_event=ctx.on_event, checkpoint=ctx.checkpoint, roles=plan.coder,
+                                replies=reply_source(plan, ctx.artefacts.run_dir))
 
     def check(self, request: CheckRequest, ctx: CheckContext) -> int:
         """Run other scripted conversations against the target; exit 0 when all pass, 1 otherwise."""
@@ -76,6 +80,15 @@ class IntakeAgent:
         """Nothing to replay: the intake agent runs nothing in a sandbox."""
         raise TargetError(f"run {record['run_id']} is an intake conversation: it ran nothing in a sandbox, so "
                           "there is nothing to replay", hint=f"see {run_dir / 'transcript.md'} and graph.json")
+
+
+def reply_source(plan: Plan, run_dir: Path) -> Replies | None:
+    """The terminal (``--interactive``), the run folder's reply box (a service's run), else None: the script."""
+    if plan.inputs.get("interactive"):
+        return from_terminal(sys.stdin, sys.stdout)
+    if plan.inputs.get("await_replies"):
+        return from_reply_box(run_dir)
+    return None
 
 
 def make_roles(config: AgentConfig) -> Roles:
@@ -101,5 +114,5 @@ def load_target(config: AgentConfig, target: str) -> IntakeTarget:
     toml = load_target_config(config.data_dir, target)
     if toml is None or toml.agent != AGENT:
         raise TargetError(f"{target} is not a target of the intake agent (its target.toml must say agent = \"intake\")")
-    return load_intake_target(config.data_dir, target, toml, scripted=not config.interactive)
+    return load_intake_target(config.data_dir, target, toml, scripted=not (config.interactive or config.await_replies))
 

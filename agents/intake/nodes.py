@@ -31,7 +31,7 @@ def analyze(state: IntakeState, runtime: Runtime[IntakeContext]) -> tuple[Update
     target = ctx.target
     first = target.nodes[0]
     ctx.memory.visit(0, first)
-    source = ("replies from the terminal" if ctx.replies is not None
+    source = ("replies as they come" if ctx.replies is not None
               else f"{len(target.replies)} scripted repl{'y' if len(target.replies) == 1 else 'ies'}")
     detail = f"goal: {one_line(target.goal, 60)}; {len(target.nodes)} node(s) ({', '.join(target.nodes)}); {source}"
     return {"node": first, "attempt": 0, "step": 0}, "ok", detail

@@ -98,3 +98,5 @@ class AgentConfig(BaseModel):
     parallel_checks: int = Field(2, ge=1, le=32, description="Artefacts `check` runs at once.")
     output: dict[str, str] = Field(default_factory=dict, description="bank_parser: SBX_OUTPUT__* as given.")
     interactive: bool = Field(False, description="intake: each reply from the terminal (run --interactive).")
+    await_replies: bool = Field(False, description="intake: each reply from the run folder's reply box (a "
+                                "service's run): with none there, the run stops and waits (agents.ports.replies).")

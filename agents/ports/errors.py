@@ -1,6 +1,8 @@
 """The platform's exceptions: one tree, so a caller can catch as wide or narrow as it needs.
 
     PlatformError                 base; ``exit_code`` is what the CLI returns for it
+    ├── RunPaused                 the run stopped on purpose, checkpoint kept, not over (exit 75)
+    │   └── AwaitingReply         ...to wait for the reply to its question (intake over the service)
     ├── UsageError                the user asked for something that cannot be done (exit 2)
     │   ├── TargetError           unknown target, bad target name, missing or corrupt input
     │   └── ConfigError           settings or a target file that do not validate
@@ -33,6 +35,28 @@ class PlatformError(Exception):
     def one_line(self) -> str:
         """Return the message and the hint as the single line shown to a user."""
         return f"{self.message} ({self.hint})" if self.hint else self.message
+
+
+class RunPaused(PlatformError):
+    """The run stopped on purpose before its end, with its checkpoint kept: it is not over.
+
+    Not a failure: a loop passes it on without writing ``summary.json``, the run's observer
+    records nothing, and the CLI prints the message (no ``error:``) and exits 75 (sysexits'
+    EX_TEMPFAIL: try again later). ``run --resume`` continues the run.
+    """
+
+    exit_code = 75
+
+
+class AwaitingReply(RunPaused):
+    """A conversation's run has no reply yet for turn ``turn``: it waits (the service resumes it
+    once the reply is posted)."""
+
+    def __init__(self, turn: int, question: str) -> None:
+        super().__init__(f"waiting for reply {turn}: {question[:300]}",
+                         hint="send it with POST /v1/runs/RUN_ID/input")
+        self.turn = turn
+        self.question = question
 
 
 class UsageError(PlatformError):

@@ -2,7 +2,7 @@
 
 Exit status: 0 the parser passed (or ran and cannot be verified), 1 the loop gave up or the
 checked parser failed, 2 a usage or input error (or no Docker engine), 3 the environment
-failed (image build, engine error), 130 interrupted, 143 terminated (SIGTERM). A user's mistake is one line on
+failed (image build, engine error), 75 the run waits for a reply (a service's intake run), 130 interrupted, 143 terminated (SIGTERM). A user's mistake is one line on
 stderr, never a traceback.
 """
 
@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 
 from pydantic import ValidationError
 
-from agents.ports.errors import PlatformError, invalid_setting
+from agents.ports.errors import PlatformError, RunPaused, invalid_setting
 from controller.platform.observability.logs import configure_logging, secret_values, settings_secrets
 from controller.platform.settings import Settings, load_settings
 
@@ -47,13 +47,15 @@ def build_parser() -> argparse.ArgumentParser:
                      help="who writes the parser: offline rules or an LLM (default: SBX_CODER or offline)")
     run.add_argument("--interactive", action="store_true",
                      help="intake targets: ask each question here and read the reply from the terminal "
-                          "(instead of the target's replies.txt); end of input ends the conversation")
+                          "(instead of the target's replies.txt); end of input ends the conversation; "
+                          "with --server the replies go to the service, where the run waits for each")
     run.add_argument("--model", metavar="NAME",
                      help="the LLM coder's model (default: SBX_LLM__MODEL or the provider's default)")
     run.add_argument("--server", metavar="URL",
                      help="submit the run (--target) to a sandloop service and follow it there; token from SBX_TOKEN")
     run.add_argument("--run-id", metavar="ID", help=argparse.SUPPRESS)  # the service's id for a run it accepted
     run.add_argument("--watch-stdin", action="store_true", help=argparse.SUPPRESS)  # the service's children
+    run.add_argument("--await-replies", action="store_true", help=argparse.SUPPRESS)  # the service's intake runs
 
     check = sub.add_parser("check", help="run existing parsers or modules through the same sandbox and judgement")
     check.add_argument("--target", required=True, metavar="NAME", help="target whose PDF and result.csv to use")
@@ -119,6 +121,8 @@ def _settings(args: argparse.Namespace) -> Settings:
         overrides["coder"] = args.coder
     if getattr(args, "interactive", False):
         overrides["interactive"] = True
+    if getattr(args, "await_replies", False):
+        overrides["await_replies"] = True
     if getattr(args, "model", None):
         overrides["llm"] = {"model": args.model}
     if getattr(args, "registry", None) is not None:  # k8s render --registry
@@ -180,6 +184,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         configure_logging(settings.log_format, settings.observability.log_level,
                           secrets=[*secret_values(os.environ), *settings_secrets(settings)])
         return _handler(args)(args, settings)
+    except RunPaused as exc:  # not an error: the run waits, checkpointed (its line was printed)
+        return exc.exit_code
     except PlatformError as exc:
         print(f"error: {exc.one_line()}", file=sys.stderr)
         return exc.exit_code

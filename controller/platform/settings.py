@@ -91,7 +91,7 @@ class ServiceSettings(BaseModel):
     )
     upload_parts: int = Field(8, ge=1, le=64, description="Most parts of a multipart request.")
     quota_per_token: int = Field(
-        20, ge=1, le=10_000, description="Queued + running runs one token may have (429 beyond)."
+        20, ge=1, le=10_000, description="Queued + running + waiting runs one token may have (429 beyond)."
     )
     queue_limit: int = Field(
         200, ge=1, le=100_000, description="Queued runs in all; 503 beyond (the service is overloaded)."
@@ -145,6 +145,8 @@ class Settings(BaseSettings):
 
     max_attempts: int = Field(3, ge=1, le=50, description="Attempts before the loop gives up.")
     interactive: bool = Field(False, description="Conversational agents (intake) read each reply from the terminal.")
+    await_replies: bool = Field(False, description="Conversational agents (intake) read each reply from the run "
+                                "folder (the service's POST /v1/runs/{id}/input); without one the run waits.")
     # issue 15: the frame to aim for when a target has no result.csv. The bank-parser agent
     # validates it (its OutputSchema); the platform only carries it, so it names no agent.
     output: dict[str, str] = Field(
@@ -244,7 +246,7 @@ def agent_config(settings: Settings) -> AgentConfig:
     return AgentConfig(
         data_dir=settings.data_dir, runs_dir=settings.runs_dir, parsers_dir=settings.parsers_dir,
         idris_dir=settings.idris_dir, coder=settings.coder, llm=settings.llm, limits=settings.sandbox,
-        analysis=settings.analysis, interactive=settings.interactive,
+        analysis=settings.analysis, interactive=settings.interactive, await_replies=settings.await_replies,
         max_attempts=settings.max_attempts if "max_attempts" in settings.model_fields_set else None,
         parallel_checks=settings.parallel_checks, output=settings.output,
     )

@@ -25,7 +25,7 @@ from typing import Any
 from agents.base import Agent
 from agents.ports.config import AgentConfig
 from agents.ports.environments import Environment
-from agents.ports.errors import ImageBuildError, TargetError
+from agents.ports.errors import ImageBuildError, RunPaused, TargetError
 from agents.ports.events import NodeEvent, Say
 from agents.ports.outcome import RunSummary
 from agents.ports.run import CheckContext, CheckRequest, Plan, ReplayOutcome, RunContext
@@ -174,6 +174,9 @@ class Runner:
                     progress.say(f"run {run_id} interrupted; continue it with: "
                                  f"python -m controller run --resume {run_id}")
                     raise
+                except RunPaused as paused:
+                    progress.say(f"run {run_id} {paused.message} (checkpointed: it continues when it is resumed)")
+                    raise
                 observer.finish(summary)
         finally:
             close_checkpoint(checkpoint)
@@ -272,9 +275,13 @@ def last_attempt(run_dir: Path) -> int:
 
 
 def recorded_config(config: AgentConfig, record: dict[str, Any]) -> AgentConfig:
-    """The agent config of a resumed run: this process's, with the run's coder, model and data folder."""
+    """The agent config of a resumed run: this process's, with the run's coder, model and data folder
+    (and, for a conversation whose replies come from the service, that: it still waits for them)."""
     llm = config.llm.model_copy(update={"model": record.get("model")})
-    return config.model_copy(update={"coder": record["coder"], "llm": llm, "data_dir": Path(record["data_dir"])})
+    update: dict[str, Any] = {"coder": record["coder"], "llm": llm, "data_dir": Path(record["data_dir"])}
+    if record.get("await_replies"):
+        update["await_replies"] = True
+    return config.model_copy(update=update)
 
 
 def recorded_image(services: Services, name: str, tag: str, say: Any) -> str:

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from agents.ports.artefacts import SUMMARY_FILE
+from agents.ports.errors import RunPaused
+from agents.ports.replies import read_question
 from controller.platform.store import RunRow, RunStatus
 
 RUN_RECORD = "run.json"
@@ -23,6 +25,8 @@ RUN_RECORD = "run.json"
 OK_STATUSES = frozenset({"passed", "unverified", "self-consistent"})
 #: ``run`` options a run row may carry, and the CLI option for each.
 FORWARDED = {"max_attempts": "--max-attempts", "coder": "--coder"}
+#: The exit status of a run that stopped, checkpointed, to wait for a reply (RunPaused).
+WAITING = RunPaused.exit_code
 
 
 def resumable(run_dir: Path) -> bool:
@@ -40,7 +44,15 @@ def command(row: RunRow, run_dir: Path) -> list[str]:
         value = row.options.get(key)
         if value is not None:
             options += [option, str(value)]
+    if row.options.get("interactive"):  # replies over the service (a resumed run reads this from run.json)
+        options.append("--await-replies")
     return [*base, "--target", row.target, "--run-id", row.id, *options]
+
+
+def waits(code: int, run_dir: Path) -> bool:
+    """Whether the child stopped to wait for a reply: its exit status says so, it left the question
+    (question.json) and no summary.json."""
+    return code == WAITING and read_question(run_dir) is not None and not (run_dir / SUMMARY_FILE).is_file()
 
 
 def read_summary(run_dir: Path) -> dict[str, Any] | None:

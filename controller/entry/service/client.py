@@ -4,6 +4,11 @@ Submits the run, prints the run's own lines as the service streams them (the pro
 and the closing summary a local run prints) and exits with the run's exit code. The stream
 is replayed from the start on every connection, so a dropped connection is picked up again
 without repeating a line. Ctrl-C cancels the run on the service, as it stops a local run.
+
+``--interactive`` (conversational targets: intake): the run takes its replies from the
+service. Each ``question`` event is shown; when stdin is a terminal the reply typed there is
+posted (``POST /v1/runs/{id}/input``) and the stream goes on; otherwise the client prints how
+to reply with curl and exits 75: the run waits on the service, checkpointed, for the reply.
 """
 
 from __future__ import annotations
@@ -13,13 +18,16 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 from urllib.parse import urlsplit
 
 import httpx
 
-from agents.ports.errors import ConfigError, PlatformError
+from agents.ports.replies import MAX_REPLY_CHARS
+from agents.untrusted_text import one_line
+
+from agents.ports.errors import ConfigError, PlatformError, RunPaused
 from controller.platform.settings import Settings
 
 RECONNECTS = 30
@@ -30,6 +38,14 @@ class ServiceUnreachable(PlatformError):
     """The service does not answer (exit 2: the user can start it or fix the URL)."""
 
     exit_code = 2
+
+
+class LeftWaiting(RunPaused):
+    """The run waits on the service for a reply this client cannot read (stdin is no terminal)."""
+
+
+#: Called with each ``question`` event's data.
+OnQuestion = Callable[[dict[str, Any]], None]
 
 
 class ServiceRefused(PlatformError):
@@ -66,13 +82,16 @@ def _run_remote(args: argparse.Namespace, settings: Settings, out: TextIO) -> in
     if settings.token is not None:
         headers["Authorization"] = f"Bearer {settings.token.get_secret_value()}"
     body = {k: v for k, v in (("target", args.target), ("max_attempts", args.max_attempts),
-                              ("coder", args.coder)) if v is not None}
+                              ("coder", args.coder), ("interactive", bool(getattr(args, "interactive", False)) or None)) if v is not None}
     with httpx.Client(base_url=base, headers=headers, timeout=httpx.Timeout(30.0, read=None)) as client:
         run = _json(_call(client, "POST", "/v1/runs", json=body))
         run_id = str(run["id"])
         print(f"==> {base}: accepted as run {run_id} ({run['status']})", file=out, flush=True)
         try:
-            end = follow(client, run_id, out)
+            end = follow(client, run_id, out, answer(client, base, run_id, out))
+        except LeftWaiting as waiting:
+            print(waiting.one_line(), file=out, flush=True)
+            return waiting.exit_code
         except KeyboardInterrupt:
             _call(client, "POST", f"/v1/runs/{run_id}/cancel", ok=(202, 409))
             print(f"interrupted: run {run_id} was cancelled on the service", file=sys.stderr)
@@ -80,8 +99,34 @@ def _run_remote(args: argparse.Namespace, settings: Settings, out: TextIO) -> in
     return exit_code(end)
 
 
-def follow(client: httpx.Client, run_id: str, out: TextIO) -> dict[str, Any]:
-    """Print the run's lines until its ``end`` event; the final run document."""
+def answer(client: httpx.Client, base: str, run_id: str, out: TextIO, read: TextIO | None = None) -> OnQuestion:
+    """Reply to each question from the terminal, once per turn; without a terminal (or at its end
+    of input) raise :class:`LeftWaiting` with the curl line that replies."""
+    source = read or sys.stdin
+    answered: set[int] = set()
+
+    def on_question(data: dict[str, Any]) -> None:
+        turn = data.get("turn")
+        if not isinstance(turn, int) or turn in answered:
+            return
+        print(f"  ? {one_line(str(data.get('question', '')), 300)}", file=out, flush=True)
+        line = ""
+        if source.isatty():
+            print("  > ", end="", file=out, flush=True)
+            line = source.readline(MAX_REPLY_CHARS + 1).strip()
+        if not line:
+            raise LeftWaiting(f"run {run_id} waits for reply {turn}",
+                              hint=f"curl -X POST {base}/v1/runs/{run_id}/input -H 'Authorization: Bearer $SBX_TOKEN' "
+                                   "-H 'Content-Type: application/json' -d '{\"reply\": \"...\"}'")
+        _call(client, "POST", f"/v1/runs/{run_id}/input", ok=(202, 409), json={"reply": line[:MAX_REPLY_CHARS]})
+        answered.add(turn)
+
+    return on_question
+
+
+def follow(client: httpx.Client, run_id: str, out: TextIO, on_question: OnQuestion | None = None) -> dict[str, Any]:
+    """Print the run's lines until its ``end`` event; the final run document. A ``question``
+    event (a conversation waiting for a reply) goes to ``on_question``."""
     printed = 0
     failures = 0
     while True:
@@ -98,6 +143,8 @@ def follow(client: httpx.Client, run_id: str, out: TextIO) -> dict[str, Any]:
                         if seen > printed:  # a reconnection replays from the start
                             print(str(data.get("text", "")), file=out, flush=True)
                             printed = seen
+                    elif event == "question" and on_question is not None:
+                        on_question(data)
                     elif event == "end":
                         return data
         except httpx.TransportError as exc:

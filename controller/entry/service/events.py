@@ -5,7 +5,9 @@ whole run: ``console.txt`` (the lines ``python -m controller run`` printed, whic
 copies there) as ``line`` events, and ``events.jsonl`` (the run's structured log) whose
 ``node.finished`` records become ``node`` events. A ``status`` event comes first and an
 ``end`` event, with the final run document, last; the stream ends when the run has ended
-and both files are read, or when the service drains.
+and both files are read, or when the service drains. While a conversation's run waits for a
+reply (status ``waiting``), its question (``question.json``) is sent once as a ``question``
+event and the stream stays open: the run's next lines follow once the reply is posted.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from agents.ports.replies import PendingQuestion, read_question
 from controller.platform.observability.recorder import EVENTS_FILE
 from controller.platform.store import RunRow
 
@@ -73,6 +76,11 @@ def _float(value: object) -> float:
     return float(value) if isinstance(value, (int, float)) else 0.0
 
 
+def question_event(run_id: str, pending: PendingQuestion) -> dict[str, Any]:
+    """The ``question`` event: what a waiting run asks, and where the reply goes."""
+    return {"id": run_id, "turn": pending.turn, "question": pending.question, "reply": f"/v1/runs/{run_id}/input"}
+
+
 def sse(event: str, data: dict[str, Any]) -> str:
     """One Server-Sent Event (``json.dumps`` keeps ``data`` on one line)."""
     return f"event: {event}\ndata: {json.dumps(data)}\n\n"
@@ -89,6 +97,7 @@ async def stream(run_dir: Path, load: Callable[[], RunRow | None], document: Cal
         return
     yield sse("status", {"id": row.id, "status": row.status})
     quiet_since = time.monotonic()
+    asked = 0
     while True:
         row = await asyncio.to_thread(load)  # before the files: a row that has ended has its files complete
         sent = False
@@ -104,6 +113,11 @@ async def stream(run_dir: Path, load: Callable[[], RunRow | None], document: Cal
             if row is not None:
                 yield sse("end", document(row))
             return
+        pending = await asyncio.to_thread(read_question, run_dir) if row.status == "waiting" else None
+        if pending is not None and pending.turn != asked:
+            asked = pending.turn
+            yield sse("question", question_event(row.id, pending))
+            sent = True
         if stopping():
             yield sse("draining", {"id": row.id, "status": row.status})
             return

@@ -20,6 +20,9 @@ class RunRequest(BaseModel):
     agent: str | None = Field(None, max_length=64, description="The target's agent; default: its target.toml's.")
     max_attempts: int | None = Field(None, ge=1, le=50, description="Attempts before giving up.")
     coder: Coder | None = Field(None, description="Who writes the code; default: the service's SBX_CODER.")
+    interactive: bool = Field(False, description="Conversational targets (intake): take each reply from "
+                              "POST /v1/runs/{id}/input instead of the target's replies.txt; the run waits "
+                              "(status waiting) for each.")
 
 
 class RunLinks(BaseModel):

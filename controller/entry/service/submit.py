@@ -37,7 +37,10 @@ def plan(settings: Settings, request: RunRequest, data_dir: Path) -> Agent:
     if request.agent is not None and request.agent != agent.name:
         raise ConfigError(f"{request.target} is a target of the {agent.name} agent, not of {request.agent}",
                           hint="leave agent out, or name the target's own")
-    config = agent_config(settings).model_copy(update={"data_dir": data_dir})
+    if request.interactive and not agent.info.replies:
+        raise ConfigError(f"{request.target} is a target of the {agent.name} agent, which takes no replies",
+                          hint="interactive is for conversational targets (intake)")
+    config = agent_config(settings).model_copy(update={"data_dir": data_dir, "await_replies": request.interactive})
     if request.coder is not None:
         config = config.model_copy(update={"coder": request.coder})
     agent.plan(request.target, config, request.max_attempts)  # the CLI's checks; nothing written
@@ -51,8 +54,8 @@ def queue(settings: Settings, store: RunStore, owner: str, agent: Agent, request
     Raises:
         QuotaExceeded, QueueFull: the owner's quota or the queue is full.
     """
-    options: dict[str, Any] = {k: v for k, v in (("max_attempts", request.max_attempts),
-                                                 ("coder", request.coder)) if v is not None}
+    options: dict[str, Any] = {k: v for k, v in (("max_attempts", request.max_attempts), ("coder", request.coder),
+                                                 ("interactive", request.interactive or None)) if v is not None}
     run = NewRun(id=run_id, owner=owner, agent=agent.name, target=request.target, options={**options, **(extra or {})})
     limits = settings.service
     return store.submit(run, quota=limits.quota_per_token, queue_limit=limits.queue_limit)

@@ -8,6 +8,11 @@ the process group, SIGKILL after ``CANCEL_GRACE_SECONDS``) and takes over runs w
 expired: a run with a run.json goes back to the queue and is resumed from its checkpoint by
 whichever worker claims it; one without is ended as ``error`` with the reason.
 
+A conversation (intake) run over the service stops, checkpointed, when it has no reply for
+its question (the child exits 75 and leaves question.json): its row goes to ``waiting``,
+holding no worker and no lease; ``POST /v1/runs/{id}/input`` stores the reply and queues it
+again, and the worker that claims it resumes it (``--resume``) from that checkpoint.
+
 Drain (``stop``): claim nothing more, interrupt the children (they remove their containers
 and keep their checkpoints), wait up to ``drain_seconds``, kill what is left, and give the
 interrupted runs back to the queue, so the next start resumes them.
@@ -192,6 +197,9 @@ class WorkerPool:
         elif self._stopping.is_set() and code in STOPPED:
             released = self.store.release(row.id, self.worker_id)
             log.info("service.run_released", run_id=row.id, requeued=released)
+        elif child.waits(code, run_dir):  # checkpointed on a question: no worker, no lease until the reply
+            parked = self.store.wait(row.id, self.worker_id)
+            log.info("service.run_waiting", run_id=row.id, parked=parked)
         else:
             status = child.status_of(code, summary)
             error = "" if status in ("passed", "failed") else child.error_line(code, tail)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import structlog
 
-from agents.ports.errors import PlatformError
+from agents.ports.errors import PlatformError, RunPaused
 from controller.platform.observability.history import HistoryError, HistoryStore, NodeRecord, RunRecord, SandboxRecord
 from controller.platform.observability.logs import run_log_file
 from controller.platform.observability.push import PUSH_JOB, push_run
@@ -159,6 +159,9 @@ def _guard(observer: RunObserver) -> Iterator[RunObserver]:
         yield observer
     except KeyboardInterrupt:
         log.warning("run.interrupted", attempts=max((n.attempt for n in observer.nodes), default=0))
+        raise
+    except RunPaused as paused:  # not over: recorded when it ends, after it is resumed
+        log.info("run.paused", reason=paused.message[:300])
         raise
     except Exception as exc:
         if observer.recorded is None:

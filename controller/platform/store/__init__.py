@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from controller.platform.store.models import (
     ACTIVE,
+    OPEN,
     TERMINAL,
     DuplicateRunId,
     NewRun,
@@ -24,6 +25,6 @@ from controller.platform.store.protocol import RunStore
 from controller.platform.store.factory import open_store, store_path
 
 __all__ = [
-    "ACTIVE", "TERMINAL", "DuplicateRunId", "NewRun", "QueueFull", "QuotaExceeded", "RunPage", "RunRow", "RunStatus",
+    "ACTIVE", "OPEN", "TERMINAL", "DuplicateRunId", "NewRun", "QueueFull", "QuotaExceeded", "RunPage", "RunRow", "RunStatus",
     "RunStore", "StoreError", "TokenRow", "open_store", "store_path",
 ]

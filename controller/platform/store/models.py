@@ -7,9 +7,12 @@ from typing import Any, Literal
 
 from agents.ports.errors import EnvironmentFault, PlatformError, UsageError
 
-RunStatus = Literal["queued", "running", "passed", "failed", "error", "cancelled"]
+RunStatus = Literal["queued", "running", "waiting", "passed", "failed", "error", "cancelled"]
 #: A run that holds a place in the queue or a worker.
 ACTIVE: frozenset[str] = frozenset({"queued", "running"})
+#: A run that counts against its owner's quota: active, or checkpointed waiting for a reply
+#: (it holds no worker and no lease, but it will need one again).
+OPEN: frozenset[str] = frozenset({"queued", "running", "waiting"})
 #: A run that has ended; nothing changes it any more.
 TERMINAL: frozenset[str] = frozenset({"passed", "failed", "error", "cancelled"})
 

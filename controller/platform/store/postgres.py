@@ -30,7 +30,14 @@ from controller.platform.store.models import (
     StoreError,
     TokenRow,
 )
-from controller.platform.store.rows import COLUMNS, parse_cursor, row_to_run
+from controller.platform.store.rows import (
+    CANCEL_REASON_SQL,
+    COLUMNS,
+    OPEN_SQL,
+    history_filters,
+    parse_cursor,
+    row_to_run,
+)
 
 #: The advisory lock key submissions (and resumes) serialise on.
 _SUBMIT_LOCK = 21_000_021
@@ -48,7 +55,7 @@ _SCHEMA = (
         name TEXT PRIMARY KEY, hash TEXT NOT NULL UNIQUE, admin INTEGER NOT NULL,
         created_at DOUBLE PRECISION NOT NULL)""",
 )
-_ACTIVE_OF_OWNER = "SELECT COUNT(*) FROM runs WHERE owner = %s AND status IN ('queued', 'running')"
+_ACTIVE_OF_OWNER = f"SELECT COUNT(*) FROM runs WHERE owner = %s AND status IN {OPEN_SQL}"
 
 
 class PostgresStore:
@@ -89,7 +96,7 @@ class PostgresStore:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SUBMIT_LOCK,))
             mine = _scalar(conn, _ACTIVE_OF_OWNER, (run.owner,))
             if mine >= quota:
-                raise QuotaExceeded(f"{run.owner} has {mine} queued or running run(s), its quota",
+                raise QuotaExceeded(f"{run.owner} has {mine} queued or running run(s) (or waiting for a reply), its quota",
                                     hint="wait for one to end or cancel one")
             queued = _scalar(conn, "SELECT COUNT(*) FROM runs WHERE status = 'queued'", ())
             if queued >= queue_limit:
@@ -191,17 +198,28 @@ class PostgresStore:
                 return None
             mine = _scalar(conn, _ACTIVE_OF_OWNER, (row[0],))
             if mine >= quota:
-                raise QuotaExceeded(f"{row[0]} has {mine} queued or running run(s), its quota",
+                raise QuotaExceeded(f"{row[0]} has {mine} queued or running run(s) (or waiting for a reply), its quota",
                                     hint="wait for one to end or cancel one")
             conn.execute("UPDATE runs SET status = 'queued', cancel_requested = 0, finished_at = NULL, "
                          "exit_code = NULL, summary = NULL, error = '' WHERE id = %s", (run_id,))
         return self.get(run_id)
 
+    def wait(self, run_id: str, worker: str) -> bool:
+        with self._connect() as conn:
+            return conn.execute("UPDATE runs SET status = 'waiting', worker = NULL, lease_until = NULL "
+                                "WHERE id = %s AND worker = %s AND status = 'running'",
+                                (run_id, worker)).rowcount == 1
+
+    def answer(self, run_id: str) -> RunRow | None:
+        with self._connect() as conn:
+            row = conn.execute(f"UPDATE runs SET status = 'queued' WHERE id = %s AND status = 'waiting' "
+                               f"RETURNING {COLUMNS}", (run_id,)).fetchone()
+        return row_to_run(row) if row else None
+
     def cancel(self, run_id: str) -> RunRow | None:
         with self._transaction() as conn:
-            conn.execute("UPDATE runs SET status = 'cancelled', finished_at = %s, "
-                         "error = 'cancelled before it started' WHERE id = %s AND status = 'queued'",
-                         (self._clock(), run_id))
+            conn.execute(f"UPDATE runs SET status = 'cancelled', finished_at = %s, error = {CANCEL_REASON_SQL} "
+                         "WHERE id = %s AND status IN ('queued', 'waiting')", (self._clock(), run_id))
             conn.execute("UPDATE runs SET cancel_requested = 1 WHERE id = %s AND status = 'running'", (run_id,))
         return self.get(run_id)
 
@@ -217,6 +235,20 @@ class PostgresStore:
             rows = conn.execute(f"SELECT agent, target, status, COUNT(*) FROM runs {where} "
                                 "GROUP BY agent, target, status", params).fetchall()
         return {(str(a), str(t), str(s)): int(n) for a, t, s, n in rows}
+
+    def history(self, *, owner: str | None, agent: str | None, target: str | None, limit: int,
+                cursor: str | None) -> RunPage:
+        where, params = history_filters(owner, agent, target, cursor, "%s")
+        with self._connect() as conn:
+            rows = conn.execute(f"SELECT {COLUMNS} FROM runs WHERE {where} ORDER BY seq DESC LIMIT %s",
+                                (*params, limit + 1)).fetchall()
+        runs = [row_to_run(r) for r in rows[:limit]]
+        return RunPage(runs, str(runs[-1].seq) if len(rows) > limit else None)
+
+    def forget(self, *, target: str, agent: str | None) -> int:
+        where, params = history_filters(None, agent, target, None, "%s")
+        with self._connect() as conn:
+            return conn.execute(f"DELETE FROM runs WHERE {where}", params).rowcount
 
     def counts(self) -> dict[str, int]:
         with self._connect() as conn:

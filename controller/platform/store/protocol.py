@@ -71,8 +71,17 @@ class RunStore(Protocol):
         """
         ...
 
+    def wait(self, run_id: str, worker: str) -> bool:
+        """``worker``'s run stopped, checkpointed, to wait for a reply: status waiting, no worker, no
+        lease (nothing expires; it still counts against its owner's quota). False if not ``worker``'s."""
+        ...
+
+    def answer(self, run_id: str) -> RunRow | None:
+        """A waiting run's reply has arrived: queue it (to resume); the row after, None if it was not waiting."""
+        ...
+
     def cancel(self, run_id: str) -> RunRow | None:
-        """Cancel a queued run at once, or ask the worker of a running one to stop; the row after."""
+        """Cancel a queued or waiting run at once, or ask the worker of a running one to stop; the row after."""
         ...
 
     def cancel_requested(self, worker: str) -> list[str]:
@@ -81,6 +90,15 @@ class RunStore(Protocol):
 
     def stats(self, owner: str | None) -> dict[tuple[str, str, str], int]:
         """Runs per (agent, target, status), of ``owner`` (None: everyone's)."""
+        ...
+
+    def history(self, *, owner: str | None, agent: str | None, target: str | None, limit: int,
+                cursor: str | None) -> RunPage:
+        """Ended runs newest first (the execution history), filtered (``owner`` None: everyone's)."""
+        ...
+
+    def forget(self, *, target: str, agent: str | None) -> int:
+        """Delete the ended runs of ``target`` (of ``agent`` if given); how many. Open runs stay."""
         ...
 
     def counts(self) -> dict[str, int]:

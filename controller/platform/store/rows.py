@@ -12,6 +12,30 @@ COLUMNS = ("id, seq, owner, agent, target, options, status, worker, lease_until,
            "takeovers, created_at, started_at, finished_at, exit_code, summary, error")
 
 
+#: SQL of the statuses that count against an owner's quota (models.OPEN).
+OPEN_SQL = "('queued', 'running', 'waiting')"
+#: SQL of the statuses a run ends with (models.TERMINAL): what the execution history lists.
+ENDED_SQL = "('passed', 'failed', 'error', 'cancelled')"
+#: A waiting run is cancelled at once; its reason says so.
+CANCEL_REASON_SQL = ("CASE status WHEN 'waiting' THEN 'cancelled while it waited for a reply' "
+                     "ELSE 'cancelled before it started' END")
+
+
+def history_filters(owner: str | None, agent: str | None, target: str | None, cursor: str | None,
+                    mark: str) -> tuple[str, list[Any]]:
+    """The WHERE clause (and its parameters, ``mark`` their placeholder) of the execution history:
+    ended runs, of ``owner`` (None: everyone's), ``agent`` and ``target`` if given, before ``cursor``."""
+    where, params = [f"status IN {ENDED_SQL}"], []  # type: list[str], list[Any]
+    for column, value in (("owner", owner), ("agent", agent), ("target", target)):
+        if value is not None:
+            where.append(f"{column} = {mark}")
+            params.append(value)
+    if cursor is not None:
+        where.append(f"seq < {mark}")
+        params.append(parse_cursor(cursor))
+    return " AND ".join(where), params
+
+
 def parse_cursor(cursor: str) -> int:
     if not cursor.isdigit() or len(cursor) > 18:
         raise ConfigError(f"{cursor[:40]!r} is not a cursor this service gave", hint="use the next_cursor of a listing")

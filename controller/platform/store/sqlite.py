@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from agents.ports.errors import ConfigError
-from controller.platform.store.rows import COLUMNS, parse_cursor, row_to_run
+from controller.platform.store.rows import (
+    CANCEL_REASON_SQL,
+    COLUMNS,
+    OPEN_SQL,
+    history_filters,
+    parse_cursor,
+    row_to_run,
+)
 from controller.platform.store.models import (
     DuplicateRunId,
     NewRun,
@@ -62,6 +69,7 @@ CREATE TABLE IF NOT EXISTS tokens (
 );
 """
 _COLUMNS = COLUMNS
+_OPEN_OF_OWNER = f"SELECT COUNT(*) FROM runs WHERE owner = ? AND status IN {OPEN_SQL}"
 
 
 class SqliteStore:
@@ -110,10 +118,10 @@ class SqliteStore:
     # runs -------------------------------------------------------------------------------
     def submit(self, run: NewRun, *, quota: int, queue_limit: int) -> RunRow:
         with self._transaction() as conn:
-            mine = _scalar(conn, "SELECT COUNT(*) FROM runs WHERE owner = ? AND status IN ('queued', 'running')",
+            mine = _scalar(conn, _OPEN_OF_OWNER,
                            (run.owner,))
             if mine >= quota:
-                raise QuotaExceeded(f"{run.owner} has {mine} queued or running run(s), its quota",
+                raise QuotaExceeded(f"{run.owner} has {mine} queued or running run(s) (or waiting for a reply), its quota",
                                     hint="wait for one to end or cancel one")
             queued = _scalar(conn, "SELECT COUNT(*) FROM runs WHERE status = 'queued'", ())
             if queued >= queue_limit:
@@ -212,19 +220,30 @@ class SqliteStore:
             row = conn.execute("SELECT owner, status FROM runs WHERE id = ?", (run_id,)).fetchone()
             if row is None or row[1] not in ("error", "cancelled"):
                 return None
-            mine = _scalar(conn, "SELECT COUNT(*) FROM runs WHERE owner = ? AND status IN ('queued', 'running')",
+            mine = _scalar(conn, _OPEN_OF_OWNER,
                            (row[0],))
             if mine >= quota:
-                raise QuotaExceeded(f"{row[0]} has {mine} queued or running run(s), its quota",
+                raise QuotaExceeded(f"{row[0]} has {mine} queued or running run(s) (or waiting for a reply), its quota",
                                     hint="wait for one to end or cancel one")
             conn.execute("UPDATE runs SET status = 'queued', cancel_requested = 0, finished_at = NULL, "
                          "exit_code = NULL, summary = NULL, error = '' WHERE id = ?", (run_id,))
         return self.get(run_id)
 
+    def wait(self, run_id: str, worker: str) -> bool:
+        with self._connect() as conn:
+            return conn.execute("UPDATE runs SET status = 'waiting', worker = NULL, lease_until = NULL "
+                                "WHERE id = ? AND worker = ? AND status = 'running'", (run_id, worker)).rowcount == 1
+
+    def answer(self, run_id: str) -> RunRow | None:
+        with self._connect() as conn:
+            rows = conn.execute(f"UPDATE runs SET status = 'queued' WHERE id = ? AND status = 'waiting' "
+                                f"RETURNING {_COLUMNS}", (run_id,)).fetchall()
+        return row_to_run(rows[0]) if rows else None
+
     def cancel(self, run_id: str) -> RunRow | None:
         with self._connect() as conn:
-            conn.execute("UPDATE runs SET status = 'cancelled', finished_at = ?, error = 'cancelled before it started' "
-                         "WHERE id = ? AND status = 'queued'", (self._clock(), run_id))
+            conn.execute(f"UPDATE runs SET status = 'cancelled', finished_at = ?, error = {CANCEL_REASON_SQL} "
+                         "WHERE id = ? AND status IN ('queued', 'waiting')", (self._clock(), run_id))
             conn.execute("UPDATE runs SET cancel_requested = 1 WHERE id = ? AND status = 'running'", (run_id,))
         return self.get(run_id)
 
@@ -240,6 +259,20 @@ class SqliteStore:
             rows = conn.execute(f"SELECT agent, target, status, COUNT(*) FROM runs {where} "
                                 "GROUP BY agent, target, status", params).fetchall()
         return {(str(a), str(t), str(s)): int(n) for a, t, s, n in rows}
+
+    def history(self, *, owner: str | None, agent: str | None, target: str | None, limit: int,
+                cursor: str | None) -> RunPage:
+        where, params = history_filters(owner, agent, target, cursor, "?")
+        with self._connect() as conn:
+            rows = conn.execute(f"SELECT {_COLUMNS} FROM runs WHERE {where} ORDER BY seq DESC LIMIT ?",
+                                (*params, limit + 1)).fetchall()
+        runs = [row_to_run(r) for r in rows[:limit]]
+        return RunPage(runs, str(runs[-1].seq) if len(rows) > limit else None)
+
+    def forget(self, *, target: str, agent: str | None) -> int:
+        where, params = history_filters(None, agent, target, None, "?")
+        with self._connect() as conn:
+            return conn.execute(f"DELETE FROM runs WHERE {where}", params).rowcount
 
     def counts(self) -> dict[str, int]:
         with self._connect() as conn:

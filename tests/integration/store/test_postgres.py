@@ -16,10 +16,12 @@ from tests.unit.controller.platform.store.contract import (
     Clock,
     ContractCancel,
     ContractClaim,
+    ContractHistory,
     ContractLeases,
     ContractList,
     ContractSubmit,
     ContractTokens,
+    ContractWaiting,
     new_run,
 )
 
@@ -65,6 +67,14 @@ class TestList(ContractList):
 
 
 class TestTokens(ContractTokens):
+    pass
+
+
+class TestWaiting(ContractWaiting):
+    pass
+
+
+class TestHistory(ContractHistory):
     pass
 
 

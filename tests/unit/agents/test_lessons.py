@@ -6,9 +6,19 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
 import structlog
 
-from agents.lessons import ExecutionHistory, FailedAttempt, Lesson, RunRecord, lessons_markdown, render_lessons
+from agents.lessons import (
+    ExecutionHistory,
+    FailedAttempt,
+    Forgotten,
+    Lesson,
+    LessonsUnreadable,
+    RunRecord,
+    lessons_markdown,
+    render_lessons,
+)
 
 
 def record(history: ExecutionHistory, run_id: str, *lessons: str, target: str = "icici",
@@ -89,3 +99,40 @@ class TestRendering:
         """lessons.md says so when there is nothing to learn from yet."""
         assert "None yet" in lessons_markdown("bank_parser", "icici", [])
         assert "- x (mismatch, seen once)" in lessons_markdown("bank_parser", "icici", [Lesson("x", "mismatch", 1, 0)])
+
+
+class TestPatternsAndForget:
+    """What GET /v1/lessons and DELETE /v1/history read and delete."""
+
+    def test_failures_are_counted_per_kind_and_runs_per_status(self, tmp_path: Path):
+        history = ExecutionHistory(tmp_path / "lessons.sqlite")
+        record(history, "r1", "too short", "no sections")  # failed: 2 mismatch attempts
+        record(history, "r2", "too short", fixed_by="attempt 2")  # passed after 1 mismatch
+        history.record(RunRecord("bank_parser", "icici", "r3", "offline", "failed", 1,
+                                 (FailedAttempt(1, "timeout", "slow", ("a", "b")),)))  # two lessons, one attempt
+        (mismatch, timeout) = history.patterns("bank_parser", "icici")
+        assert (mismatch.kind, mismatch.attempts, mismatch.runs, mismatch.fixed) == ("mismatch", 3, 2, 1)
+        assert (timeout.kind, timeout.attempts, timeout.runs, timeout.fixed) == ("timeout", 1, 1, 0)
+        assert history.outcomes("bank_parser", "icici") == {"failed": 2, "passed": 1}
+        assert history.patterns("bank_parser", "sbi") == [] and history.outcomes("idris", "icici") == {}
+
+    def test_forget_deletes_one_target_of_one_or_every_agent(self, tmp_path: Path):
+        history = ExecutionHistory(tmp_path / "lessons.sqlite")
+        record(history, "r1", "too short")
+        record(history, "r2", "other target", target="sbi")
+        record(history, "r3", "a blueprint lesson", agent="blueprint")
+        assert history.forget("icici", "idris") == Forgotten(0, 0)
+        assert history.forget("icici", "bank_parser") == Forgotten(1, 1)
+        assert [lesson.text for lesson in history.lessons("blueprint", "icici")] == ["a blueprint lesson"]
+        assert history.forget("icici") == Forgotten(1, 1)
+        assert history.lessons("blueprint", "icici") == [] and history.lessons("bank_parser", "sbi") != []
+
+    def test_forget_without_a_file_creates_none(self, tmp_path: Path):
+        history = ExecutionHistory(tmp_path / "lessons.sqlite")
+        assert history.forget("icici") == Forgotten(0, 0) and not history.path.exists()
+
+    def test_an_unreadable_file_is_an_environment_fault(self, tmp_path: Path):
+        path = tmp_path / "lessons.sqlite"
+        path.write_bytes(b"not a database" * 100)
+        with pytest.raises(LessonsUnreadable, match="cannot read the lessons file"):
+            ExecutionHistory(path).patterns("bank_parser", "icici")

@@ -252,3 +252,64 @@ class ContractTokens:
     def test_bad_token_names(self, name):
         with pytest.raises(ConfigError):
             check_token_name(name)
+
+
+class ContractWaiting:
+    def test_a_running_run_waits_without_worker_or_lease_and_an_answer_queues_it(self, store, clock):
+        store.submit(new_run(1), quota=9, queue_limit=9)
+        store.claim("w1", 30.0)
+        assert store.wait("run-0001", "w2") is False  # only the holder parks it
+        assert store.wait("run-0001", "w1") is True
+        row = store.get("run-0001")
+        assert (row.status, row.worker, row.lease_until, row.ended) == ("waiting", None, None, False)
+        clock.now += 3600
+        assert store.expired() == [] and store.claim("w1", 30.0) is None  # nothing expires, nothing to claim
+        again = store.answer("run-0001")
+        assert again is not None and again.status == "queued"
+        assert store.answer("run-0001") is None  # a second reply finds it no longer waiting
+        claimed = store.claim("w3", 30.0)
+        assert claimed is not None and claimed.id == "run-0001"
+
+    def test_a_waiting_run_counts_against_the_quota(self, store):
+        store.submit(new_run(1), quota=1, queue_limit=9)
+        store.claim("w", 30.0)
+        store.wait("run-0001", "w")
+        with pytest.raises(QuotaExceeded, match="waiting for a reply"):
+            store.submit(new_run(2), quota=1, queue_limit=9)
+
+    def test_a_waiting_run_is_cancelled_at_once(self, store):
+        store.submit(new_run(1), quota=9, queue_limit=9)
+        store.claim("w", 30.0)
+        store.wait("run-0001", "w")
+        row = store.cancel("run-0001")
+        assert (row.status, row.error) == ("cancelled", "cancelled while it waited for a reply")
+        assert store.answer("run-0001") is None
+
+
+class ContractHistory:
+    def _ended(self, store, number: int, owner: str, target: str, status: str) -> None:
+        store.submit(new_run(number, owner=owner, target=target), quota=99, queue_limit=99)
+        store.claim("w", 30.0)
+        store.finish(f"run-{number:04d}", "w", status, exit_code=0, summary={"status": status, "attempts": 1})
+
+    def test_history_lists_ended_runs_only_newest_first_paged_and_filtered(self, store):
+        self._ended(store, 1, "alice", "icici", "passed")
+        self._ended(store, 2, "bob", "icici", "failed")
+        self._ended(store, 3, "alice", "sbi", "error")
+        store.submit(new_run(4, owner="alice"), quota=99, queue_limit=99)  # queued: not history yet
+        first = store.history(owner=None, agent=None, target=None, limit=2, cursor=None)
+        assert [r.id for r in first.runs] == ["run-0003", "run-0002"]
+        rest = store.history(owner=None, agent=None, target=None, limit=2, cursor=first.cursor)
+        assert ([r.id for r in rest.runs], rest.cursor) == (["run-0001"], None)
+        mine = store.history(owner="alice", agent="bank_parser", target="icici", limit=9, cursor=None)
+        assert [r.id for r in mine.runs] == ["run-0001"]
+        assert store.history(owner=None, agent="intake", target=None, limit=9, cursor=None).runs == []
+
+    def test_forget_deletes_the_targets_ended_runs_and_keeps_open_ones(self, store):
+        self._ended(store, 1, "alice", "icici", "passed")
+        self._ended(store, 2, "bob", "sbi", "failed")
+        store.submit(new_run(3, owner="alice"), quota=99, queue_limit=99)
+        assert store.forget(target="icici", agent="intake") == 0
+        assert store.forget(target="icici", agent=None) == 1
+        assert store.get("run-0001") is None and store.get("run-0003").status == "queued"
+        assert store.get("run-0002") is not None

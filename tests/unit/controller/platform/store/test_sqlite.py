@@ -13,10 +13,12 @@ from tests.unit.controller.platform.store.contract import (
     Clock,
     ContractCancel,
     ContractClaim,
+    ContractHistory,
     ContractLeases,
     ContractList,
     ContractSubmit,
     ContractTokens,
+    ContractWaiting,
 )
 
 
@@ -61,6 +63,14 @@ class TestList(ContractList):
 
 
 class TestTokens(ContractTokens):
+    pass
+
+
+class TestWaiting(ContractWaiting):
+    pass
+
+
+class TestHistory(ContractHistory):
     pass
 
 
