@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from agents.ports.errors import PlatformError
-from controller.entry.service import problems, routes, stats
+from controller.entry.service import checks, problems, routes, stats
 from controller.entry.service.limits import BodyLimit
 from controller.entry.service.state import ServiceState
 from controller.platform.observability.exporter import Exporter
@@ -28,6 +28,7 @@ def create_app(state: ServiceState, exporter: Exporter | None = None) -> FastAPI
     problems.install(app)
     app.include_router(routes.router)
     app.include_router(stats.router)
+    app.include_router(checks.router)
     app.add_middleware(BodyLimit, limit=state.settings.service.upload_bytes)
     if exporter is not None:
         registry = exporter.registry

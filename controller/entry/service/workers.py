@@ -248,7 +248,8 @@ class WorkerPool:
                 alive = row.id in self._children
             if row.worker is None or (row.worker == self.worker_id and alive):
                 continue  # our own live run's lease ran late (a slow store): the next renewal fixes it
-            requeue = child.resumable(self.settings.runs_dir / row.id)
+            # A run continues from its checkpoint; a check has none and simply starts again.
+            requeue = child.resumable(self.settings.runs_dir / row.id) or child.is_check(row)
             error = "" if requeue else (f"its worker {row.worker} stopped before the run had a checkpoint "
                                         "(no run.json): nothing to resume; submit it again")
             if self.store.take_over(row.id, row.worker, requeue=requeue, error=error):
