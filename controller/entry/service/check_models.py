@@ -6,7 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from controller.platform.store import RunRow, RunStatus
+from controller.entry.service.schemas import RunCore
+from controller.platform.store import RunRow
 
 Verdict = Literal["pass", "self-consistent", "fail", "unverified"]
 
@@ -52,15 +53,9 @@ class CheckLinks(BaseModel):
     cancel: str
 
 
-class CheckOut(BaseModel):
+class CheckOut(RunCore):
     """A check as the service has it; ``summary`` once it ended with verdicts."""
 
-    id: str
-    owner: str
-    agent: str
-    target: str
-    options: dict[str, Any]
-    status: RunStatus
     created_at: float
     started_at: float | None
     finished_at: float | None
