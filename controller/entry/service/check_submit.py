@@ -111,7 +111,7 @@ def stage_submissions(upload: CheckUpload, folder: Path, limits: ZipLimits) -> l
 
     Raises:
         ZipRefused: a zip broke a bound or is not sound.
-        TargetError: a zip holds no .py file.
+        TargetError: a zip holds no .py file, or a .git folder.
     """
     folder.mkdir()
     taken: set[str] = set()
@@ -126,6 +126,9 @@ def stage_submissions(upload: CheckUpload, folder: Path, limits: ZipLimits) -> l
         files = extract(data, folder / name, limits, label=ascii(f"{name}.zip")[1:-1], budget=budget)
         if not any(path.endswith(".py") for path in files):
             raise TargetError(f"{name}.zip holds no .py file", hint="zip a submission folder or parser files")
+        if any(".git" in path.split("/") for path in files):  # `check` would run git on a stranger's repository
+            raise TargetError(f"{name}.zip holds a .git folder", hint="zip the submission without it; "
+                              "give as_of for the date its requirements resolve as of")
         paths.append(f"{SUBMISSIONS}/{name}")
     return paths
 

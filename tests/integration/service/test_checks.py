@@ -66,6 +66,8 @@ def test_a_good_parser_passes_a_wrong_one_fails_and_the_client_ends_like_check(s
     verdicts = {v["name"]: (v["status"], v["rows"]) for v in document["summary"]["verdicts"]}
     assert verdicts == {"good.py": ("pass", 1), "wrong.py": ("fail", 1)}, document
     assert (document["summary"]["passed"], document["summary"]["failed"]) == (1, 1)
+    wrong = next(v for v in document["summary"]["verdicts"] if v["name"] == "wrong.py")
+    assert wrong["first_difference"] == "row 0 'pages': expected np.int64(2) (int64), got np.int64(7) (int64)", wrong
 
     folder = tmp_path / "mine"
     folder.mkdir()

@@ -121,6 +121,8 @@ class TestRefused:
         ({"target": "icici"}, [("submission", ("s.zip", zipped({"../evil.py": PARSER}), "application/zip"))],
          "s.zip: the member '../evil.py' has an empty, '.' or '..' part"),
         ({"target": "icici"}, [("submission", ("s.zip", PDF[:5000], "application/zip"))], "s.zip is not a zip"),
+        ({"target": "icici"}, [("submission", ("s.zip", zipped({"a/p.py": PARSER, "a/.git/config": b"[core]"}),
+                                               "application/zip"))], "s.zip holds a .git folder"),
     ])
     def test_a_refused_check_leaves_nothing_behind(self, service: Service, data, files, detail):
         body = assert_problem(post(service, data, files), 422)
