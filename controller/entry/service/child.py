@@ -63,7 +63,7 @@ def check_command(row: RunRow, run_dir: Path) -> list[str]:
         ValueError: the row's paths are not the service's own (relative, under its upload folder).
     """
     upload = run_dir.parent / UPLOADS / row.id
-    paths = row.options.get("paths")
+    paths = row.options.get("paths")  # each under SUBMISSIONS: uploads_prefix leaves it out of the lines
     if not isinstance(paths, list) or not paths or not all(_own_path(p) for p in paths):
         raise ValueError(f"check {row.id} has no valid paths")
     options: list[str] = []
@@ -73,6 +73,12 @@ def check_command(row: RunRow, run_dir: Path) -> list[str]:
             options += [option, str(value)]
     return [sys.executable, "-m", "controller", "check", "--watch-stdin", "--run-id", row.id,
             "--target", row.target, *options, "--parser", *(str(upload / p) for p in paths)]
+
+
+def uploads_prefix(row: RunRow, run_dir: Path) -> str | None:
+    """What a check's lines show before each upload's name (``…/uploads/<id>/_submissions/``), which
+    the service leaves out of what it streams; None for a run."""
+    return f"{run_dir.parent / UPLOADS / row.id / SUBMISSIONS}/" if is_check(row) else None
 
 
 def _own_path(path: object) -> bool:

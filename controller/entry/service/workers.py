@@ -163,7 +163,7 @@ class WorkerPool:
             if self._stopping.is_set():  # claimed just as the drain began: stop it like the others
                 signal_group(proc, signal.SIGINT)
             try:
-                _copy_lines(proc.stdout, console)
+                _copy_lines(proc.stdout, console, child.uploads_prefix(row, run_dir))
                 code = proc.wait()
             finally:
                 with self._lock:
@@ -256,11 +256,13 @@ class WorkerPool:
                 log.warning("service.run_taken_over", run_id=row.id, dead_worker=row.worker, requeued=requeue)
 
 
-def _copy_lines(stream: IO[str] | None, console: IO[str]) -> None:
-    """Copy the child's stdout to console.txt line by line (bounded lines, flushed for the stream)."""
+def _copy_lines(stream: IO[str] | None, console: IO[str], hidden: str | None = None) -> None:
+    """Copy the child's stdout to console.txt line by line (bounded lines, flushed for the stream),
+    without the service's own folder ``hidden`` (a check's lines name its uploads by their paths)."""
     if stream is None:
         return
     for line in stream:
+        line = line.replace(hidden, "") if hidden else line
         console.write(line if len(line) <= MAX_LINE else line[:MAX_LINE] + "\n")
         console.flush()
 

@@ -62,6 +62,7 @@ def test_a_good_parser_passes_a_wrong_one_fails_and_the_client_ends_like_check(s
     assert (end["status"], end["exit_code"]) == ("failed", 1), end
     lines = [data["text"] for kind, data in events if kind == "line"]
     assert lines[-1] == "1 passed, 1 failed", lines
+    assert any(line.startswith("good.py ") for line in lines) and not any("uploads" in line for line in lines), lines
     document = httpx.get(f"{service.url}/v1/checks/{check['id']}", headers=auth).json()
     verdicts = {v["name"]: (v["status"], v["rows"]) for v in document["summary"]["verdicts"]}
     assert verdicts == {"good.py": ("pass", 1), "wrong.py": ("fail", 1)}, document

@@ -122,3 +122,18 @@ class TestServiceSide:
         row = store.get("c-1")
         assert (row.status, row.takeovers, row.error) == ("queued", 1, "")
         assert child.command(row, settings.runs_dir / "c-1")[3:7] == ["check", "--watch-stdin", "--run-id", "c-1"]
+
+    def test_a_checks_lines_leave_the_services_folders_out(self, tmp_path: Path):
+        """The lines streamed for a check name its uploads as sent, not where the service keeps them."""
+        from controller.entry.service.workers import _copy_lines  # lazy: a private helper, for this test only
+
+        run = NewRun("c-1", "alice", "bank_parser", "icici", {"kind": "check", "paths": ["_submissions/a.py"]})
+        store = SqliteStore(tmp_path / "s.sqlite")
+        store.submit(run, quota=9, queue_limit=9)
+        store.submit(NewRun("r-1", "alice", "bank_parser", "icici"), quota=9, queue_limit=9)
+        prefix = child.uploads_prefix(store.get("c-1"), tmp_path / "runs" / "c-1")
+        assert prefix == f"{tmp_path}/runs/uploads/c-1/_submissions/"
+        assert child.uploads_prefix(store.get("r-1"), tmp_path / "runs" / "r-1") is None
+        console = io.StringIO()
+        _copy_lines(io.StringIO(f"PASS {prefix}a.py: equal\n"), console, prefix)
+        assert console.getvalue() == "PASS a.py: equal\n"
