@@ -38,7 +38,7 @@ class ServiceRefused(PlatformError):
     """The service answered with a problem; exit 2 for a request it refused, 3 for its own fault."""
 
     def __init__(self, status: int, detail: str) -> None:
-        super().__init__(f"the service refused the run ({status}): {detail}")
+        super().__init__(f"the service refused it ({status}): {detail}")
         self.exit_code = 2 if status < 500 else 3
 
 

@@ -137,3 +137,17 @@ class TestServiceSide:
         console = io.StringIO()
         _copy_lines(io.StringIO(f"PASS {prefix}a.py: equal\n"), console, prefix)
         assert console.getvalue() == "PASS a.py: equal\n"
+
+
+def test_a_refused_check_is_the_services_line(tmp_path: Path, monkeypatch, capsys):
+    """A 413 for a zip bomb is the service's one line, exit 2."""
+    (tmp_path / "bomb.zip").write_bytes(b"PK")
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(413, json={"status": 413, "detail": "bomb.zip: the member 'z' inflates to more than 8 bytes"})
+
+    real_client = httpx.Client
+    monkeypatch.setattr(remote.httpx, "Client", lambda **kw: real_client(transport=httpx.MockTransport(handler), **kw))
+    assert main(["check", "--server", "http://svc:1", "--target", "icici", "--parser", str(tmp_path / "bomb.zip")]) == 2
+    assert capsys.readouterr().err == ("error: the service refused it (413): bomb.zip: the member 'z' inflates to "
+                                       "more than 8 bytes\n")

@@ -104,6 +104,18 @@ class TestAccepted:
         assert body["summary"]["verdicts"][0]["first_difference"] == "type_error: parse returned None"
 
 
+    def test_a_queued_check_is_cancelled_and_counts_against_the_quota(self, service: Service):
+        """A check is a run row: the run endpoints cancel it, and it takes a place in the token's quota."""
+        files = [("parser", ("p.py", PARSER, "text/x-python"))]
+        first = post(service, {"target": "icici"}, files).json()
+        assert service.client.post(f"/v1/runs/{first['id']}/cancel").status_code == 202
+        assert service.client.get(f"/v1/checks/{first['id']}").json()["status"] == "cancelled"
+        for _ in range(5):
+            assert post(service, {"target": "icici"}, files).status_code == 202
+        assert_problem(post(service, {"target": "icici"}, files), 429)
+        assert len(uploads(service)) == 6 * 3  # the refused one left nothing
+
+
 class TestRefused:
     @pytest.mark.parametrize(("data", "files", "detail"), [
         ({"target": "mybank"}, [("statement", ("s.pdf", PDF, "application/pdf"))], "a check needs parser files"),
