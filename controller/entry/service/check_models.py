@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from agents.ports.environments import parse_as_of
 from controller.entry.service.schemas import RunCore
 from controller.platform.store import RunRow
 
@@ -22,6 +23,13 @@ class CheckRequest(BaseModel):
     as_of: str | None = Field(None, pattern=r"^\d{4}-\d{2}-\d{2}$",
                               description="Resolve submissions' unpinned requirements as of this date.")
     jobs: int | None = Field(None, ge=1, le=16, description="Artefacts checked at once.")
+
+    @field_validator("as_of")
+    @classmethod
+    def _a_date(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_as_of(value)  # the child's own check, here: a bad date is 422, not a failed check
+        return value
 
 
 class CheckVerdictOut(BaseModel):

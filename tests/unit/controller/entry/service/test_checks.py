@@ -123,6 +123,7 @@ class TestRefused:
         ({"target": "nope"}, [("parser", ("p.py", PARSER, "text/x-python"))], "unknown target 'nope'"),
         ({"target": "service-contract"}, [("parser", ("p.py", PARSER, "text/x-python"))], "the service checks parsers"),
         ({"target": "icici", "as_of": "yesterday"}, [("parser", ("p.py", PARSER, "text/x-python"))], "invalid as_of"),
+        ({"target": "icici", "as_of": "2025-13-45"}, [("parser", ("p.py", PARSER, "text/x-python"))], "invalid as_of"),
         ({"target": "icici", "jobs": "0"}, [("parser", ("p.py", PARSER, "text/x-python"))], "invalid jobs"),
         ({"target": "icici", "coder": "x"}, [("parser", ("p.py", PARSER, "text/x-python"))], "unexpected part 'coder'"),
         ({"target": "../x"}, [("statement", ("s.pdf", PDF, "application/pdf")),
