@@ -19,6 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from controller.platform.settings import PROJECT_ROOT
 from tests.integration.service.test_service import Service, add_token, follow
 from tests.integration.service.test_service import service as service  # noqa: PLC0414 - the fixture
 
@@ -131,3 +132,24 @@ def test_check_server_refuses_what_the_service_does_not_check(tmp_path: Path):
                           timeout=120, check=False)
     assert proc.returncode == 2 and proc.stderr.strip().splitlines() == [
         "error: --server checks parsers (--parser) (check modules, conversations and reports locally)"], proc.stderr
+
+
+def test_a_submission_folder_is_checked_in_its_environment_through_the_client(service: Service):
+    """A submission folder (custom_parsers/, no requirements) is zipped by the client, extracted by
+    the service and checked as a submission: the same table row and count line as a local check."""
+    page_target(service)
+    submission = PROJECT_ROOT / "tests" / "fixtures" / "env_submissions" / "d_no_requirements"
+    service.start()
+    remote = service.cli("check", "--server", service.url, "--target", "icici", "--as-of", "2025-08-31",
+                         "--parser", str(submission))
+    local = service.cli("check", "--target", "icici", "--as-of", "2025-08-31", "--parser", str(submission))
+    assert (remote.returncode, local.returncode) == (0, 0), remote.stdout + remote.stderr + local.stdout + local.stderr
+
+    def row(stdout: str) -> list[str]:
+        return next(line.split()[:2] for line in stdout.splitlines() if line.startswith("d_no_requirements "))
+
+    assert row(remote.stdout) == row(local.stdout) == ["d_no_requirements", "pass"], remote.stdout
+    assert remote.stdout.strip().splitlines()[-1] == local.stdout.strip().splitlines()[-1] == "1 passed, 0 failed"
+    check_id = remote.stdout.splitlines()[0].split("accepted as check ")[1].split()[0]
+    verdicts = httpx.get(f"{service.url}/v1/checks/{check_id}").json()["summary"]["verdicts"]
+    assert [(v["name"], v["status"]) for v in verdicts] == [("d_no_requirements", "pass")]
