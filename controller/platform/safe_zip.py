@@ -8,7 +8,7 @@ empty part; not deeper than ``depth``; no symlink, device or FIFO; not encrypted
 deflated only; no duplicate, no two names equal but for case or Unicode normalisation, no
 file that is also a folder). Then the files are inflated by streaming, counting the bytes
 actually produced, never the sizes the headers claim: past ``member_bytes`` for one member,
-``total_bytes`` for all, or ``ratio`` times a member's compressed size, extraction stops.
+``total_bytes`` for all (shared by the archives of one request, as ``members`` is), or ``ratio`` times a member's compressed size, extraction stops.
 An archive inside the archive is refused (a 42.zip-style bomb is never opened further).
 
 Everything is written into a fresh folder beside ``dest`` and renamed to ``dest`` only when
@@ -72,9 +72,10 @@ class ZipRefused(UsageError):
 
 @dataclass
 class Budget:
-    """Inflated bytes left for a request (several archives share one total)."""
+    """Inflated bytes and members left for a request (several archives share one total of each)."""
 
     left: int
+    members: int
 
 
 def extract(data: bytes | BinaryIO, dest: Path, limits: ZipLimits, *, label: str = "the zip",
@@ -85,7 +86,7 @@ def extract(data: bytes | BinaryIO, dest: Path, limits: ZipLimits, *, label: str
         ZipRefused: the archive broke a bound or is not a sound zip; nothing was written.
     """
     fp: BinaryIO = io.BytesIO(data) if isinstance(data, bytes) else data
-    budget = budget if budget is not None else Budget(limits.total_bytes)
+    budget = budget if budget is not None else Budget(limits.total_bytes, limits.members)
     _check_end_record(fp, limits, label)
     try:
         archive = zipfile.ZipFile(fp)
@@ -93,8 +94,10 @@ def extract(data: bytes | BinaryIO, dest: Path, limits: ZipLimits, *, label: str
         raise ZipRefused(f"{label} is not a readable zip archive ({type(exc).__name__})") from None
     with archive:
         infos = archive.infolist()
-        if len(infos) > limits.members:
-            raise ZipRefused(f"{label} has more than {limits.members} members", too_big=True,
+        budget.members -= len(infos)
+        if len(infos) > limits.members or budget.members < 0:
+            raise ZipRefused(f"{label} has more than {limits.members} members"
+                             + ("" if len(infos) > limits.members else " with the other zips"), too_big=True,
                              hint="raise SBX_SERVICE__ZIP_MEMBERS to accept more")
         members = check_members(infos, limits, label)
         staging = dest.parent / f".{dest.name}.partial-{secrets.token_hex(4)}"

@@ -105,7 +105,9 @@ class ServiceSettings(BaseModel):
         20.0, ge=0, le=3600, description="On SIGTERM, how long running children get to stop cleanly."
     )
     check_files: int = Field(50, ge=1, le=1000, description="Most parser (.py) and .zip parts of one check (400 beyond).")
-    zip_members: int = Field(2000, ge=1, le=65_000, description="Most members of an uploaded zip (413 beyond).")
+    zip_members: int = Field(
+        2000, ge=1, le=65_000, description="Most members of an uploaded zip, and of a check's zips in all (413 beyond)."
+    )
     zip_member_bytes: int = Field(
         8 * 1024 * 1024, ge=1024, le=1024**3, description="Largest member of an uploaded zip, inflated (413 beyond)."
     )

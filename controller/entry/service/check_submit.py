@@ -120,7 +120,7 @@ def stage_submissions(upload: CheckUpload, folder: Path, limits: ZipLimits) -> l
         name = safe_name(client, ".py", taken, number)
         (folder / name).write_bytes(data)
         paths.append(f"{SUBMISSIONS}/{name}")
-    budget = Budget(limits.total_bytes)
+    budget = Budget(limits.total_bytes, limits.members)
     for number, (client, data) in enumerate(upload.zips, start=1):
         name = safe_name(client, "", taken, number)
         files = extract(data, folder / name, limits, label=ascii(f"{name}.zip")[1:-1], budget=budget)

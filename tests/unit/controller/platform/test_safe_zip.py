@@ -113,10 +113,19 @@ class TestBombs:
         small = ZipLimits(member_bytes=MiB, total_bytes=3 * MiB // 2, ratio=10_000)
         data = make_zip({f"m{i}.bin": bytes(MiB - 10) for i in range(3)})
         assert refused(data, tmp_path, small).too_big
-        budget = Budget(small.total_bytes)
+        budget = Budget(small.total_bytes, small.members)
         extract(make_zip({"a.bin": bytes(MiB - 10)}), tmp_path / "one", small, budget=budget)
         with pytest.raises(ZipRefused, match="in all"):
             extract(make_zip({"b.bin": bytes(MiB - 10)}), tmp_path / "two", small, budget=budget)
+        assert not (tmp_path / "two").exists()
+
+    def test_the_member_count_is_shared_between_archives(self, tmp_path: Path):
+        """Many archives each under the member cap cannot make more files than one may."""
+        limits = ZipLimits(members=10)
+        budget = Budget(limits.total_bytes, limits.members)
+        extract(make_zip({f"a{i}.py": b"" for i in range(6)}), tmp_path / "one", limits, budget=budget)
+        with pytest.raises(ZipRefused, match="more than 10 members with the other zips"):
+            extract(make_zip({f"b{i}.py": b"" for i in range(6)}), tmp_path / "two", limits, budget=budget)
         assert not (tmp_path / "two").exists()
 
     def test_a_42_zip_style_nested_archive_is_refused(self, tmp_path: Path):
