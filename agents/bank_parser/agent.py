@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agents.bank_parser.checking import check_many, collect_parsers, print_report
+from agents.bank_parser.checking import check_many, collect_parsers, print_report, verdicts
 from agents.bank_parser.coders import check_coder, make_coder
 from agents.bank_parser.coders.base import FailureKind
 from agents.bank_parser.evaluate import (
@@ -120,6 +120,7 @@ class BankParserAgent:
             session.prewarm(warm_spec(image, config.limits))
             outcomes = check_many(session.sandbox, image, target, config, parsers, jobs, ctx.say)
         print_report(outcomes)
+        ctx.record(verdicts(outcomes, request.paths))
         return 0 if all(o.status != "fail" for o in outcomes) else 1
 
     def replay(self, sandbox: Any, image: str, run_dir: Path, record: dict[str, Any], attempt: int) -> ReplayOutcome:

@@ -23,6 +23,7 @@ from agents.bank_parser.verify import Verification, check_consistency
 from agents.targets import collect_files
 from agents.ports.errors import TargetError
 from agents.ports.events import Say
+from agents.ports.run import CheckVerdict
 from agents.ports.sandbox import Sandbox
 from agents.ports.config import AgentConfig
 from agents.bank_parser.target import Target
@@ -130,6 +131,24 @@ def check_many(
     return [outcomes[path] for path in parsers]
 
 
+def verdicts(outcomes: list[CheckOutcome], given: list[str]) -> list[CheckVerdict]:
+    """The outcomes as verdicts, each named relative to the file or folder it was given as."""
+    return [CheckVerdict(shown_name(Path(o.parser), given), o.status,
+                         None if o.execution.frame is None else len(o.execution.frame),
+                         round(o.execution.sandbox.wall_seconds, 3), o.first_difference) for o in outcomes]
+
+
+def shown_name(path: Path, given: list[str]) -> str:
+    """``path`` relative to the folder it was found in, or its file name when it was given itself."""
+    for raw in given:
+        root = Path(raw)
+        if path == root:
+            return path.name
+        if path.is_relative_to(root):
+            return path.relative_to(root).as_posix()
+    return path.name
+
+
 def print_report(outcomes: list[CheckOutcome]) -> None:
     """Details for a single parser, a table for several, and the closing count line."""
     if len(outcomes) == 1:
@@ -172,4 +191,4 @@ def _print_table(outcomes: list[CheckOutcome]) -> None:
         print(f"{o.parser:<{width}}  {o.status:<10} {o.rows:>5} {o.execution.sandbox.wall_seconds:6.2f}s  {diff}")
 
 
-__all__ = ["CheckOutcome", "check_many", "collect_parsers", "print_report"]
+__all__ = ["CheckOutcome", "check_many", "collect_parsers", "print_report", "verdicts"]

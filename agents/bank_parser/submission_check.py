@@ -22,7 +22,7 @@ from agents.ports.config import AgentConfig
 from agents.ports.environments import Environment, EnvironmentProvider, parse_as_of
 from agents.ports.errors import UsageError
 from agents.ports.events import Say
-from agents.ports.run import CheckContext, Session
+from agents.ports.run import CheckContext, CheckVerdict, Session
 from agents.ports.sandbox import Sandbox
 
 FIRST_DIFF_WIDTH = 60
@@ -158,4 +158,6 @@ def check_submissions_command(as_of_text: str | None, jobs: int | None, ctx: Che
         outcomes = check_submissions(session, base, target, ctx.config, submissions, workers, ctx.say, as_of)
         ctx.say(f"done in {time.monotonic() - started:.1f}s")
     print_submission_report(outcomes, as_of)
+    ctx.record([CheckVerdict(o.submission.name, o.status, None if o.rows == "-" else int(o.rows),
+                             round(o.run_seconds, 3), o.first_difference) for o in outcomes])
     return 0 if all(o.status != "fail" for o in outcomes) else 1

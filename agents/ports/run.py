@@ -152,12 +152,29 @@ class CheckRequest:
 
 
 @dataclass(frozen=True)
+class CheckVerdict:
+    """One checked artefact's verdict, as ``check``'s table shows it (for a machine: the service)."""
+
+    name: str
+    status: str  # pass | self-consistent | fail | unverified
+    rows: int | None
+    seconds: float
+    first_difference: str
+
+
+def _no_record(verdicts: list[CheckVerdict]) -> None:
+    """Verdicts nobody asked to keep (a plain ``check``: its table is the record)."""
+
+
+@dataclass(frozen=True)
 class CheckContext:
-    """What ``check`` gets: the agent config, a status line, and a way to open a session."""
+    """What ``check`` gets: the agent config, a status line, a way to open a session, and where
+    to hand its verdicts (the service keeps them in the check's summary.json)."""
 
     config: AgentConfig
     say: Say
     open_session: OpenSession
+    record: Callable[[list[CheckVerdict]], None] = _no_record
 
 
 @dataclass(frozen=True)

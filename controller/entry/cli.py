@@ -74,6 +74,11 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--as-of", metavar="DATE",
                        help="resolve submissions' unpinned requirements as of DATE (YYYY-MM-DD); "
                             "default: each submission's last git commit date, else today")
+    check.add_argument("--server", metavar="URL",
+                       help="submit the check (parsers, submission folders or .zip files) to a sandloop service "
+                            "and follow it there; token from SBX_TOKEN")
+    check.add_argument("--run-id", metavar="ID", help=argparse.SUPPRESS)  # the service's id for a check it accepted
+    check.add_argument("--watch-stdin", action="store_true", help=argparse.SUPPRESS)  # the service's children
 
     replay = sub.add_parser("replay", help="run a stored attempt again in a fresh sandbox; same or different outcome")
     replay.add_argument("run_id", metavar="RUN_ID", help="the run's id (its folder under runs/)")

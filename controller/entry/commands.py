@@ -35,6 +35,12 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
 def check(args: argparse.Namespace, settings: Settings) -> int:
     """Run existing artefacts (parsers, modules) through the target agent's sandbox and judgement."""
+    if getattr(args, "server", None):
+        from controller.entry.service.client import check_remote  # lazy: httpx, only for a remote check
+
+        return check_remote(args, settings)
+    if getattr(args, "watch_stdin", False):
+        watch_stdin()
     agent = agent_for_target(settings.data_dir, args.target)
     given = next(kind for kind in ("parser", "module", "conversation", "report") if getattr(args, kind, None))
     artefact = agent.info.artefact
@@ -42,7 +48,7 @@ def check(args: argparse.Namespace, settings: Settings) -> int:
         raise TargetError(f"{args.target} is a target of the {agent.name} agent, which checks a {artefact}, "
                           f"not a {given}", hint=f"use --{artefact} PATH")
     request = CheckRequest(args.target, getattr(args, given), args.jobs, vars(args))
-    return Runner(settings).check(agent, request)
+    return Runner(settings).check(agent, request, run_id=getattr(args, "run_id", None))
 
 
 def images(args: argparse.Namespace, settings: Settings) -> int:

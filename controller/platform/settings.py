@@ -104,6 +104,21 @@ class ServiceSettings(BaseModel):
     drain_seconds: float = Field(
         20.0, ge=0, le=3600, description="On SIGTERM, how long running children get to stop cleanly."
     )
+    check_files: int = Field(50, ge=1, le=1000, description="Most parser (.py) and .zip parts of one check (400 beyond).")
+    zip_members: int = Field(
+        2000, ge=1, le=65_000, description="Most members of an uploaded zip, and of a check's zips in all (413 beyond)."
+    )
+    zip_member_bytes: int = Field(
+        8 * 1024 * 1024, ge=1024, le=1024**3, description="Largest member of an uploaded zip, inflated (413 beyond)."
+    )
+    zip_total_bytes: int = Field(
+        64 * 1024 * 1024, ge=1024, le=8 * 1024**3,
+        description="Most bytes a check's zips inflate to in all, counted while inflating (413 beyond).",
+    )
+    zip_ratio: int = Field(
+        100, ge=2, le=100_000, description="Most a zip member may inflate per compressed byte, past 1 MiB (413 beyond)."
+    )
+    zip_depth: int = Field(16, ge=1, le=64, description="Deepest folder nesting in an uploaded zip (422 beyond).")
 
     @model_validator(mode="after")
     def _renew_before_expiry(self) -> ServiceSettings:

@@ -28,7 +28,7 @@ from agents.ports.environments import Environment
 from agents.ports.errors import ImageBuildError, RunPaused, TargetError
 from agents.ports.events import NodeEvent, Say
 from agents.ports.outcome import RunSummary
-from agents.ports.run import CheckContext, CheckRequest, Plan, ReplayOutcome, RunContext
+from agents.ports.run import CheckContext, CheckRequest, CheckVerdict, Plan, ReplayOutcome, RunContext
 from agents.registry import get_agent
 from agents.ports.artefacts import SUMMARY_FILE, write_atomic
 from controller.platform.artefacts import RunArtifacts, new_run_id
@@ -37,6 +37,7 @@ from controller.platform.images.base import image_exists
 from controller.platform.observability.recorder import observe_run
 from controller.platform.progress import Progress
 from controller.platform.settings import Settings, agent_config
+from controller.runner.check_record import write_check_summary
 from controller.runner.no_sandbox import NoSandboxServices
 from controller.runner.services import DockerServices, Services, open_session
 
@@ -106,9 +107,18 @@ class Runner:
         self.progress.summary(summary)
         return summary.exit_code
 
-    def check(self, agent: Agent, request: CheckRequest) -> int:
-        """Run existing artefacts through ``agent``'s sandbox and judgement; the agent's exit code."""
-        return agent.check(request, CheckContext(self.config, self.say, self.session))
+    def check(self, agent: Agent, request: CheckRequest, run_id: str | None = None) -> int:
+        """Run existing artefacts through ``agent``'s sandbox and judgement; the agent's exit code.
+
+        With ``run_id`` (the service's checks) the verdicts are kept in ``runs/<run_id>/summary.json``.
+        """
+        if run_id is None:
+            return agent.check(request, CheckContext(self.config, self.say, self.session))
+        check_new_run_id(self.settings, run_id)
+        kept: list[CheckVerdict] = []
+        code = agent.check(request, CheckContext(self.config, self.say, self.session, kept.extend))
+        write_check_summary(self.settings.runs_dir / run_id, agent.name, request.target, code, kept)
+        return code
 
     def replay(self, run_id: str, attempt: int | None) -> tuple[ReplayOutcome, int]:
         """Replay attempt ``attempt`` (default: the last) of run ``run_id``; the outcome and the attempt."""

@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from agents.ports.errors import PlatformError
-from controller.entry.service import conversation, history, problems, routes, stats
+from controller.entry.service import checks, conversation, history, problems, routes, stats
 from controller.entry.service.limits import BodyLimit
 from controller.entry.service.state import ServiceState
 from controller.platform.observability.exporter import Exporter
@@ -30,6 +30,7 @@ def create_app(state: ServiceState, exporter: Exporter | None = None) -> FastAPI
     app.include_router(stats.router)
     app.include_router(conversation.router)
     app.include_router(history.router)
+    app.include_router(checks.router)
     app.add_middleware(BodyLimit, limit=state.settings.service.upload_bytes)
     if exporter is not None:
         registry = exporter.registry

@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 import signal
 import sys
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from agents.ports.artefacts import SUMMARY_FILE
 from agents.ports.errors import RunPaused
 from agents.ports.replies import read_question
+from controller.entry.service.submit import UPLOADS
 from controller.platform.store import RunRow, RunStatus
 
 RUN_RECORD = "run.json"
@@ -27,6 +28,10 @@ OK_STATUSES = frozenset({"passed", "unverified", "self-consistent"})
 FORWARDED = {"max_attempts": "--max-attempts", "coder": "--coder"}
 #: The exit status of a run that stopped, checkpointed, to wait for a reply (RunPaused).
 WAITING = RunPaused.exit_code
+CHECK_FORWARDED = {"as_of": "--as-of", "jobs": "--jobs"}
+#: The folder of a check's upload that holds its parsers and extracted zips (a target's name
+#: starts with a letter or digit, so it can never be this).
+SUBMISSIONS = "_submissions"
 
 
 def resumable(run_dir: Path) -> bool:
@@ -35,7 +40,10 @@ def resumable(run_dir: Path) -> bool:
 
 
 def command(row: RunRow, run_dir: Path) -> list[str]:
-    """The child's command line: a fresh run under the row's id, or the resume of a started one."""
+    """The child's command line: a fresh run under the row's id, or the resume of a started one
+    (a check: ``check --run-id``, always from the start)."""
+    if is_check(row):
+        return check_command(row, run_dir)
     base = [sys.executable, "-m", "controller", "run", "--watch-stdin"]
     if resumable(run_dir):
         return [*base, "--resume", row.id]
@@ -53,6 +61,41 @@ def waits(code: int, run_dir: Path) -> bool:
     """Whether the child stopped to wait for a reply: its exit status says so, it left the question
     (question.json) and no summary.json."""
     return code == WAITING and read_question(run_dir) is not None and not (run_dir / SUMMARY_FILE).is_file()
+
+
+def is_check(row: RunRow) -> bool:
+    """A check (``POST /v1/checks``), not a run: no checkpoint; taken over, it starts again."""
+    return row.options.get("kind") == "check"
+
+
+def check_command(row: RunRow, run_dir: Path) -> list[str]:
+    """``python -m controller check`` of the check's uploaded parsers and submissions.
+
+    Raises:
+        ValueError: the row's paths are not the service's own (relative, under its upload folder).
+    """
+    upload = run_dir.parent / UPLOADS / row.id
+    paths = row.options.get("paths")  # each under SUBMISSIONS: uploads_prefix leaves it out of the lines
+    if not isinstance(paths, list) or not paths or not all(_own_path(p) for p in paths):
+        raise ValueError(f"check {row.id} has no valid paths")
+    options: list[str] = []
+    for key, option in CHECK_FORWARDED.items():
+        value = row.options.get(key)
+        if value is not None:
+            options += [option, str(value)]
+    return [sys.executable, "-m", "controller", "check", "--watch-stdin", "--run-id", row.id,
+            "--target", row.target, *options, "--parser", *(str(upload / p) for p in paths)]
+
+
+def uploads_prefix(row: RunRow, run_dir: Path) -> str | None:
+    """What a check's lines show before each upload's name (``…/uploads/<id>/_submissions/``), which
+    the service leaves out of what it streams; None for a run."""
+    return f"{run_dir.parent / UPLOADS / row.id / SUBMISSIONS}/" if is_check(row) else None
+
+
+def _own_path(path: object) -> bool:
+    parts = PurePosixPath(path).parts if isinstance(path, str) else ()
+    return len(parts) >= 2 and parts[0] == SUBMISSIONS and not any(p in ("..", ".", "/") for p in parts)
 
 
 def read_summary(run_dir: Path) -> dict[str, Any] | None:

@@ -1,6 +1,7 @@
-"""``python -m controller run --server URL --target NAME``: a run on a sandloop service.
+"""``python -m controller run --server URL --target NAME``: a run on a sandloop service (and
+``check --server URL --target NAME --parser PATH…``: a check there).
 
-Submits the run, prints the run's own lines as the service streams them (the progress lines
+Submits the run (or the check), prints the run's own lines as the service streams them (the progress lines
 and the closing summary a local run prints) and exits with the run's exit code. The stream
 is replayed from the start on every connection, so a dropped connection is picked up again
 without repeating a line. Ctrl-C cancels the run on the service, as it stops a local run.
@@ -24,10 +25,10 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from agents.ports.errors import ConfigError, PlatformError, RunPaused
 from agents.ports.replies import MAX_REPLY_CHARS
 from agents.untrusted_text import one_line
-
-from agents.ports.errors import ConfigError, PlatformError, RunPaused
+from controller.entry.service.client_parts import submission_parts
 from controller.platform.settings import Settings
 
 RECONNECTS = 30
@@ -52,7 +53,7 @@ class ServiceRefused(PlatformError):
     """The service answered with a problem; exit 2 for a request it refused, 3 for its own fault."""
 
     def __init__(self, status: int, detail: str) -> None:
-        super().__init__(f"the service refused the run ({status}): {detail}")
+        super().__init__(f"the service refused it ({status}): {detail}")
         self.exit_code = 2 if status < 500 else 3
 
 
@@ -63,39 +64,58 @@ def run_remote(args: argparse.Namespace, settings: Settings, out: TextIO = sys.s
         ConfigError: a bad URL or an option a service does not take.
         ServiceUnreachable, ServiceRefused: the service cannot be reached or refused the run.
     """
-    httpx_log = logging.getLogger("httpx")
-    level = httpx_log.level
-    httpx_log.setLevel(logging.WARNING)  # its request lines are not the run's
-    try:
-        return _run_remote(args, settings, out)
-    finally:
-        httpx_log.setLevel(level)
-
-
-def _run_remote(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     base = _base_url(args.server)
     if not args.target:
         raise ConfigError("--server runs one --target", hint="--all and --resume run locally only")
     if args.model:
         raise ConfigError("--model is not sent to a service", hint="the service uses its own SBX_LLM__MODEL")
+    interactive = bool(getattr(args, "interactive", False)) or None
+    body = {k: v for k, v in (("target", args.target), ("max_attempts", args.max_attempts),
+                              ("coder", args.coder), ("interactive", interactive)) if v is not None}
+    return submit_and_follow(base, settings, "/v1/runs", "run", out, json=body)
+
+
+def check_remote(args: argparse.Namespace, settings: Settings, out: TextIO = sys.stdout) -> int:
+    """Submit a check of ``args.parser`` (files, folders, zips) against ``args.target`` to ``args.server``.
+
+    Raises:
+        ConfigError: a bad URL, or artefacts the service does not check.
+        TargetError: a path that does not exist or cannot be packed.
+        ServiceUnreachable, ServiceRefused: the service cannot be reached or refused the check.
+    """
+    base = _base_url(args.server)
+    if not getattr(args, "parser", None):
+        raise ConfigError("--server checks parsers (--parser)", hint="check modules, conversations and reports locally")
+    fields = {k: str(v) for k, v in (("target", args.target), ("as_of", args.as_of), ("jobs", args.jobs))
+              if v is not None}
+    files = submission_parts(args.parser)
+    return submit_and_follow(base, settings, "/v1/checks", "check", out, data=fields, files=files)
+
+
+def submit_and_follow(base: str, settings: Settings, path: str, noun: str, out: TextIO, **body: Any) -> int:
+    """POST ``body`` to ``path``, print the accepted line and the lines the service streams; the exit code."""
+    httpx_log = logging.getLogger("httpx")
+    level = httpx_log.level
+    httpx_log.setLevel(logging.WARNING)  # its request lines are not the run's
     headers = {"Accept": "application/json"}
     if settings.token is not None:
         headers["Authorization"] = f"Bearer {settings.token.get_secret_value()}"
-    body = {k: v for k, v in (("target", args.target), ("max_attempts", args.max_attempts),
-                              ("coder", args.coder), ("interactive", bool(getattr(args, "interactive", False)) or None)) if v is not None}
-    with httpx.Client(base_url=base, headers=headers, timeout=httpx.Timeout(30.0, read=None)) as client:
-        run = _json(_call(client, "POST", "/v1/runs", json=body))
-        run_id = str(run["id"])
-        print(f"==> {base}: accepted as run {run_id} ({run['status']})", file=out, flush=True)
-        try:
-            end = follow(client, run_id, out, answer(client, base, run_id, out))
-        except LeftWaiting as waiting:
-            print(waiting.one_line(), file=out, flush=True)
-            return waiting.exit_code
-        except KeyboardInterrupt:
-            _call(client, "POST", f"/v1/runs/{run_id}/cancel", ok=(202, 409))
-            print(f"interrupted: run {run_id} was cancelled on the service", file=sys.stderr)
-            return 130
+    try:
+        with httpx.Client(base_url=base, headers=headers, timeout=httpx.Timeout(30.0, read=None)) as client:
+            run = _json(_call(client, "POST", path, **body))
+            run_id = str(run["id"])
+            print(f"==> {base}: accepted as {noun} {run_id} ({run['status']})", file=out, flush=True)
+            try:
+                end = follow(client, run_id, out, answer(client, base, run_id, out))
+            except LeftWaiting as waiting:
+                print(waiting.one_line(), file=out, flush=True)
+                return waiting.exit_code
+            except KeyboardInterrupt:
+                _call(client, "POST", f"/v1/runs/{run_id}/cancel", ok=(202, 409))
+                print(f"interrupted: {noun} {run_id} was cancelled on the service", file=sys.stderr)
+                return 130
+    finally:
+        httpx_log.setLevel(level)
     return exit_code(end)
 
 
@@ -196,9 +216,9 @@ def _base_url(url: str) -> str:
 
 
 def _call(client: httpx.Client, method: str, path: str, *, ok: tuple[int, ...] = (200, 202),
-          json: dict[str, Any] | None = None) -> httpx.Response:
+          **body: Any) -> httpx.Response:
     try:
-        reply = client.request(method, path, json=json)
+        reply = client.request(method, path, **body)
     except httpx.TransportError as exc:
         raise ServiceUnreachable(f"cannot reach the service at {client.base_url} ({type(exc).__name__})",
                                  hint="is `python -m controller serve` running there?") from exc
@@ -218,5 +238,5 @@ def _refused(reply: httpx.Response) -> ServiceRefused:
 def _json(reply: httpx.Response) -> dict[str, Any]:
     data = reply.json()
     if not isinstance(data, dict) or "id" not in data:
-        raise ServiceRefused(reply.status_code, "the answer is not a run document")
+        raise ServiceRefused(reply.status_code, "the answer is not a run or check document")
     return data

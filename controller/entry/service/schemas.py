@@ -35,8 +35,8 @@ class RunLinks(BaseModel):
     resume: str
 
 
-class RunOut(BaseModel):
-    """A run as the service has it; ``summary`` is the run's summary.json once it ended."""
+class RunCore(BaseModel):
+    """What every run row's document starts with (a run's, a check's)."""
 
     id: str
     owner: str
@@ -44,6 +44,11 @@ class RunOut(BaseModel):
     target: str
     options: dict[str, Any]
     status: RunStatus
+
+
+class RunOut(RunCore):
+    """A run as the service has it; ``summary`` is the run's summary.json once it ended."""
+
     cancel_requested: bool
     takeovers: int = Field(description="How often a worker that died handed this run on.")
     created_at: float

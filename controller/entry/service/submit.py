@@ -83,6 +83,11 @@ def upload_dir(settings: Settings, run_id: str) -> Path:
     return settings.runs_dir / UPLOADS / run_id
 
 
+def scrub_staging(exc: PlatformError, staging: Path) -> None:
+    """Say the upload's names in ``exc``'s message, not the service's folders."""
+    exc.message = exc.message.replace(f"{staging}/", "").replace(str(staging), "the upload")
+
+
 def accept_upload(settings: Settings, store: RunStore, owner: str, request: RunRequest,
                   files: dict[str, bytes]) -> RunRow:
     """A run on an uploaded target: ``files`` maps fixed file names (statement.pdf, …) to their bytes."""
@@ -95,8 +100,8 @@ def accept_upload(settings: Settings, store: RunStore, owner: str, request: RunR
             (target / name).write_bytes(data)
         try:
             agent = plan(settings, request, staging)
-        except PlatformError as exc:  # say the upload's names, not the service's folders
-            exc.message = exc.message.replace(f"{staging}/", "").replace(str(staging), "the upload")
+        except PlatformError as exc:
+            scrub_staging(exc, staging)
             raise
         run_id = service_run_id(request.target)
         final = upload_dir(settings, run_id)

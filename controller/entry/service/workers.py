@@ -172,7 +172,7 @@ class WorkerPool:
             if self._stopping.is_set():  # claimed just as the drain began: stop it like the others
                 signal_group(proc, signal.SIGINT)
             try:
-                _copy_lines(proc.stdout, console, lambda: self._notify(row.id))
+                _copy_lines(proc.stdout, console, lambda: self._notify(row.id), child.uploads_prefix(row, run_dir))
                 code = proc.wait()
             finally:
                 with self._lock:
@@ -200,6 +200,7 @@ class WorkerPool:
         elif child.waits(code, run_dir):  # checkpointed on a question: no worker, no lease until the reply
             parked = self.store.wait(row.id, self.worker_id)
             log.info("service.run_waiting", run_id=row.id, parked=parked)
+            self._notify(row.id)  # its streams send the question now
         else:
             status = child.status_of(code, summary)
             error = "" if status in ("passed", "failed") else child.error_line(code, tail)
@@ -261,18 +262,23 @@ class WorkerPool:
                 alive = row.id in self._children
             if row.worker is None or (row.worker == self.worker_id and alive):
                 continue  # our own live run's lease ran late (a slow store): the next renewal fixes it
-            requeue = child.resumable(self.settings.runs_dir / row.id)
+            # A run continues from its checkpoint; a check has none and simply starts again.
+            requeue = child.resumable(self.settings.runs_dir / row.id) or child.is_check(row)
             error = "" if requeue else (f"its worker {row.worker} stopped before the run had a checkpoint "
                                         "(no run.json): nothing to resume; submit it again")
             if self.store.take_over(row.id, row.worker, requeue=requeue, error=error):
                 log.warning("service.run_taken_over", run_id=row.id, dead_worker=row.worker, requeued=requeue)
 
 
-def _copy_lines(stream: IO[str] | None, console: IO[str], written: Callable[[], None]) -> None:
-    """Copy the child's stdout to console.txt line by line (bounded lines, flushed for the stream)."""
+def _copy_lines(stream: IO[str] | None, console: IO[str], written: Callable[[], None],
+                hidden: str | None = None) -> None:
+    """Copy the child's stdout to console.txt line by line (bounded lines, flushed for the stream),
+    without the service's own folder ``hidden`` (a check's lines name its uploads by their paths);
+    ``written`` after each line wakes the run's event streams."""
     if stream is None:
         return
     for line in stream:
+        line = line.replace(hidden, "") if hidden else line
         console.write(line if len(line) <= MAX_LINE else line[:MAX_LINE] + "\n")
         console.flush()
         written()

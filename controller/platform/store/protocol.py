@@ -89,7 +89,8 @@ class RunStore(Protocol):
         ...
 
     def stats(self, owner: str | None) -> dict[tuple[str, str, str], int]:
-        """Runs per (agent, target, status), of ``owner`` (None: everyone's)."""
+        """Runs per (agent, target, status), of ``owner`` (None: everyone's); checks
+        (``options.kind`` "check") are not an agent's runs and are not counted."""
         ...
 
     def history(self, *, owner: str | None, agent: str | None, target: str | None, limit: int,

@@ -254,9 +254,10 @@ class SqliteStore:
         return [str(r[0]) for r in rows]
 
     def stats(self, owner: str | None) -> dict[tuple[str, str, str], int]:
-        where, params = ("WHERE owner = ?", (owner,)) if owner is not None else ("", ())
+        where, params = ("AND owner = ?", (owner,)) if owner is not None else ("", ())
         with self._connect() as conn:
-            rows = conn.execute(f"SELECT agent, target, status, COUNT(*) FROM runs {where} "
+            rows = conn.execute("SELECT agent, target, status, COUNT(*) FROM runs "
+                                f"WHERE json_extract(options, '$.kind') IS NOT 'check' {where} "
                                 "GROUP BY agent, target, status", params).fetchall()
         return {(str(a), str(t), str(s)): int(n) for a, t, s, n in rows}
 

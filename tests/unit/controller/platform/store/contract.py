@@ -221,6 +221,14 @@ class ContractList:
         mine = store.list_runs(owner="alice", target="icici", status="queued", limit=10, cursor=None)
         assert [r.id for r in mine.runs] == ["run-0001"]
 
+    def test_stats_count_runs_per_owner_and_not_checks(self, store):
+        store.submit(new_run(0), quota=9, queue_limit=9)
+        store.submit(new_run(1, owner="bob"), quota=9, queue_limit=9)
+        store.submit(NewRun("check-1", "alice", "bank_parser", "icici", {"kind": "check", "paths": ["x"]}),
+                     quota=9, queue_limit=9)
+        assert store.stats(None) == {("bank_parser", "icici", "queued"): 2}
+        assert store.stats("alice") == {("bank_parser", "icici", "queued"): 1}
+
     def test_a_bad_cursor_is_a_config_error(self, store):
         with pytest.raises(ConfigError, match="is not a cursor"):
             store.list_runs(owner=None, target=None, status=None, limit=2, cursor="1; DROP TABLE runs")

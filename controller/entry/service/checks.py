@@ -1,0 +1,68 @@
+"""The ``/v1/checks`` endpoints: existing parsers or zipped submissions against a target, as ``check``.
+
+A check is stored as a run row of another kind (``options.kind = "check"``) and run by the
+same workers as ``python -m controller check --run-id ID``: it gets leases, quotas, the
+event stream, cancel and artefacts from ``/v1/runs/{id}/…`` like any run.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Path, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse
+
+from controller.entry.service.auth import Principal, principal
+from controller.entry.service.check_models import CheckOut, CheckRequest
+from controller.entry.service.child import is_check
+from controller.entry.service.check_submit import accept_check, read_check_upload
+from controller.entry.service.problems import Problem
+from controller.entry.service.routes import visible_run
+from controller.entry.service.schemas import PROBLEMS
+from controller.entry.service.state import ServiceState
+from controller.entry.service.uploads import FILES
+
+router = APIRouter(prefix="/v1/checks", tags=["checks"], responses=PROBLEMS)
+Caller = Annotated[Principal, Depends(principal)]
+CheckId = Annotated[str, Path(min_length=1, max_length=128, description="The check's id.")]
+_BINARY: dict[str, Any] = {"type": "string", "format": "binary"}
+_FORM = {
+    "type": "object",
+    "properties": {
+        "parser": {"type": "array", "items": _BINARY, "description": "Parser files (.py), each defining parse(pdf_path)."},
+        "submission": {"type": "array", "items": _BINARY,
+                       "description": "Zipped submission folders, or zips of a class of them (.zip)."},
+        **{part: _BINARY for part in FILES},
+        **CheckRequest.model_json_schema()["properties"],
+    },
+}
+_BODY = {"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": _FORM}}}}
+
+
+@router.post("", status_code=202, response_model=CheckOut, openapi_extra=_BODY,
+             summary="Check parsers or zipped submissions against a named or an uploaded target",
+             responses={415: PROBLEMS[422] | {"description": "Not multipart"}})
+async def submit_check(request: Request, caller: Caller) -> JSONResponse:
+    """Queue a check: ``target`` (a folder of the service's data/) or an uploaded target (``statement``,
+    ``result``, ``target_toml``), and ``parser`` (.py) or ``submission`` (.zip) file parts; 202 once stored."""
+    state: ServiceState = request.app.state.service
+    if state.draining.is_set():
+        raise Problem(503, "the service is shutting down and accepts no checks", headers={"Retry-After": "30"})
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "multipart/form-data":
+        raise Problem(415, f"send multipart/form-data, not {kind[:60]!r}")
+    upload = await read_check_upload(request, state.settings.service)
+    row = await run_in_threadpool(accept_check, state.settings, state.store, caller.name, upload)
+    state.submitted.set()
+    document = CheckOut.of(row)
+    return JSONResponse(document.model_dump(mode="json"), status_code=202, headers={"Location": document.links.self})
+
+
+@router.get("/{check_id}", response_model=CheckOut, summary="A check's status and verdicts")
+def get_check(check_id: CheckId, request: Request, caller: Caller) -> CheckOut:
+    """Status and, once it ended, each parser's or submission's verdict."""
+    row = visible_run(request.app.state.service, caller, check_id)
+    if not is_check(row):
+        raise Problem(404, f"no check {check_id[:128]} (it is a run: see /v1/runs/{check_id[:128]})")
+    return CheckOut.of(row)
