@@ -14,12 +14,10 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pydantic import ValidationError
 
-from agents.registry import AGENTS
-from controller.entry import commands
 from agents.ports.errors import PlatformError, invalid_setting
 from controller.platform.observability.logs import configure_logging, secret_values, settings_secrets
 from controller.platform.settings import Settings, load_settings
@@ -80,7 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--attempt", type=int, metavar="N", help="which attempt (default: the last)")
 
     graph = sub.add_parser("graph", help="print an agent's graph as Mermaid (LangGraph's own drawing)")
-    graph.add_argument("--agent", required=True, metavar="NAME", choices=sorted(AGENTS), help="the agent")
+    graph.add_argument("--agent", required=True, metavar="NAME",
+                       help="the agent (bank_parser, idris, intake, blueprint, ...; an unknown name lists them)")
 
     sub.add_parser("images", help="build every sandbox image that is missing")
 
@@ -131,6 +130,26 @@ def _settings(args: argparse.Namespace) -> Settings:
         raise invalid_setting(exc) from exc
 
 
+Handler = Callable[[argparse.Namespace, Settings], int]
+
+
+def _handler(args: argparse.Namespace) -> Handler:
+    """The command's function. A run or check on a service (``--server``), ``tokens`` and ``k8s``
+    never import the runner: the agents' graphs, LangGraph and pandas take seconds to load."""
+    if args.command == "run" and getattr(args, "server", None):
+        from controller.entry.service.client import run_remote  # lazy: httpx only, for a remote run
+
+        return run_remote
+    if args.command == "tokens":
+        return _tokens
+    if args.command == "k8s":
+        return _k8s
+    from controller.entry import commands  # lazy: the runner and every agent, for the local commands only
+
+    handler: Handler = getattr(commands, args.command)
+    return handler
+
+
 def _tokens(args: argparse.Namespace, settings: Settings) -> int:
     from controller.entry.service.tokens import command  # lazy: the service store, for tokens only
 
@@ -161,10 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = _settings(args)
         configure_logging(settings.log_format, settings.observability.log_level,
                           secrets=[*secret_values(os.environ), *settings_secrets(settings)])
-        handler = {"run": commands.run, "check": commands.check, "replay": commands.replay, "graph": commands.graph,
-                   "images": commands.images,
-                   "serve": commands.serve, "tokens": _tokens, "k8s": _k8s}[args.command]
-        return handler(args, settings)
+        return _handler(args)(args, settings)
     except PlatformError as exc:
         print(f"error: {exc.one_line()}", file=sys.stderr)
         return exc.exit_code
@@ -184,10 +200,13 @@ def exit_now(status: int) -> None:
     """End the process with ``status`` once everything is written, skipping the interpreter's
     teardown (half a second with LangGraph, pandas and pydantic loaded, for nothing).
 
-    Exit handlers still run and the standard streams are flushed; with any other thread
-    still alive (its work might not be done) the process exits the normal way instead.
+    Exit handlers still run and the standard streams are flushed; with any other non-daemon
+    thread still alive (its work might not be done) the process exits the normal way instead,
+    which waits for it. Daemon threads (the service child's stdin watch) do not count: the
+    normal exit would not wait for them either.
     """
-    if threading.active_count() > 1:
+    if any(thread.is_alive() and not thread.daemon for thread in threading.enumerate()
+           if thread is not threading.current_thread()):
         sys.exit(status)
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):

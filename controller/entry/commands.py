@@ -25,10 +25,6 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     """Run the target's agent (its target.toml says which; bank_parser without one); exit 0 passed, 1 gave up."""
     if getattr(args, "all", False):  # run --all: every target, each in its own child run
         return run_all(args, settings)
-    if getattr(args, "server", None):
-        from controller.entry.service.client import run_remote  # lazy: httpx, only for a remote run
-
-        return run_remote(args, settings)
     if getattr(args, "watch_stdin", False):
         watch_stdin()
     if getattr(args, "resume", None):

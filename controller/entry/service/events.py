@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -79,8 +79,10 @@ def sse(event: str, data: dict[str, Any]) -> str:
 
 
 async def stream(run_dir: Path, load: Callable[[], RunRow | None], document: Callable[[RunRow], dict[str, Any]],
-                 stopping: Callable[[], bool]) -> AsyncIterator[str]:
-    """The events of the run in ``run_dir``; ``load`` reads its row, ``stopping`` says the service drains."""
+                 stopping: Callable[[], bool], pause: Callable[[float], Awaitable[None]] = asyncio.sleep,
+                 ) -> AsyncIterator[str]:
+    """The events of the run in ``run_dir``; ``load`` reads its row, ``stopping`` says the service drains,
+    ``pause`` waits between reads (at most the given seconds; sooner when the run is known to change)."""
     console, log = Tail(run_dir / CONSOLE_FILE), Tail(run_dir / EVENTS_FILE)
     row = await asyncio.to_thread(load)
     if row is None:
@@ -111,4 +113,4 @@ async def stream(run_dir: Path, load: Callable[[], RunRow | None], document: Cal
         elif now - quiet_since > KEEPALIVE_SECONDS:
             quiet_since = now
             yield ": keep-alive\n\n"
-        await asyncio.sleep(POLL_SECONDS)
+        await pause(POLL_SECONDS)

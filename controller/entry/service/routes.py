@@ -146,7 +146,8 @@ def run_events(run_id: RunId, request: Request, caller: Caller) -> StreamingResp
     row = visible_run(state, caller, run_id)
     run_dir = state.settings.runs_dir / row.id
     body = events.stream(run_dir, lambda: state.store.get(row.id),
-                         lambda r: RunOut.of(r).model_dump(mode="json"), state.draining.is_set)
+                         lambda r: RunOut.of(r).model_dump(mode="json"), state.draining.is_set,
+                         lambda seconds: state.signals.wait(row.id, seconds))
     return StreamingResponse(body, media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 

@@ -19,7 +19,8 @@ from agents.ports.errors import ConfigError
 from controller.entry.service.app import create_app
 from controller.entry.service.readiness import images_probe
 from controller.entry.service.state import ServiceState, engine_probe
-from controller.entry.service.workers import WorkerPool
+from controller.entry.service import child
+from controller.entry.service.workers import Command, WorkerPool
 from controller.platform.observability.exporter import Exporter
 from controller.platform.settings import Settings
 from controller.platform.store import RunStore
@@ -55,7 +56,9 @@ def bind(host: str, port: int) -> socket.socket:
         ConfigError: it cannot be bound (in use, not local, not allowed).
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are TCP, and without
+    # it every answer on a kept-alive connection waited ~40 ms for a delayed ACK (Nagle).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host.strip("[]"), port))
@@ -82,13 +85,14 @@ class DrainingServer(uvicorn.Server):
         self._captured_signals.clear()
 
 
-def run_service(settings: Settings, store: RunStore, exporter: Exporter, host: str, port: int) -> None:
-    """Serve until SIGTERM/SIGINT, then drain the workers."""
+def run_service(settings: Settings, store: RunStore, exporter: Exporter | None, host: str, port: int, *,
+                command: Command = child.command) -> None:
+    """Serve until SIGTERM/SIGINT, then drain the workers; ``command`` is each run's child."""
     check_exposure(host, store)
     sock = bind(host, port)
     state = ServiceState(settings, store, engine_probe=engine_probe(settings),
                          images_probe=images_probe(settings))
-    pool = WorkerPool(settings, store, wake=state.submitted)
+    pool = WorkerPool(settings, store, wake=state.submitted, command=command, notify=state.signals.notify)
     config = uvicorn.Config(create_app(state, exporter), log_config=None, access_log=False,
                             timeout_graceful_shutdown=5, lifespan="off")
     server = DrainingServer(config, state)

@@ -6,6 +6,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from controller.entry.service.notify import RunSignals
 from controller.platform.sandbox.engine import connect
 from controller.platform.settings import Settings
 from controller.platform.store import RunStore
@@ -37,3 +38,5 @@ class ServiceState:
     draining: threading.Event = field(default_factory=threading.Event)
     #: Set on each accepted run, so an idle worker of this process claims it at once, not at its next poll.
     submitted: threading.Event = field(default_factory=threading.Event)
+    #: Wakes a run's event streams when a worker of this process wrote to it or ended it.
+    signals: RunSignals = field(default_factory=RunSignals)

@@ -41,6 +41,8 @@ CANCEL_GRACE_SECONDS = 10.0
 STDERR_TAIL = 8192
 #: Exit statuses of a child stopped by a drain (SIGINT handled, or killed).
 STOPPED = frozenset({130, -signal.SIGINT, -signal.SIGKILL, -signal.SIGTERM})
+#: A run's child command line, from its row and its run folder.
+Command = Callable[[RunRow, Path], list[str]]
 
 
 def new_worker_id() -> str:
@@ -62,8 +64,9 @@ class WorkerPool:
     """Runs the store's queued runs, ``workers`` at a time, as child processes."""
 
     def __init__(self, settings: Settings, store: RunStore, *, worker_id: str | None = None,
-                 command: Callable[[RunRow, Path], list[str]] = child.command,
-                 env: dict[str, str] | None = None, wake: threading.Event | None = None) -> None:
+                 command: Command = child.command,
+                 env: dict[str, str] | None = None, wake: threading.Event | None = None,
+                 notify: Callable[[str], None] = lambda run_id: None) -> None:
         self.settings = settings
         self.store = store
         self.worker_id = worker_id or new_worker_id()
@@ -72,6 +75,7 @@ class WorkerPool:
         self._env = env if env is not None else child_env(settings)
         self._stopping = threading.Event()
         self._wake = wake or threading.Event()
+        self._notify = notify  # the run's console grew or the run ended: its event streams read again
         self._lock = threading.Lock()
         self._children: dict[str, subprocess.Popen[str]] = {}
         self._cancelled: dict[str, float] = {}
@@ -163,7 +167,7 @@ class WorkerPool:
             if self._stopping.is_set():  # claimed just as the drain began: stop it like the others
                 signal_group(proc, signal.SIGINT)
             try:
-                _copy_lines(proc.stdout, console)
+                _copy_lines(proc.stdout, console, lambda: self._notify(row.id))
                 code = proc.wait()
             finally:
                 with self._lock:
@@ -197,6 +201,7 @@ class WorkerPool:
                 error: str) -> None:
         if not self.store.finish(row.id, self.worker_id, status, exit_code=code, summary=summary, error=error):
             log.warning("service.run_taken_over", run_id=row.id, status=status)
+        self._notify(row.id)
         log.info("service.run_finished", run_id=row.id, status=status, exit_code=code)
 
     # the supervisor -----------------------------------------------------------------------
@@ -255,13 +260,14 @@ class WorkerPool:
                 log.warning("service.run_taken_over", run_id=row.id, dead_worker=row.worker, requeued=requeue)
 
 
-def _copy_lines(stream: IO[str] | None, console: IO[str]) -> None:
+def _copy_lines(stream: IO[str] | None, console: IO[str], written: Callable[[], None]) -> None:
     """Copy the child's stdout to console.txt line by line (bounded lines, flushed for the stream)."""
     if stream is None:
         return
     for line in stream:
         console.write(line if len(line) <= MAX_LINE else line[:MAX_LINE] + "\n")
         console.flush()
+        written()
 
 
 def _tail(handle: IO[bytes]) -> str:

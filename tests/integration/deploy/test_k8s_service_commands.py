@@ -23,7 +23,7 @@ import httpx
 
 from controller.entry.k8s_render import deploy_objects, token_objects
 from controller.platform.settings import PROJECT_ROOT, Settings
-from tests.integration.service.test_service import free_port, wait_for
+from tests.integration.service.harness import free_port, wait_for
 
 SECRET_DSN = "SBX_SERVICE__POSTGRES_DSN"
 

@@ -89,6 +89,27 @@ def broken_encryption() -> bytes:
                        b" /ID [<00> <00>]", 1)
 
 
+def malformed_font() -> bytes:
+    """Text in a TrueType font whose embedded program is garbage, whose widths are nonsense and
+    whose ToUnicode map claims a range of four billion codes (a CPU and memory trap for a CMap reader)."""
+    return pdf([
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        stream(b"BT /F1 12 Tf 72 700 Td (01-08-2024 Salary 1,200.00) Tj ET"),
+        b"<< /Type /Font /Subtype /TrueType /BaseFont /Broken /FirstChar 4294967295 /LastChar -7 "
+        b"/Widths [1 (x) << >> -1e308] /FontDescriptor 6 0 R /ToUnicode 8 0 R >>",
+        b"<< /Type /FontDescriptor /FontName /Broken /Flags 32 /FontBBox [0 0 1e308 -1e308] /ItalicAngle 0 "
+        b"/Ascent 1e308 /Descent -1e308 /CapHeight 0 /StemV 0 /FontFile2 7 0 R >>",
+        stream(bytes(range(256)) * 64),
+        stream(b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap\n"
+               b"1 begincodespacerange <00000000> <FFFFFFFF> endcodespacerange\n"
+               b"1 beginbfrange <00000000> <FFFFFFFF> <0041> endbfrange\n"
+               b"endcmap CMapName currentdict /CMap defineresource pop end end"),
+    ])
+
+
 def oversized(mb: int) -> bytes:
     """A valid small PDF padded with a comment to ``mb`` MiB."""
     doc = one_page(stream(b"BT /F1 12 Tf 72 700 Td (01-08-2024 Salary 1,200.00) Tj ET"))
@@ -102,6 +123,7 @@ HOSTILE_PDFS: dict[str, Callable[[], bytes]] = {
     "page_tree_loop": page_tree_loop,
     "deep_nesting": deep_nesting,
     "broken_encryption": broken_encryption,
+    "malformed_font": malformed_font,
 }
 
 

@@ -30,6 +30,7 @@ EXPECTED = {
     "page_tree_loop": ("is not a readable PDF", "has no text"),
     "deep_nesting": ("is not a readable PDF", "has no text"),
     "broken_encryption": ("is not a readable PDF", "is password-protected", "does not look like a bank statement"),
+    "malformed_font": ("analysis needed more than 256 MiB", "analysis took more than 20 s", "is not a readable PDF"),
 }
 
 

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from controller.platform.settings import PROJECT_ROOT
-from tests.integration.service.test_service import free_port, wait_for
+from tests.integration.service.harness import free_port, wait_for
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
 

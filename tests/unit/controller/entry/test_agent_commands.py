@@ -36,9 +36,10 @@ class TestUsageErrors:
         assert_one_line_error(cli(tmp_path, "check", "--target", "icici", "--module", str(module)), "--parser")
 
     def test_graph_of_an_unknown_agent(self, tmp_path):
-        """graph --agent accepts only registered agents (argparse's usage error, exit 2)."""
+        """graph --agent accepts only registered agents: one line naming them, exit 2."""
         proc = cli(tmp_path, "graph", "--agent", "nope")
-        assert proc.returncode == 2 and "invalid choice" in proc.stderr
+        assert proc.returncode == 2
+        assert proc.stderr.strip() == "error: no agent called 'nope' (agents: bank_parser, idris, intake, blueprint)"
 
 
 def outcome(**replayed: object) -> ReplayOutcome:

@@ -114,3 +114,29 @@ class TestUnexpectedErrors:
         assert cli.main(["run", "--target", "icici"]) == 3
         err = capsys.readouterr().err
         assert err.startswith("error: the agent loop stopped on an unexpected KeyError") and err.count("\n") == 1
+
+
+EXIT_NOW_SCRIPT = """
+import os, sys, threading, time
+from controller.entry.cli import exit_now
+class Teardown:
+    def __del__(self):
+        os.write(1, b"interpreter teardown\\n")
+keep = Teardown()
+if sys.argv[1] == "daemon":
+    threading.Thread(target=time.sleep, args=(600,), daemon=True).start()
+if sys.argv[1] == "worker":
+    threading.Thread(target=lambda: (time.sleep(0.3), os.write(1, b"worker done\\n"))).start()
+exit_now(5)
+"""
+
+
+@pytest.mark.parametrize(("threads", "output"), [
+    ("none", ""),
+    ("daemon", ""),  # the service child's stdin watch: no reason for the half-second teardown
+    ("worker", "worker done\ninterpreter teardown\n"),  # its work might not be done: the normal exit waits
+])
+def test_exit_now_skips_the_teardown_unless_a_non_daemon_thread_is_alive(threads: str, output: str):
+    proc = subprocess.run([sys.executable, "-c", EXIT_NOW_SCRIPT, threads], capture_output=True, text=True,
+                          timeout=60, cwd=Path(__file__).resolve().parents[4], check=False)
+    assert (proc.returncode, proc.stdout) == (5, output)

@@ -1,0 +1,169 @@
+"""``make bench`` (the service part): what the service adds to a run, measured on a real one.
+
+A ``python -m controller serve`` process on a free loopback port, its own runs folder and
+store, the project's data, no token (loopback only). Then, on the target:
+
+* **submit -> first event**: ``POST /v1/runs`` then ``GET /v1/runs/{id}/events``, the time to
+  the first Server-Sent Event (the run's status) and to its first progress line (the run's
+  child has started and printed); each run is followed to its end;
+* **per-run overhead**: the wall time of such a run, submit to ``end`` event, against a local
+  ``python -m controller run --target`` on the same warm machine, interleaved;
+* **throughput**: ``--runs`` (100) runs submitted at once, the time until the last one ended,
+  against ``workers x`` the single-run rate of the local runs.
+
+Prints medians and each goal of issue 21 (first event <= 50 ms, overhead <= 5 %, throughput
+>= 0.9 x workers x single-run rate); asserts nothing (speed is not a test).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from controller.entry.service.client import parse_sse
+from controller.platform.settings import PROJECT_ROOT
+
+
+@dataclass(frozen=True)
+class Followed:
+    """One run over the service: seconds from the submit to each milestone."""
+
+    first_event: float
+    first_line: float
+    end: float
+    status: str
+
+
+@contextmanager
+def service(root: Path, workers: int) -> Iterator[tuple[str, dict[str, str]]]:
+    """A service process on a free port over ``root``; yields its URL and the environment."""
+    env = {**os.environ, "SBX_RUNS_DIR": str(root / "runs"), "SBX_PARSERS_DIR": str(root / "parsers"),
+           "SBX_DATA_DIR": str(PROJECT_ROOT / "data"), "SBX_LOG_FORMAT": "json",
+           "SBX_PARALLEL_RUNS": str(workers), "SBX_SERVICE__QUEUE_LIMIT": "1000",
+           "SBX_SERVICE__QUOTA_PER_TOKEN": "1000"}
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with (root / "service.log").open("w") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "controller", "serve", "--port", str(port)],
+                                env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_ready(url, proc)
+        yield url, env
+    finally:
+        proc.terminate()
+        proc.wait(120)
+
+
+def _wait_ready(url: str, proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit("the service exited; see its log")
+        try:
+            if httpx.get(f"{url}/readyz", timeout=5).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    raise SystemExit("the service did not become ready in 120 s")
+
+
+def follow(http: httpx.Client, target: str) -> Followed:
+    """Submit one run and follow its events to the end."""
+    started = time.perf_counter()
+    run = http.post("/v1/runs", json={"target": target}).json()
+    first_event = first_line = float("nan")
+    status = "?"
+    with http.stream("GET", f"/v1/runs/{run['id']}/events", timeout=httpx.Timeout(30, read=600)) as response:
+        for event, data in parse_sse(response.iter_lines()):
+            now = time.perf_counter() - started
+            if first_event != first_event:
+                first_event = now
+            if event == "line" and first_line != first_line:
+                first_line = now
+            if event == "end":
+                status = str(data.get("status"))
+                break
+    return Followed(first_event, first_line, time.perf_counter() - started, status)
+
+
+def local_run(env: dict[str, str], target: str) -> float:
+    """Wall time of ``python -m controller run --target`` with the service's environment."""
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "controller", "run", "--target", target], env=env,
+                   capture_output=True, timeout=600, check=False)
+    return time.perf_counter() - started
+
+
+def throughput(http: httpx.Client, target: str, runs: int) -> tuple[float, dict[str, int]]:
+    """Seconds from submitting ``runs`` runs at once to the end of the last, and their statuses."""
+    started = time.perf_counter()
+    ids = [http.post("/v1/runs", json={"target": target}).json()["id"] for _ in range(runs)]
+    statuses: dict[str, str] = {}
+    while len(statuses) < len(ids):
+        time.sleep(0.2)
+        for run_id in ids:
+            if run_id not in statuses:
+                row = http.get(f"/v1/runs/{run_id}").json()
+                if row["status"] not in ("queued", "running"):
+                    statuses[run_id] = row["status"]
+    counts: dict[str, int] = {}
+    for status in statuses.values():
+        counts[status] = counts.get(status, 0) + 1
+    return time.perf_counter() - started, counts
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.bench_service", description=__doc__.splitlines()[0])
+    parser.add_argument("--target", default="icici", metavar="NAME")
+    parser.add_argument("--repeat", type=int, default=5, metavar="N", help="followed and local runs (default 5)")
+    parser.add_argument("--runs", type=int, default=100, metavar="N", help="runs queued at once (default 100)")
+    parser.add_argument("--workers", type=int, default=2, metavar="N", help="the service's workers (default 2)")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="sandloop-bench-service-") as tmp, \
+            service(Path(tmp), args.workers) as (url, env), httpx.Client(base_url=url, timeout=60) as http:
+        print(f"==> service bench on {args.target}: {args.repeat} followed runs, {args.repeat} local runs "
+              f"(interleaved), then {args.runs} queued at once on {args.workers} workers", flush=True)
+        follow(http, args.target)  # warm-up: the first run builds nothing but fills the OS caches
+        followed: list[Followed] = []
+        local: list[float] = []
+        for _ in range(args.repeat):
+            followed.append(follow(http, args.target))
+            local.append(local_run(env, args.target))
+        seconds, counts = throughput(http, args.target, args.runs)
+    _print(args, followed, local, seconds, counts)
+    return 0
+
+
+def _print(args: argparse.Namespace, followed: list[Followed], local: list[float], seconds: float,
+           counts: dict[str, int]) -> None:
+    first = statistics.median(f.first_event for f in followed) * 1000
+    line = statistics.median(f.first_line for f in followed)
+    served = statistics.median(f.end for f in followed)
+    alone = statistics.median(local)
+    rate, goal = args.runs / seconds, 0.9 * args.workers / alone
+    print(f"\nservice, {args.target} (medians of {len(followed)}; statuses {sorted({f.status for f in followed})})")
+    print(f"  submit -> first event     {first:7.1f} ms   (goal 50 ms or less)")
+    print(f"  submit -> first line      {line:7.2f} s    (the run's process started and printed)")
+    print(f"  run over the service      {served:7.2f} s    submit to end event")
+    print(f"  the same run, local CLI   {alone:7.2f} s    overhead {100 * (served / alone - 1):+.1f} %   (goal 5 % or less)")
+    print(f"  {args.runs} runs queued at once   {seconds:7.1f} s    {rate:.2f} runs/s on {args.workers} workers; "
+          f"goal {goal:.2f} (0.9 x {args.workers} x 1/{alone:.2f} s)   {counts}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
