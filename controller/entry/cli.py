@@ -110,8 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
     k8s = sub.add_parser("k8s", help="Kubernetes: print the deployment and a sandbox Pod as YAML")
     k8s_sub = k8s.add_subparsers(dest="k8s_command", required=True, metavar="K8S_COMMAND")
     render = k8s_sub.add_parser("render", help="print every object the deployment creates, and one sandbox's Pod + ConfigMap")
-    render.add_argument("--part", choices=("all", "deploy", "sandbox"), default="all",
-                        help="deploy: the objects to apply; sandbox: what one execution creates (default: both)")
+    render.add_argument("--part", choices=("all", "deploy", "sandbox", "tokens"), default="all",
+                        help="deploy: the objects to apply; sandbox: what one execution creates (default: both); "
+                             "tokens: the one-off Job making the service's first token")
     render.add_argument("--registry", metavar="PREFIX",
                         help="registry prefix of the images (default: SBX_KUBERNETES__REGISTRY)")
 

@@ -48,11 +48,13 @@ def create_app(state: ServiceState, exporter: Exporter | None = None) -> FastAPI
         body = {**body, "status": ("draining" if state.draining.is_set() else "ok") if ok else "error"}
         return JSONResponse(body, status_code=200 if ok else 503)
 
-    @app.get("/readyz", tags=["health"], summary="Ready to run: store and engine reachable",
+    @app.get("/readyz", tags=["health"], summary="Ready to run: store and engine reachable, images present",
              responses={503: {"description": "Not ready, with the reason per check"}})
     def readyz(request: Request) -> JSONResponse:
-        """200 when the store and the sandbox engine answer and the service is not draining."""
+        """200 when the store and the sandbox engine answer, the engine has the agents' sandbox
+        images (checked at most every few seconds) and the service is not draining."""
         checks = {"store": _check(state.store.ping), "engine": _check(state.engine_probe),
+                  "images": _check(state.images_probe),
                   "accepting": "ok" if not state.draining.is_set() else "draining"}
         ready = all(value == "ok" for value in checks.values())
         return JSONResponse({"status": "ready" if ready else "not ready", "checks": checks},

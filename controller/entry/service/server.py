@@ -17,6 +17,7 @@ import uvicorn
 
 from agents.ports.errors import ConfigError
 from controller.entry.service.app import create_app
+from controller.entry.service.readiness import images_probe
 from controller.entry.service.state import ServiceState, engine_probe
 from controller.entry.service import child
 from controller.entry.service.workers import Command, WorkerPool
@@ -89,7 +90,8 @@ def run_service(settings: Settings, store: RunStore, exporter: Exporter | None, 
     """Serve until SIGTERM/SIGINT, then drain the workers; ``command`` is each run's child."""
     check_exposure(host, store)
     sock = bind(host, port)
-    state = ServiceState(settings, store, engine_probe=engine_probe(settings))
+    state = ServiceState(settings, store, engine_probe=engine_probe(settings),
+                         images_probe=images_probe(settings))
     pool = WorkerPool(settings, store, wake=state.submitted, command=command, notify=state.signals.notify)
     config = uvicorn.Config(create_app(state, exporter), log_config=None, access_log=False,
                             timeout_graceful_shutdown=5, lifespan="off")

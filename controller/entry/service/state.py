@@ -1,4 +1,4 @@
-"""What the routes share: the settings, the store, the draining flag and the engine probe."""
+"""What the routes share: the settings, the store, the draining flag and the readiness probes."""
 
 from __future__ import annotations
 
@@ -33,6 +33,8 @@ class ServiceState:
     settings: Settings
     store: RunStore
     engine_probe: Callable[[], None] = docker_probe
+    #: /readyz's images check (:func:`controller.entry.service.readiness.images_probe`); none by default.
+    images_probe: Callable[[], None] = no_probe
     draining: threading.Event = field(default_factory=threading.Event)
     #: Set on each accepted run, so an idle worker of this process claims it at once, not at its next poll.
     submitted: threading.Event = field(default_factory=threading.Event)

@@ -19,7 +19,8 @@ def command(args: argparse.Namespace, settings: Settings) -> int:
         token = new_token()
         store.add_token(name, token_hash(token), admin=args.admin)
         print(token)
-        print(f"==> token {name}{' (admin)' if args.admin else ''} added to {store_path(settings)}; "
+        where = "the PostgreSQL store" if settings.service.store == "postgres" else store_path(settings)
+        print(f"==> token {name}{' (admin)' if args.admin else ''} added to {where}; "
               "it is shown only this once: keep it (the service stores only its hash)")
         return 0
     if args.tokens_command == "remove":

@@ -242,7 +242,7 @@ class TestHealth:
         assert service.client.get("/healthz").json()["status"] == "ok"
         ready = service.client.get("/readyz")
         assert ready.status_code == 200 and ready.json()["checks"] == {"store": "ok", "engine": "ok",
-                                                                       "accepting": "ok"}
+                                                                       "images": "ok", "accepting": "ok"}
         paths = service.client.get("/openapi.json").json()["paths"]
         assert {"/v1/runs", "/v1/runs/{run_id}", "/v1/runs/{run_id}/events", "/v1/runs/{run_id}/cancel",
                 "/v1/runs/{run_id}/artefacts/{path}", "/healthz", "/readyz"} <= set(paths)

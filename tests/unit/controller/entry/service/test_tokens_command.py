@@ -42,3 +42,18 @@ def test_a_duplicate_or_bad_name_or_unknown_removal_is_one_line(runs, capsys):
     assert capsys.readouterr().err.startswith("error: '../evil' is not a token name")
     assert main(["tokens", "remove", "bob"]) == 2
     assert capsys.readouterr().err.startswith("error: no token called 'bob'")
+
+
+def test_a_token_added_to_postgres_does_not_claim_a_sqlite_file(runs, capsys, monkeypatch):
+    """With SBX_SERVICE__STORE=postgres (the Kubernetes token Job) the note names that store, not
+    a SQLite path nobody reads. (The store itself is a SQLite double here; PostgreSQL is tested in
+    tests/integration/store/.)"""
+    import controller.entry.service.tokens as tokens_module
+
+    monkeypatch.setenv("SBX_SERVICE__STORE", "postgres")
+    monkeypatch.setenv("SBX_SERVICE__POSTGRES_DSN", "postgresql://u:secret@db.invalid/sandloop")
+    monkeypatch.setattr(tokens_module, "open_store", lambda settings: SqliteStore(runs / "double.sqlite"))
+    assert main(["tokens", "add", "ops", "--admin"]) == 0
+    token, note = capsys.readouterr().out.splitlines()
+    assert token.startswith("sbx_") and "added to the PostgreSQL store" in note
+    assert ".sqlite" not in note and "secret" not in note
