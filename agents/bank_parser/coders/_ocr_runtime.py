@@ -28,6 +28,7 @@ from agents.bank_parser.coders._runtime import (
     row_values,
     signed_amount,
 )
+from agents.bank_parser.coders._repair_runtime import repair_rows, report_repairs
 
 Word = dict[str, Any]
 RawRow = tuple[list[str], float]
@@ -159,22 +160,28 @@ def balance_breaks(raw_rows: list[RawRow], config: SimpleNamespace) -> int:
 def ocr_collect(pdf: Any, config: SimpleNamespace) -> list[dict[str, str]]:
     """Read every page by OCR, retrying other settings while the balances do not add up.
 
-    Each setting in ``config.ocr_settings`` is tried in order until one gives rows whose
-    running balance agrees on every row, or the time budget is spent; the rows with the
-    fewest breaks (then the most rows) are returned.
+    Each setting in ``config.ocr_settings`` is tried in order; its rows are first repaired
+    where the running balance shows a unique misread (``repair_rows``). The first setting
+    whose rows then agree on every balance wins, else the one with the fewest breaks (then
+    the fewest repairs, then the most rows) once the time budget is spent. Its repairs are
+    reported on stderr.
     """
     started = time.monotonic()
-    best: tuple[int, int, list[dict[str, str]]] | None = None
+    best: tuple[tuple[int, int, int], list[dict[str, str]], list[dict[str, Any]]] | None = None
     for setting in config.ocr_settings:
         state: dict[str, Any] = {}
         raw: list[RawRow] = []
         for page in pdf.pages:
             raw.extend(page_word_rows(page_ocr_words(page, setting), state, config))
+        raw, repairs = repair_rows(raw, config)
         rows = collect_rows(raw, config)
         breaks = balance_breaks(raw, config) if rows else 10**9
-        if best is None or (breaks, -len(rows)) < (best[0], -best[1]):
-            best = (breaks, len(rows), rows)
+        rank = (breaks, len(repairs), -len(rows))
+        if best is None or rank < best[0]:
+            best = (rank, rows, repairs)
         if breaks == 0 or time.monotonic() - started > config.ocr_budget_seconds:
             break
-    return best[2] if best else []
-
+    if best is None:
+        return []
+    report_repairs(best[2])
+    return best[1]
