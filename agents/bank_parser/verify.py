@@ -20,12 +20,14 @@ columns is tried and the one under which most consecutive balances agree wins. T
 * ``coverage``: every transaction-like PDF line is some row's amount (and balance), and,
   with every page read, every row is some line's. A row whose cell the parser repaired
   (issue 24: :mod:`.repairs`) still shows the misread cell in the PDF's OCR text, so it is
-  matched by its other figure.
+  matched by its other figure; a scan's line whose OCR lost a decimal point ("215" for
+  2.15) matches the row with that figure and the line's other one.
 """
 
 from __future__ import annotations
 
 import itertools
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from agents.bank_parser.repairs import Repair, read_repairs, repaired_rows
-from agents.bank_parser.statement_facts import StatementFacts
+from agents.bank_parser.statement_facts import StatementFacts, StatementLine
 
 State = Literal["held", "failed", "not made"]
 ARITHMETIC = ("running balance", "balance sum")
@@ -352,17 +354,7 @@ def _check_coverage(
                    for i, a in enumerate(amount) if a and i not in repaired)
     loose = [{int(abs(a))} | ({int(abs(balance[i]))} if balance is not None and not np.isnan(balance[i]) else set())
              for i, a in enumerate(amount) if a and i in repaired]
-    missing = []
-    for line in facts.lines:
-        key = _line_match(line.amounts, keys)
-        if key is not None:
-            keys[key] -= 1
-            continue
-        mended = next((j for j, figures in enumerate(loose) if figures & set(line.amounts)), None)
-        if mended is None:
-            missing.append(line.text)
-        else:
-            loose.pop(mended)
+    missing = [line.text for line in facts.lines if not _match_line(line, keys, loose)]
     extra = sum(keys.values()) + len(loose)
     if missing:
         shown = " | ".join(missing[:SHOWN_LINES])
@@ -370,6 +362,32 @@ def _check_coverage(
     if extra and facts.complete:
         return Check(name, "failed", f"{extra} row(s) match no transaction-like PDF line")
     return Check(name, "held", f"all {len(facts.lines)} transaction-like PDF line(s) are rows")
+
+
+def _match_line(line: StatementLine, keys: Counter[tuple[int, ...]], loose: list[set[int]]) -> bool:
+    """Find the line's row and take it (one row per line): by its figures; a repaired row by
+    its other figure; else a row whose amount or balance the line shows with its decimal point
+    lost (the analysis reads a scan by OCR too: "215" for 2.15)."""
+    key = _line_match(line.amounts, keys) or _lost_point_match(line, keys)
+    if key is not None:
+        keys[key] -= 1
+        return True
+    mended = next((j for j, figures in enumerate(loose) if figures & set(line.amounts)), None)
+    if mended is not None:
+        loose.pop(mended)
+    return mended is not None
+
+
+def _lost_point_match(line: StatementLine, keys: Counter[tuple[int, ...]]) -> tuple[int, ...] | None:
+    """A row key (amount, balance) of which the line shows one figure as an amount and the
+    other as bare digits: a decimal point the OCR did not see."""
+    bare = {re.sub(r"\D", "", token) for token in re.findall(r"\d[\d,.']*\d", line.text)}
+    for key, count in keys.items():
+        if count > 0 and len(key) == 2:
+            a, b = key
+            if (a in line.amounts and str(b) in bare) or (b in line.amounts and str(a) in bare):
+                return key
+    return None
 
 
 def _row_key(amount: float, balance: float | None) -> tuple[int, ...]:

@@ -75,30 +75,41 @@ class TestConfirms:
 class TestCoverageWithRepairs:
     """verify: a repaired row is matched by its other figure; an unconfirmed claim is not."""
 
-    TEXT = ("Opening balance 1,000.00\n01/08/2024 Coffee 3.50 996.50\n02/08/2024 Salary 500.00 149650\n"
-            "03/08/2024 Rent 100.00 1,396.50\n")
+    TEXT = ("Opening balance 1,000.00\n01/08/2024 Coffee 3.50 996.50\n02/08/2024 Salary 505.00 1,S01.50\n"
+            "03/08/2024 Rent 100.00 1,401.50\n")
 
     def frame(self) -> pd.DataFrame:
         return pd.DataFrame({"Date": ["2024-08-01", "2024-08-02", "2024-08-03"],
                              "Description": ["Coffee", "Salary", "Rent"],
-                             "Debit": [3.5, None, 100.0], "Credit": [None, 500.0, None],
-                             "Balance": [996.5, 1496.5, 1396.5]})
+                             "Debit": [3.5, None, 100.0], "Credit": [None, 505.0, None],
+                             "Balance": [996.5, 1501.5, 1401.5]})
 
     def test_repaired_row_is_covered(self) -> None:
-        """The PDF line still shows 149650; with the repair confirmed, every check holds."""
+        """The PDF line still shows 1,S01.50; with the repair confirmed, every check holds."""
         facts = read_facts([(1, self.TEXT)])
         assert verify(self.frame(), facts).self_consistent is False
-        repair = Repair(1, "Balance", "149650", "1496.50", "decimal point")
+        repair = Repair(1, "Balance", "1,S01.50", "1,501.50", "letters")
         result = verify(self.frame(), facts, [repair])
         assert result.self_consistent, result.report()
         assert "repaired: 1 cell(s)" in result.summary()
-        assert "[repair] row 1 Balance: 149650 -> 1496.50 (decimal point)" in result.report()
+        assert "[repair] row 1 Balance: 1,S01.50 -> 1,501.50 (letters)" in result.report()
         assert result.record()["repairs"] == [{**repair.record()}]
 
     def test_unconfirmed_claims_do_not_cover(self) -> None:
         """A claim the host cannot confirm is listed but does not help the coverage check."""
         facts = read_facts([(1, self.TEXT)])
-        claim = Repair(1, "Balance", "149650", "1496.50", "decimal point", confirmed=False)
+        claim = Repair(1, "Balance", "1,S01.50", "1,501.50", "letters", confirmed=False)
         result = verify(self.frame(), facts, [claim])
         assert not result.self_consistent
         assert "repaired" not in result.summary() and "unconfirmed" in result.report()
+
+    def test_a_line_whose_ocr_lost_the_point_is_covered(self) -> None:
+        """The analysis's OCR read "215 Dr" where the parser read 2.15 (scan-corvid, issue 15):
+        the line shows the balance and the amount's digits, and matches that row."""
+        text = "Opening balance 6,427.59\n03-07-2024 034484 Insurance 215 Dr 6,425.44\n04-07-2024 Salary 100.00 Cr 6,525.44\n"
+        frame = pd.DataFrame({"Date": ["2024-07-03", "2024-07-04"], "Amount": [-2.15, 100.0],
+                              "Balance": [6425.44, 6525.44]})
+        assert verify(frame, read_facts([(1, text)])).self_consistent
+        wrong = frame.assign(Amount=[-2.16, 100.0], Balance=[6425.43, 6525.43])
+        coverage = {c.name: c.state for c in verify(wrong, read_facts([(1, text)])).checks}["coverage"]
+        assert coverage == "failed"
