@@ -5,7 +5,8 @@ The parser (generated code, so untrusted) prints one line per repair:
 "rule": "decimal point"}`` (see :mod:`.coders._repair_runtime`). Each line is decoded with
 the bounded JSON decoder, its fields type-checked and made printable and short; at most
 :data:`MAX_REPAIRS` are read. A claim is *confirmed* only when its rule is one the runtime
-applies and the repair changed no digit (letters read for digits count as those digits):
+applies and the repair changed no digit (letters read for digits count as those digits; a
+``re-read``, the cell OCR'd again alone, is a new reading that need only be a number):
 a claim that fails is reported as unconfirmed and counts for nothing. Confirmed repairs let
 the coverage check match the PDF line that still shows the misread cell
 (:func:`agents.bank_parser.verify.verify`).
@@ -23,7 +24,7 @@ from agents.untrusted_text import one_line
 MARKER = b"sandloop-repair "
 MAX_REPAIRS = 200
 MAX_LINE_BYTES = 600
-RULES = ("decimal point", "sign", "parenthesis", "letters")
+RULES = ("decimal point", "sign", "parenthesis", "letters", "re-read")
 _BOUNDS = JSONBounds(max_bytes=MAX_LINE_BYTES, max_depth=1, max_values=12)
 #: The letters OCR reads for digits, as the runtime's ``letters`` rule maps them.
 _LETTERS = str.maketrans("SsOolI|", "5500111")
@@ -82,6 +83,8 @@ def confirms(rule: str, before: str, after: str) -> bool:
     """Whether a claimed repair is one the runtime makes: a known rule that changed no digit
     (``letters``: only turned letters into the digits they look like)."""
     digits_before, digits_after = re.sub(r"\D", "", before), re.sub(r"\D", "", after)
+    if rule == "re-read":  # a new reading of the cell: all the host can tell is that it is a number
+        return bool(digits_after)
     if rule == "letters":
         read = re.sub(r"\D", "", before.translate(_LETTERS))
         return bool(digits_after) and digits_after in read and len(digits_after) > len(digits_before)

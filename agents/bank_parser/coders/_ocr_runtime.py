@@ -63,12 +63,14 @@ def skew_angle(image: Any, limit: float = 3.0) -> float:
     return max(fine, key=sharpness)
 
 
-def prepare(image: Any, threshold: int) -> Any:
+def prepare(image: Any, threshold: int, info: dict[str, Any] | None = None) -> Any:
     """Deskew the page, erase ruling lines, then binarise at ``threshold`` (0: leave the grey
-    to Tesseract)."""
+    to Tesseract). The angle turned is kept in ``info["angle"]`` when ``info`` is given."""
     from PIL import Image  # lazy: copied alone into generated parsers
 
     angle = skew_angle(image)
+    if info is not None:
+        info["angle"] = angle
     if angle:
         image = image.rotate(angle, resample=Image.Resampling.BICUBIC, fillcolor=255)
     image = erase_rules(image)
@@ -127,10 +129,44 @@ def ocr_words(image: Any, dpi: int, psm: int) -> list[Word]:
     return words
 
 
-def page_ocr_words(page: Any, setting: dict[str, Any]) -> list[Word]:
-    """One page's words read by OCR with one setting (dpi, psm, threshold)."""
-    image = prepare(render_gray(page, setting["dpi"]), setting["threshold"])
+def page_ocr_words(page: Any, setting: dict[str, Any], info: dict[str, Any] | None = None) -> list[Word]:
+    """One page's words read by OCR with one setting (dpi, psm, threshold); ``info`` receives
+    the deskew angle."""
+    image = prepare(render_gray(page, setting["dpi"]), setting["threshold"], info)
     return ocr_words(image, setting["dpi"], setting["psm"])
+
+
+def unrotate(x: float, y: float, width: float, height: float, angle: float) -> tuple[float, float]:
+    """Where a point of the deskewed page (turned ``angle`` degrees counter-clockwise about its
+    centre, as ``prepare`` turns it) lies on the page as scanned."""
+    import math  # lazy: copied alone into generated parsers
+
+    turn = math.radians(angle)
+    dx, dy = x - width / 2, y - height / 2
+    return (width / 2 + dx * math.cos(turn) - dy * math.sin(turn),
+            height / 2 + dx * math.sin(turn) + dy * math.cos(turn))
+
+
+def reread_cell(page: Any, box: tuple[float, float, list[float]], position: int, angle: float, dpi: int) -> str:
+    """Read one cell again, alone, at ``dpi`` as a single line of text (Tesseract psm 7).
+
+    ``box`` is the line's top, bottom and column cuts on the deskewed page; the cell's centre
+    is carried back onto the page as scanned, and a crop of that size is rendered there (a
+    cell is too short for the skew to matter inside it).
+    """
+    import pytesseract  # lazy: copied alone into generated parsers
+
+    top, bottom, cuts = box
+    left = cuts[position - 1] if position > 0 else 0.0
+    right = cuts[position] if position < len(cuts) else float(page.width)
+    x, y = unrotate((left + right) / 2, (top + bottom) / 2, float(page.width), float(page.height), angle)
+    half_width, half_height = (right - left) / 2, (bottom - top) / 2 + 2.0
+    crop = (max(0.0, x - half_width), max(0.0, y - half_height),
+            min(float(page.width), x + half_width), min(float(page.height), y + half_height))
+    if crop[2] - crop[0] < 2 or crop[3] - crop[1] < 2:
+        return ""
+    image = page.crop(crop).to_image(resolution=dpi).original.convert("L")
+    return " ".join(pytesseract.image_to_string(image, lang="eng", config="--psm 7").split())
 
 
 def balance_breaks(raw_rows: list[RawRow], config: SimpleNamespace) -> int:
@@ -157,23 +193,47 @@ def balance_breaks(raw_rows: list[RawRow], config: SimpleNamespace) -> int:
     return breaks
 
 
+def cell_reader(
+    pdf: Any, places: list[tuple[int, float]], boxes: list[Any], dpi: int, deadline: float
+) -> Any:
+    """``reread(row, position)``: raw row ``row``'s cell read again alone (None once the time
+    budget is spent); ``places`` holds each raw row's page and deskew angle, ``boxes`` its line."""
+    done: dict[tuple[int, int], str] = {}
+
+    def reread(index: int, position: int) -> str | None:
+        if (index, position) not in done:
+            if time.monotonic() > deadline:
+                return None
+            number, angle = places[index]
+            done[(index, position)] = reread_cell(pdf.pages[number], boxes[index], position, angle, dpi)
+        return done[(index, position)]
+
+    return reread
+
+
 def ocr_collect(pdf: Any, config: SimpleNamespace) -> list[dict[str, str]]:
     """Read every page by OCR, retrying other settings while the balances do not add up.
 
     Each setting in ``config.ocr_settings`` is tried in order; its rows are first repaired
-    where the running balance shows a unique misread (``repair_rows``). The first setting
-    whose rows then agree on every balance wins, else the one with the fewest breaks (then
-    the fewest repairs, then the most rows) once the time budget is spent. Its repairs are
-    reported on stderr.
+    where the running balance shows a misread (``repair_rows``: the cells around a break are
+    read again alone at twice the resolution, and only then are candidate readings tried).
+    The first setting whose rows then agree on every balance wins, else the one with the
+    fewest breaks (then the fewest repairs, then the most rows) once the time budget is spent.
+    Its repairs are reported on stderr.
     """
     started = time.monotonic()
     best: tuple[tuple[int, int, int], list[dict[str, str]], list[dict[str, Any]]] | None = None
     for setting in config.ocr_settings:
         state: dict[str, Any] = {}
         raw: list[RawRow] = []
-        for page in pdf.pages:
-            raw.extend(page_word_rows(page_ocr_words(page, setting), state, config))
-        raw, repairs = repair_rows(raw, config)
+        places: list[tuple[int, float]] = []
+        for number, page in enumerate(pdf.pages):
+            info: dict[str, Any] = {}
+            page_rows = list(page_word_rows(page_ocr_words(page, setting, info), state, config))
+            raw.extend(page_rows)
+            places.extend([(number, info.get("angle", 0.0))] * len(page_rows))
+        reread = cell_reader(pdf, places, state.get("boxes", []), 2 * setting["dpi"], started + config.ocr_budget_seconds)
+        raw, repairs = repair_rows(raw, config, reread)
         rows = collect_rows(raw, config)
         breaks = balance_breaks(raw, config) if rows else 10**9
         rank = (breaks, len(repairs), -len(rows))

@@ -12,7 +12,10 @@ is offered a few *candidate readings*, one per rule (:func:`repair_candidates`):
   ("1242914" -> "12429.14", "215" -> "2.15");
 * ``sign``: a lost minus ("724.03" -> "-724.03");
 * ``parenthesis``: a lost half of "(724.03)";
-* ``letters``: S, O and l (and s, o, I, |) read for 5, 0 and 1 inside a number.
+* ``letters``: S, O and l (and s, o, I, |) read for 5, 0 and 1 inside a number;
+
+and before any of these, in a scan's parser, ``re-read``: the cell read again alone, at twice
+the resolution, as one line of text (``reread``, from :mod:`._ocr_runtime`).
 
 A candidate is taken only when it is the *only* one, among every cell of every row of the
 broken stretch, after which every link of that stretch holds to the cent: the edited row
@@ -206,36 +209,66 @@ def stretch_repairs(
     values: list[tuple[Decimal | None, Decimal | None]],
     orientation: tuple[int, bool],
     config: SimpleNamespace,
+    reread: Any = None,
 ) -> list[tuple[int, int, str, str]]:
     """Every single edit (chain position, cell, rule, text) after which the stretch holds.
 
-    An edited row needs a neighbour on both sides: the first and last rows of the chain
-    are only repaired against an anchor row beyond them.
+    With ``reread`` (an OCR parser's ``cell_reader``) each amount and balance cell of the
+    stretch is first read again alone; only when no new reading fits are the candidate
+    readings tried. An edited row needs a neighbour on both sides: the first and last rows
+    of the chain are only repaired against an anchor row beyond them.
     """
+    editable = [
+        (k, members[k][0])
+        for k in stretch
+        if members[k][1] != "anchor" and 0 < k < len(members) - 1
+    ]
     fits: list[tuple[int, int, str, str]] = []
-    for k in stretch:
-        index, part = members[k]
-        if part == "anchor" or k == 0 or k == len(members) - 1:
-            continue
+    for k, index in editable if reread is not None else []:
+        cells = raw_rows[index][0]
+        for position in amount_positions(config):
+            text = reread(index, position) if cells[position].strip() else None
+            if text and clean_number(text, config) not in (None, clean_number(cells[position], config)):
+                if edit_fits(k, position, text, stretch, cells, values, orientation, config):
+                    fits.append((k, position, "re-read", text))
+    if fits:
+        return fits
+    for k, index in editable:
         cells = raw_rows[index][0]
         for position in amount_positions(config):
             for rule, text in repair_candidates(cells[position], config):
-                edited = [text if i == position else cell for i, cell in enumerate(cells)]
-                if not is_transaction(row_values(edited, config), edited, config):
-                    continue
-                trial = [*values[:k], chain_values(edited, config), *values[k + 1 :]]
-                if stretch_fits(stretch, trial, orientation):
+                if edit_fits(k, position, text, stretch, cells, values, orientation, config):
                     fits.append((k, position, rule, text))
     return fits
 
 
+def edit_fits(
+    k: int,
+    position: int,
+    text: str,
+    stretch: list[int],
+    cells: list[str],
+    values: list[tuple[Decimal | None, Decimal | None]],
+    orientation: tuple[int, bool],
+    config: SimpleNamespace,
+) -> bool:
+    """Whether row ``k`` (its ``cells``) with cell ``position`` read as ``text`` is a
+    transaction and makes every link of the stretch hold."""
+    edited = [text if i == position else cell for i, cell in enumerate(cells)]
+    if not is_transaction(row_values(edited, config), edited, config):
+        return False
+    trial = [*values[:k], chain_values(edited, config), *values[k + 1 :]]
+    return stretch_fits(stretch, trial, orientation)
+
+
 def repair_rows(
-    raw_rows: list[RawRow], config: SimpleNamespace
+    raw_rows: list[RawRow], config: SimpleNamespace, reread: Any = None
 ) -> tuple[list[RawRow], list[dict[str, Any]]]:
     """The raw rows with each uniquely fitting repair applied, and the repairs made.
 
     A repair is ``{"row", "column", "before", "after", "rule"}``: the transaction's position
     in the parser's frame, the header label of the cell, its text as read and as repaired.
+    ``reread(raw row, position)``: the cell read again (see :func:`stretch_repairs`).
     """
     if getattr(config, "balance_index", None) is None or not config.amounts:
         return raw_rows, []
@@ -247,7 +280,7 @@ def repair_rows(
     rows = list(raw_rows)
     edits: list[tuple[int, int, str, str]] = []
     for stretch in broken_stretches(values, orientation):
-        fits = stretch_repairs(stretch, members, raw_rows, values, orientation, config)
+        fits = stretch_repairs(stretch, members, raw_rows, values, orientation, config, reread)
         if len(fits) == 1:
             edits.append(fits[0])
     for k, position, _rule, text in edits:

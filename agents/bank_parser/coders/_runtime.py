@@ -184,6 +184,8 @@ def page_word_rows(words: list[Word], state: dict[str, Any], config: SimpleNames
 
     Lines above a header are skipped; a page without a header reuses the last header's
     columns (kept in ``state``). Footers and letterheads come out too and are filtered later.
+    Each line's top, bottom and column cuts are appended to ``state["boxes"]`` (an OCR parser
+    reads a cell again from them).
     """
     lines = group_lines(words, config.line_tolerance)
     header = find_header(lines, config)
@@ -195,6 +197,7 @@ def page_word_rows(words: list[Word], state: dict[str, Any], config: SimpleNames
     previous = None
     for line in lines:
         top = line[0]["top"]
+        state.setdefault("boxes", []).append((top, max(w["bottom"] for w in line), state["cuts"]))
         yield (
             split_line(line, state["cuts"]),
             (float("inf") if previous is None else top - previous),

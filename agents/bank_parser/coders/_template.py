@@ -90,7 +90,10 @@ OCR = (
     ort.erase_rules,
     ort.ocr_words,
     ort.page_ocr_words,
+    ort.unrotate,
+    ort.reread_cell,
     ort.balance_breaks,
+    ort.cell_reader,
     ort.ocr_collect,
 )
 #: Repair of OCR misreads by the running balance (issue 24), carried by every OCR parser.
@@ -106,6 +109,7 @@ REPAIR = (
     rrt.broken_stretches,
     rrt.stretch_fits,
     rrt.stretch_repairs,
+    rrt.edit_fits,
     rrt.repair_rows,
     rrt.repair_record,
     rrt.report_repairs,

@@ -312,3 +312,60 @@ class TestReport:
         read = read_repairs(stream.getvalue().encode())
         assert [(r.row, r.column, r.before, r.after, r.rule, r.confirmed) for r in read] == [
             (3, "Debit", "215", "2.15", "decimal point", True)]
+
+
+class TestReread:
+    """A scan's parser reads the cells around a break again before it tries candidate readings."""
+
+    def reader(self, answers: dict[tuple[int, int], str]) -> tuple[list[tuple[int, int]], object]:
+        asked: list[tuple[int, int]] = []
+
+        def reread(index: int, position: int) -> str | None:
+            asked.append((index, position))
+            return answers.get((index, position))
+
+        return asked, reread
+
+    def test_a_fitting_reread_wins(self) -> None:
+        """The cell read again as 2.15 is taken as a re-read, not as a guessed decimal point."""
+        broken = with_cell(statement(AMOUNTS), 3, 2, "215")
+        asked, reread = self.reader({(3, 2): "2.15"})
+        repaired, repairs = rrt.repair_rows(broken, config(), reread)
+        assert repaired[3][0][2] == "2.15" and repairs[0]["rule"] == "re-read"
+        assert (3, 2) in asked
+
+    def test_a_reread_that_does_not_fit_falls_back_to_candidates(self) -> None:
+        """Read again as 2.16 (still wrong) or not at all: the candidate reading decides."""
+        broken = with_cell(statement(AMOUNTS), 3, 2, "215")
+        for answers in ({(3, 2): "2.16"}, {}, {(3, 2): "not a number"}):
+            _, reread = self.reader(answers)
+            repaired, repairs = rrt.repair_rows(broken, config(), reread)
+            assert repaired[3][0][2] == "2.15" and repairs[0]["rule"] == "decimal point", answers
+
+    def test_only_cells_around_a_break_are_read_again(self) -> None:
+        """A chain that holds costs no OCR; a break costs only its stretch's filled amount cells."""
+        asked, reread = self.reader({})
+        rrt.repair_rows(statement(AMOUNTS), config(), reread)
+        assert asked == []
+        rrt.repair_rows(with_cell(statement(AMOUNTS), 3, 2, "215"), config(), reread)
+        assert asked and {index for index, _ in asked} <= {2, 3}
+        assert all(statement(AMOUNTS)[i][0][p] for i, p in asked)
+
+
+class TestUnrotate:
+    """unrotate: a point of the deskewed page carried back onto the page as scanned."""
+
+    @pytest.mark.parametrize("angle", [-2.5, -0.7, 0.0, 0.4, 1.2])
+    def test_inverse_of_the_deskew_rotation(self, angle: float) -> None:
+        """A dark dot turned as prepare() turns the page is found again where it was."""
+        import numpy as np
+        from PIL import Image
+
+        from agents.bank_parser.coders import _ocr_runtime as ort
+
+        page = np.full((300, 400), 255, dtype="uint8")
+        page[78:83, 298:303] = 0
+        turned = np.asarray(Image.fromarray(page).rotate(angle, resample=Image.Resampling.BICUBIC, fillcolor=255))
+        ys, xs = np.nonzero(turned < 128)
+        x, y = ort.unrotate(float(xs.mean()) + 0.5, float(ys.mean()) + 0.5, 400.0, 300.0, angle)
+        assert abs(x - 300.5) < 1.5 and abs(y - 80.5) < 1.5
