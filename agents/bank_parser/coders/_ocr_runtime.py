@@ -194,21 +194,36 @@ def balance_breaks(raw_rows: list[RawRow], config: SimpleNamespace) -> int:
 
 
 def cell_reader(
-    pdf: Any, places: list[tuple[int, float]], boxes: list[Any], dpi: int, deadline: float
+    pdf: Any, places: list[tuple[int, float]], boxes: list[Any], dpi: int, deadline: float,
+    stats: dict[str, float],
 ) -> Any:
     """``reread(row, position)``: raw row ``row``'s cell read again alone (None once the time
-    budget is spent); ``places`` holds each raw row's page and deskew angle, ``boxes`` its line."""
+    budget is spent); ``places`` holds each raw row's page and deskew angle, ``boxes`` its line.
+    Cells read and the seconds spent are added up in ``stats``."""
     done: dict[tuple[int, int], str] = {}
 
     def reread(index: int, position: int) -> str | None:
         if (index, position) not in done:
             if time.monotonic() > deadline:
                 return None
+            began = time.monotonic()
             number, angle = places[index]
             done[(index, position)] = reread_cell(pdf.pages[number], boxes[index], position, angle, dpi)
+            stats["rereads"] += 1
+            stats["reread_seconds"] += time.monotonic() - began
         return done[(index, position)]
 
     return reread
+
+
+def report_ocr(stats: dict[str, float]) -> None:
+    """Tell the controller what the OCR cost: one marked JSON line on stderr."""
+    # lazy: copied alone into generated parsers
+    import json
+    import sys
+
+    rounded = {name: round(value, 2) for name, value in stats.items()}
+    print("sandloop-ocr " + json.dumps(rounded), file=sys.stderr)
 
 
 def ocr_collect(pdf: Any, config: SimpleNamespace) -> list[dict[str, str]]:
@@ -219,9 +234,12 @@ def ocr_collect(pdf: Any, config: SimpleNamespace) -> list[dict[str, str]]:
     read again alone at twice the resolution, and only then are candidate readings tried).
     The first setting whose rows then agree on every balance wins, else the one with the
     fewest breaks (then the fewest repairs, then the most rows) once the time budget is spent.
-    Its repairs are reported on stderr.
+    Its repairs, and the pages read, the seconds their OCR took and the cells read again, are
+    reported on stderr.
     """
     started = time.monotonic()
+    stats = {"pages": float(len(pdf.pages)), "page_reads": 0.0, "ocr_seconds": 0.0,
+             "rereads": 0.0, "reread_seconds": 0.0}
     best: tuple[tuple[int, int, int], list[dict[str, str]], list[dict[str, Any]]] | None = None
     for setting in config.ocr_settings:
         state: dict[str, Any] = {}
@@ -229,10 +247,15 @@ def ocr_collect(pdf: Any, config: SimpleNamespace) -> list[dict[str, str]]:
         places: list[tuple[int, float]] = []
         for number, page in enumerate(pdf.pages):
             info: dict[str, Any] = {}
-            page_rows = list(page_word_rows(page_ocr_words(page, setting, info), state, config))
+            began = time.monotonic()
+            words = page_ocr_words(page, setting, info)
+            stats["page_reads"] += 1
+            stats["ocr_seconds"] += time.monotonic() - began
+            page_rows = list(page_word_rows(words, state, config))
             raw.extend(page_rows)
             places.extend([(number, info.get("angle", 0.0))] * len(page_rows))
-        reread = cell_reader(pdf, places, state.get("boxes", []), 2 * setting["dpi"], started + config.ocr_budget_seconds)
+        deadline = started + config.ocr_budget_seconds
+        reread = cell_reader(pdf, places, state.get("boxes", []), 2 * setting["dpi"], deadline, stats)
         raw, repairs = repair_rows(raw, config, reread)
         rows = collect_rows(raw, config)
         breaks = balance_breaks(raw, config) if rows else 10**9
@@ -241,6 +264,7 @@ def ocr_collect(pdf: Any, config: SimpleNamespace) -> list[dict[str, str]]:
             best = (rank, rows, repairs)
         if breaks == 0 or time.monotonic() - started > config.ocr_budget_seconds:
             break
+    report_ocr(stats)
     if best is None:
         return []
     report_repairs(best[2])

@@ -72,7 +72,8 @@ class Previewer:
         if plan.strategy == "aligned_tables":
             return None
         config = SimpleNamespace(**plan.config())
-        raw, made = self._raw_rows(plan, config), []
+        raw = self._raw_rows(plan, config)
+        made: list[dict[str, Any]] = []
         if plan.strategy == "ocr_words":
             raw, made = repair_rows(raw, config)
         repairs = tuple(Repair(r["row"], r["column"], r["before"], r["after"], r["rule"]) for r in made)

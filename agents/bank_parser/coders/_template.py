@@ -94,6 +94,7 @@ OCR = (
     ort.reread_cell,
     ort.balance_breaks,
     ort.cell_reader,
+    ort.report_ocr,
     ort.ocr_collect,
 )
 #: Repair of OCR misreads by the running balance (issue 24), carried by every OCR parser.

@@ -11,7 +11,7 @@ import json
 
 import pandas as pd
 
-from agents.bank_parser.repairs import MAX_LINE_BYTES, MAX_REPAIRS, Repair, confirms, read_repairs
+from agents.bank_parser.repairs import MAX_LINE_BYTES, MAX_REPAIRS, OcrCost, Repair, confirms, read_ocr_cost, read_repairs
 from agents.bank_parser.statement_facts import read_facts
 from agents.bank_parser.verify import verify
 
@@ -113,3 +113,22 @@ class TestCoverageWithRepairs:
         wrong = frame.assign(Amount=[-2.16, 100.0], Balance=[6425.43, 6525.43])
         coverage = {c.name: c.state for c in verify(wrong, read_facts([(1, text)])).checks}["coverage"]
         assert coverage == "failed"
+
+
+class TestOcrCost:
+    """read_ocr_cost: the parser's OCR time, numbers only."""
+
+    def test_reads_the_last_line(self) -> None:
+        """The last marked line counts; the description gives seconds a page."""
+        stderr = (b'sandloop-ocr {"pages": 1, "page_reads": 1, "ocr_seconds": 1, "rereads": 0, "reread_seconds": 0}\n'
+                  b'sandloop-ocr {"pages": 2, "page_reads": 4, "ocr_seconds": 9.5, "rereads": 3, "reread_seconds": 0.9}\n')
+        cost = read_ocr_cost(stderr)
+        assert cost == OcrCost(2, 4, 9.5, 3, 0.9)
+        assert cost.describe() == "OCR 4 page read(s) in 9.5 s (2.4 s a page), 3 cell(s) read again in 0.9 s"
+
+    def test_anything_else_is_ignored(self) -> None:
+        """No line, bad JSON, text or negative numbers, booleans: no cost."""
+        for bad in (b"", b"sandloop-ocr {", b'sandloop-ocr {"pages": "1"}', b'sandloop-ocr {"pages": -1, '
+                    b'"page_reads": 1, "ocr_seconds": 1, "rereads": 0, "reread_seconds": 0}',
+                    b'sandloop-ocr {"pages": true, "page_reads": 1, "ocr_seconds": 1, "rereads": 0, "reread_seconds": 0}'):
+            assert read_ocr_cost(bad) is None, bad
