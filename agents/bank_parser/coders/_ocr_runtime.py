@@ -147,26 +147,30 @@ def unrotate(x: float, y: float, width: float, height: float, angle: float) -> t
             height / 2 + dx * math.sin(turn) + dy * math.cos(turn))
 
 
-def reread_cell(page: Any, box: tuple[float, float, list[float]], position: int, angle: float, dpi: int) -> str:
-    """Read one cell again, alone, at ``dpi`` as a single line of text (Tesseract psm 7).
+def reread_cell(
+    image: Any, size: tuple[float, float], box: tuple[float, float, list[float]], position: int, angle: float
+) -> str:
+    """Read one cell again, alone, as a single line of text (Tesseract psm 7).
 
-    ``box`` is the line's top, bottom and column cuts on the deskewed page; the cell's centre
-    is carried back onto the page as scanned, and a crop of that size is rendered there (a
-    cell is too short for the skew to matter inside it).
+    ``image`` is the page as scanned, rendered at a higher resolution; ``size`` the page's
+    width and height in points. ``box`` is the line's top, bottom and column cuts on the
+    deskewed page; the cell's centre is carried back onto the page as scanned and a crop of
+    the cell's size is read there (a cell is too short for the skew to matter inside it).
     """
     import pytesseract  # lazy: copied alone into generated parsers
 
-    top, bottom, cuts = box
+    (width, height), (top, bottom, cuts) = size, box
     left = cuts[position - 1] if position > 0 else 0.0
-    right = cuts[position] if position < len(cuts) else float(page.width)
-    x, y = unrotate((left + right) / 2, (top + bottom) / 2, float(page.width), float(page.height), angle)
+    right = cuts[position] if position < len(cuts) else width
+    x, y = unrotate((left + right) / 2, (top + bottom) / 2, width, height, angle)
+    scale = image.width / width
     half_width, half_height = (right - left) / 2, (bottom - top) / 2 + 2.0
-    crop = (max(0.0, x - half_width), max(0.0, y - half_height),
-            min(float(page.width), x + half_width), min(float(page.height), y + half_height))
-    if crop[2] - crop[0] < 2 or crop[3] - crop[1] < 2:
+    crop = (int(max(0.0, x - half_width) * scale), int(max(0.0, y - half_height) * scale),
+            int(min(width, x + half_width) * scale), int(min(height, y + half_height) * scale))
+    if crop[2] - crop[0] < 4 or crop[3] - crop[1] < 4:
         return ""
-    image = page.crop(crop).to_image(resolution=dpi).original.convert("L")
-    return " ".join(pytesseract.image_to_string(image, lang="eng", config="--psm 7").split())
+    cell = image.crop(crop)
+    return " ".join(pytesseract.image_to_string(cell, lang="eng", config="--psm 7").split())
 
 
 def balance_breaks(raw_rows: list[RawRow], config: SimpleNamespace) -> int:
@@ -199,8 +203,10 @@ def cell_reader(
 ) -> Any:
     """``reread(row, position)``: raw row ``row``'s cell read again alone (None once the time
     budget is spent); ``places`` holds each raw row's page and deskew angle, ``boxes`` its line.
-    Cells read and the seconds spent are added up in ``stats``."""
+    The page is rendered at ``dpi`` once for all its cells. Cells read and the seconds spent
+    are added up in ``stats``."""
     done: dict[tuple[int, int], str] = {}
+    rendered: dict[int, Any] = {}
 
     def reread(index: int, position: int) -> str | None:
         if (index, position) not in done:
@@ -208,7 +214,12 @@ def cell_reader(
                 return None
             began = time.monotonic()
             number, angle = places[index]
-            done[(index, position)] = reread_cell(pdf.pages[number], boxes[index], position, angle, dpi)
+            page = pdf.pages[number]
+            if number not in rendered:
+                rendered.clear()  # one page's image at a time
+                rendered[number] = render_gray(page, dpi)
+            size = (float(page.width), float(page.height))
+            done[(index, position)] = reread_cell(rendered[number], size, boxes[index], position, angle)
             stats["rereads"] += 1
             stats["reread_seconds"] += time.monotonic() - began
         return done[(index, position)]
