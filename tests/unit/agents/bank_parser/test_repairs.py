@@ -10,10 +10,12 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+from hypothesis import HealthCheck, given, settings
 
 from agents.bank_parser.repairs import MAX_LINE_BYTES, MAX_REPAIRS, OcrCost, Repair, confirms, read_ocr_cost, read_repairs
 from agents.bank_parser.statement_facts import read_facts
 from agents.bank_parser.verify import verify
+from tests.fuzz.decoders import STDERR_INPUTS, check_parser_stderr
 
 
 def line(**claim: object) -> bytes:
@@ -132,3 +134,13 @@ class TestOcrCost:
                     b'"page_reads": 1, "ocr_seconds": 1, "rereads": 0, "reread_seconds": 0}',
                     b'sandloop-ocr {"pages": true, "page_reads": 1, "ocr_seconds": 1, "rereads": 0, "reread_seconds": 0}'):
             assert read_ocr_cost(bad) is None, bad
+
+
+class TestFuzzedInputs:
+    """The fuzzer's own inputs for a parser's stderr, with a small budget."""
+
+    @settings(max_examples=80, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(STDERR_INPUTS)
+    def test_any_stderr_keeps_the_contract(self, raw: bytes) -> None:
+        """Whatever the bytes: bounded, printable repairs and a cost or none; never an exception."""
+        check_parser_stderr(raw)
