@@ -8,6 +8,8 @@
 * ``scan-faded-<bank>`` (and ``scan-faded-nocsv-<bank>``): a scan in which a Balance and
   an Amount cell are printed without their decimal point ("12,42914"), as a scan that lost
   the dot reads; the parser must repair both by the running balance (issue 24);
+* ``scan-headerless-<bank>``: a scan of a borderless table printed without its header row, so
+  the table shows only by the alignment of its columns (issue 24);
 * ``locked`` (password-protected), ``empty`` (a statement with no transactions) and
   ``letter`` (a PDF that is no statement): each must end with one clear line, exit 2.
 """
@@ -32,6 +34,8 @@ PDF_NAME, CSV_NAME, WITHHELD = "statement.pdf", "result.csv", "withheld.csv"
 SCANNED = (("dunmore", 18), ("brightwater", 24), ("corvid", 20), ("glenrock", 15))
 #: Scans with cells that lost their decimal point (issue 24): (bank, transactions, with CSV).
 FADED = (("dunmore", 18, True), ("brightwater", 24, False))
+#: Scans of a table printed without a header (issue 24): (bank, transactions).
+HEADERLESS = (("brightwater", 24),)
 HOSTILE = ("locked", "empty", "letter")
 
 
@@ -66,12 +70,17 @@ def faded_cells(statement: Statement, spec: BankSpec) -> Faded:
 
 
 def write_scanned(
-    out: Path, bank: str, rows: int, seed: int, *, with_csv: bool = True, faded: bool = False
+    out: Path, bank: str, rows: int, seed: int, *, with_csv: bool = True, faded: bool = False,
+    headerless: bool = False,
 ) -> Path:
     """``scan-<bank>`` (or ``scan-nocsv-<bank>``): a short statement as page images;
-    ``faded``: ``scan-faded-…``, two cells printed without their decimal point."""
+    ``faded``: ``scan-faded-…``, two cells printed without their decimal point;
+    ``headerless``: ``scan-headerless-…``, the table printed without its header."""
     spec = replace(_bank(bank), rows=rows)
-    name = ("scan-faded-" if faded else "scan-") + ("" if with_csv else "nocsv-") + bank
+    if headerless:
+        spec = replace(spec, header=False, shaded_header=False)
+    kind = "scan-faded-" if faded else "scan-headerless-" if headerless else "scan-"
+    name = kind + ("" if with_csv else "nocsv-") + bank
     folder = _fresh(out / name)
     statement = make_statement(spec, seed)
     text_pdf = folder / "text.pdf"
@@ -109,6 +118,7 @@ def write_cases(out: Path, seed: int, *, hostile: bool = True) -> list[Path]:
     folders += [write_scanned(out, bank, rows, seed) for bank, rows in SCANNED]
     folders.append(write_scanned(out, SCANNED[0][0], SCANNED[0][1], seed, with_csv=False))
     folders += [write_scanned(out, bank, rows, seed, with_csv=csv, faded=True) for bank, rows, csv in FADED]
+    folders += [write_scanned(out, bank, rows, seed, headerless=True) for bank, rows in HEADERLESS]
     if hostile:
         folders += [write_hostile(out, name) for name in HOSTILE]
     return folders

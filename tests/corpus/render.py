@@ -316,7 +316,7 @@ def draw_page(
     else:
         y = TOP
     table_top = y
-    if number == 0 or spec.header_every_page:
+    if spec.header and (number == 0 or spec.header_every_page):
         y = draw_header(canvas, y, spec)
     elif spec.ruled:
         canvas.line(MARGIN, y, column_x(spec)[-1], y)

@@ -123,6 +123,7 @@ class Previewer:
             plan.header_lines,
             plan.boundary,
             plan.line_tolerance,
+            plan.fixed_cuts,
         )
         if key not in self._raw:
             state: dict[str, Any] = {}

@@ -172,6 +172,8 @@ COMMENTS = {
     "ocr_budget_seconds": "No further OCR setting is tried after this many seconds.",
     "line_tolerance": "Words whose tops differ by at most this many points share a line.",
     "boundary_rule": "How column boundaries are placed between header labels.",
+    "fixed_cuts": "The table has no header: column boundaries (points) found by the alignment of "
+    "its date-led lines.",
 }
 
 
