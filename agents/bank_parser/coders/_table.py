@@ -233,8 +233,8 @@ GAP_CROSSINGS = 0.1
 
 
 def aligned_layout(pages: Sequence[PageAnalysis], expected: ExpectedSchema | None) -> Layout | None:
-    """The table seen from its date-led lines alone: column cuts where they leave a vertical
-    gap, labels typed from the values (None: fewer than three date-led lines, or one column)."""
+    """The table seen from its dated lines alone: column cuts where they leave a vertical gap,
+    labels typed from the values (None: fewer than three dated lines, or one column)."""
     led = [line for page in pages for line in group_lines(page_words(page), LINE_TOLERANCE)
            if _date_led(line)]
     if len(led) < 3:
@@ -254,8 +254,11 @@ def aligned_layout(pages: Sequence[PageAnalysis], expected: ExpectedSchema | Non
 
 
 def _date_led(line: Sequence[Word]) -> bool:
-    """Whether the line starts with a date (one to three words: "05/08/24", "05 Aug 2024")."""
-    return any(is_date(" ".join(w["text"] for w in line[:n])) for n in (1, 2, 3) if len(line) >= n)
+    """Whether the line holds a date (one to three words: "05/08/24", "05 Aug 2024"): at its
+    start as a rule, after the description in some layouts."""
+    texts = [w["text"] for w in line]
+    return any(is_date(" ".join(texts[i : i + n])) for i in range(len(texts)) for n in (1, 2, 3)
+               if i + n <= len(texts))
 
 
 def alignment_cuts(lines: Sequence[Sequence[Word]]) -> list[float]:

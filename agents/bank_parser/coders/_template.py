@@ -151,7 +151,8 @@ COMMON = (
 
 #: What each CONFIG entry means, written above it in the parser.
 COMMENTS = {
-    "header_labels": "Header labels as printed in the PDF, left to right (they locate the table).",
+    "header_labels": "Header labels as printed in the PDF, left to right (they locate the table; "
+    "for a table\n# printed without a header: names given by the columns' values).",
     "header_lines": "Lines the header takes (2: labels stacked over two lines).",
     "columns": "Output column -> [source, kind]; source: a header position, the 'debit'/'credit'/"
     "'signed'\n# part of the row's amount (see amounts), or None (left empty).",
