@@ -8,7 +8,7 @@
 * ``scan-faded-<bank>`` (and ``scan-faded-nocsv-<bank>``): a scan in which a Balance and
   an Amount cell are printed without their decimal point ("12,42914"), as a scan that lost
   the dot reads; the parser must repair both by the running balance (issue 24);
-* ``scan-headerless-<bank>``: a scan of a borderless table printed without its header row, so
+* ``scan-headerless-<bank>`` (and ``scan-headerless-nocsv-<bank>``): a scan of a borderless table printed without its header row, so
   the table shows only by the alignment of its columns (issue 24);
 * ``locked`` (password-protected), ``empty`` (a statement with no transactions) and
   ``letter`` (a PDF that is no statement): each must end with one clear line, exit 2.
@@ -34,8 +34,8 @@ PDF_NAME, CSV_NAME, WITHHELD = "statement.pdf", "result.csv", "withheld.csv"
 SCANNED = (("dunmore", 18), ("brightwater", 24), ("corvid", 20), ("glenrock", 15))
 #: Scans with cells that lost their decimal point (issue 24): (bank, transactions, with CSV).
 FADED = (("dunmore", 18, True), ("brightwater", 24, False))
-#: Scans of a table printed without a header (issue 24): (bank, transactions).
-HEADERLESS = (("brightwater", 24),)
+#: Scans of a table printed without a header (issue 24): (bank, transactions, with CSV).
+HEADERLESS = (("brightwater", 24, True), ("brightwater", 24, False))
 HOSTILE = ("locked", "empty", "letter")
 
 
@@ -118,7 +118,7 @@ def write_cases(out: Path, seed: int, *, hostile: bool = True) -> list[Path]:
     folders += [write_scanned(out, bank, rows, seed) for bank, rows in SCANNED]
     folders.append(write_scanned(out, SCANNED[0][0], SCANNED[0][1], seed, with_csv=False))
     folders += [write_scanned(out, bank, rows, seed, with_csv=csv, faded=True) for bank, rows, csv in FADED]
-    folders += [write_scanned(out, bank, rows, seed, headerless=True) for bank, rows in HEADERLESS]
+    folders += [write_scanned(out, bank, rows, seed, with_csv=csv, headerless=True) for bank, rows, csv in HEADERLESS]
     if hostile:
         folders += [write_hostile(out, name) for name in HOSTILE]
     return folders

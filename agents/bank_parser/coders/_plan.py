@@ -116,6 +116,8 @@ class ParserPlan:
             parts.append(f"dates-{self.date_choice + 1}")
         if self.ocr_first:
             parts.append(f"ocr-{self.ocr_first + 1}")
+        if self.fixed_cuts:
+            parts.append("by-alignment")
         return "/".join(parts)
 
     @property
@@ -349,9 +351,12 @@ def base_plans(analysis: Analysis) -> list[ParserPlan]:
     """One plan per extraction that found the header: ruled tables, words, aligned."""
     expected, schema = analysis.expected, analysis.schema
     if analysis.scanned:  # no text layer: OCR words are the only extraction
-        words = word_layout(analysis.pages, expected) or aligned_layout(analysis.pages, expected)
-        plan = base_plan("ocr_words", words, expected, schema) if words else None
-        return [replace(plan, pages=analysis.page_count)] if plan is not None else []
+        # under a header if one is seen, and by alignment alone (issue 24: without a CSV any
+        # line of labels may pass for the header, "Customer ID: … Currency: …"); the
+        # preview's ranking decides, the header's plan first on a tie
+        layouts = (word_layout(analysis.pages, expected), aligned_layout(analysis.pages, expected))
+        plans = [base_plan("ocr_words", layout, expected, schema) for layout in layouts if layout]
+        return [replace(plan, pages=analysis.page_count) for plan in plans if plan is not None]
     tables = table_layout(analysis.pages, expected)
     words = word_layout(analysis.pages, expected)
     if words is None and expected is not None:

@@ -1,7 +1,8 @@
 """Issues 15 and 24 through the real CLI and sandbox: a statement without result.csv, a scan,
-a scan whose cells lost their decimal point (repaired by the running balance), a PDF to refuse.
+a scan whose cells lost their decimal point (repaired by the running balance), a scan of a
+table without a header, a PDF to refuse.
 
-Kept small for CI on two cores: one CSV-less bank, two short scanned statements (OCR runs in
+Kept small for CI on two cores: one CSV-less bank, three short scanned statements (OCR runs in
 the sandbox), one password-protected PDF. ``make eval`` runs the fuller set.
 """
 
@@ -70,6 +71,20 @@ class TestRepaired:
         attempt = Path(str(summary["run_dir"])) / "attempts" / str(summary["attempts"])
         assert (attempt / "verify.txt").read_text().count("[repair] row ") == 2
         assert b"sandloop-repair " in (attempt / "stderr.txt").read_bytes()
+
+
+class TestHeaderless:
+    """A scan of a borderless table printed without its header row."""
+
+    def test_columns_found_by_alignment_pass(self, tmp_path: Path) -> None:
+        """The parser cuts the columns where the dated lines leave gaps; its frame equals result.csv."""
+        folder = write_scanned(tmp_path / "data", "brightwater", 24, SEED, headerless=True)
+        code, out, err = finish(cli(tmp_path, tmp_path / "data", "run", "--target", folder.name))
+        assert code == 0, out + err[-3000:]
+        (summary,) = summaries(tmp_path)
+        assert summary["status"] == "passed" and summary["verified"] == "both", summary
+        assert "by-alignment" in out and "deskewed by" in out
+        assert "fixed_cuts=" in (tmp_path / "custom_parsers" / f"{folder.name}_parser.py").read_text()
 
 
 class TestRefused:

@@ -18,6 +18,7 @@ from agents.bank_parser.analysis import Analysis
 from agents.bank_parser.coders._preview import FULL, Previewer
 from agents.bank_parser.coders._table import alignment_cuts, typed_labels
 from agents.bank_parser.coders.offline import OfflineCoder
+from agents.bank_parser.output_schema import OutputSchema
 from tests.corpus.expected import write_expected
 from tests.corpus.ledger import make_statement
 from tests.corpus.render import render_pdf
@@ -84,6 +85,15 @@ class TestHeaderlessCorpus:
         assert "Balance" in best.plan.header_labels and "Date" in best.plan.header_labels
         assert best.preview.verdict == FULL, Previewer(scanned[name]).score(best.plan)
         assert "fixed_cuts=" in best.code
+
+    @pytest.mark.parametrize("name", ["brightwater", "corvid", "larkspur"])
+    def test_without_a_csv_the_aligned_plan_is_self_consistent(self, scanned: dict[str, Analysis],
+                                                                name: str) -> None:
+        """Without a CSV a letterhead line may pass for a header; the plan by alignment is also
+        made, and the self-consistency of the previews puts it first."""
+        analysis = dataclasses.replace(scanned[name], expected=None, schema=OutputSchema())
+        best = OfflineCoder().candidates(analysis)[0]
+        assert best.plan.fixed_cuts and best.preview.verdict == FULL, best.plan.label
 
     def test_a_table_with_a_header_is_read_by_its_header(self, tmp_path: Path) -> None:
         """With its header printed, the same bank gets no alignment cuts."""
