@@ -109,13 +109,15 @@ def _scanned(pdf_path: str, config: dict[str, Any]) -> dict[str, Any]:
     with pdfplumber.open(pdf_path) as pdf:
         count = len(pdf.pages)
         for page in pdf.pages[: max(fact_pages, analysed)]:
-            words = ocr.page_ocr_words(page, config["ocr_setting"])
+            info: dict[str, Any] = {}
+            words = ocr.page_ocr_words(page, config["ocr_setting"], info)
             text = _lines_text(words)
             texts.append([page.page_number, text])
             if page.page_number <= analysed:
                 boxes = [[w["text"], w["x0"], w["x1"], w["top"], w["bottom"]] for w in words]
                 pages.append({"number": page.page_number, "width": float(page.width),
-                              "height": float(page.height), "text": text, "tables": [], "words": boxes})
+                              "height": float(page.height), "text": text, "tables": [], "words": boxes,
+                              "skew": float(info.get("angle", 0.0))})
     return {"page_count": count, "pages": pages, "texts": texts, "scanned": True}
 
 

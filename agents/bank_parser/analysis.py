@@ -51,13 +51,21 @@ class Analysis:
     scanned: bool = False
     """Whether the analysed pages had no text layer and were read by OCR."""
 
+    def _skew(self) -> str:
+        """``; scanned, deskewed by 0.7°`` (issue 24: the angle each analysed page was turned)."""
+        angles = [p.skew for p in self.pages if p.skew is not None]
+        if not angles:
+            return ""
+        shown = ", ".join(f"{a:+.1f}°" for a in angles[:4]) + (", …" if len(angles) > 4 else "")
+        return f"; scanned, deskewed by {shown}"
+
     def summary(self) -> str:
         """A few human-readable lines for the progress display and the run's artefacts."""
         tables = sum(len(p.tables) for p in self.pages)
         words = sum(len(p.words) for p in self.pages)
         lines = [
             f"pdf: {self.pdf_name}, {self.page_count} page(s); first {len(self.pages)} analysed: "
-            f"{tables} ruled table(s), {words} words",
+            f"{tables} ruled table(s), {words} words" + self._skew(),
         ]
         if self.facts is not None:
             lines.append(("scanned (OCR); " if self.scanned else "") + self.facts.describe())

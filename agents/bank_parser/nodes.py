@@ -21,6 +21,7 @@ from agents.bank_parser.evaluate import (
     judge,
     parser_spec,
 )
+from agents.bank_parser.repairs import read_ocr_cost
 from agents.bank_parser.state import ParserContext, ParserState
 from agents.bank_parser.target_env import judged_in_environment
 from agents.bank_parser.statement_pdf import scanned_limits
@@ -78,7 +79,8 @@ def execute(state: ParserState, runtime: Runtime[ParserContext]) -> tuple[Update
     if execution.failure is not None:
         update["feedback"] = [_feedback(state, execution.failure, execution.message, execution.detail)]
         return update, execution.failure.value, execution.message
-    return update, "ok", execution.message
+    cost = read_ocr_cost(execution.sandbox.stderr.data)  # issue 24: a scan's OCR time per page
+    return update, "ok", execution.message + (f"; {cost.describe()}" if cost is not None else "")
 
 
 @node("compare")

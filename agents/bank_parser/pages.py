@@ -29,6 +29,8 @@ class PageAnalysis:
     text: str
     tables: list[list[list[str | None]]]
     words: list[Word]
+    skew: float | None = None
+    """A scanned page: the degrees it was turned (counter-clockwise) to make its text level."""
 
 
 @dataclass(frozen=True)

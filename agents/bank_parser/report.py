@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agents.ports.outcome import RunSummary
 
@@ -17,6 +17,15 @@ VERDICTS = {
 @dataclass(frozen=True)
 class ParserRunSummary(RunSummary):
     """A bank-statement parser run's outcome."""
+
+    repairs: list[str] = field(default_factory=list)
+    """Cells the last attempt's parser repaired by the running balance (issue 24), one line each."""
+
+    def lines(self) -> list[str]:
+        """The closing block, with the repairs after the checks."""
+        lines = super().lines()
+        at = next((i + 1 for i, line in enumerate(lines) if line.startswith("  checks")), len(lines))
+        return lines[:at] + [f"  {'repaired' if i == 0 else '':<13} {r}" for i, r in enumerate(self.repairs)] + lines[at:]
 
     def verdict(self) -> str:
         """PASSED / UNVERIFIED / SELF-CONSISTENT / FAILED with what it means for a parser."""

@@ -110,10 +110,12 @@ def _summary(context: ParserContext, state: ParserState, coder: str, wall: float
     )
 
 
-def verified(state: ParserState) -> dict[str, str]:
-    """How the run's parser was verified, and the last self-consistency checks (issue 15)."""
+def verified(state: ParserState) -> dict[str, Any]:
+    """How the run's parser was verified, the last self-consistency checks (issue 15) and the
+    cells its parser repaired (issue 24)."""
     status, verification = state.get("status"), state.get("verification")
     checks = verification.summary() if verification is not None else ""
     consistent = verification is not None and verification.self_consistent
     how = {"passed": "both" if consistent else "compared", "self-consistent": "self-consistent"}
-    return {"verified": how.get(status or "", ""), "checks": checks}
+    repairs = [r.describe() for r in verification.repairs] if verification is not None else []
+    return {"verified": how.get(status or "", ""), "checks": checks, "repairs": repairs}

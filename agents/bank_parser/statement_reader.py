@@ -58,6 +58,7 @@ class _Page(BaseModel):
     text: str = Field(max_length=_TEXT)
     tables: list[list[list[str | None]]] = Field(max_length=1000)
     words: list[tuple[str, float, float, float, float]] = Field(max_length=500_000)
+    skew: float | None = Field(default=None, ge=-45.0, le=45.0)
 
 
 class _Document(BaseModel):
@@ -149,5 +150,5 @@ def decode_scan(pdf_path: Path, result: SandboxResult, limits: SandboxLimits, ca
 def _scan(document: _Document) -> StatementScan:
     pages = [PageAnalysis(number=p.number, width=p.width, height=p.height, text=p.text,
                           tables=[[list(row) for row in table] for table in p.tables],
-                          words=[Word(*w) for w in p.words]) for p in document.pages]
+                          words=[Word(*w) for w in p.words], skew=p.skew) for p in document.pages]
     return StatementScan(document.page_count, pages, [(n, t) for n, t in document.texts], document.scanned)

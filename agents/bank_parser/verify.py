@@ -18,12 +18,16 @@ columns is tried and the one under which most consecutive balances agree wins. T
 * ``totals``: the debits and credits add up to the printed totals;
 * ``row count``: as many amount rows as transaction-like PDF lines (every page read);
 * ``coverage``: every transaction-like PDF line is some row's amount (and balance), and,
-  with every page read, every row is some line's.
+  with every page read, every row is some line's. A row whose cell the parser repaired
+  (issue 24: :mod:`.repairs`) still shows the misread cell in the PDF's OCR text, so it is
+  matched by its other figure; a scan's line whose OCR lost a decimal point ("215" for
+  2.15) matches the row with that figure and the line's other one.
 """
 
 from __future__ import annotations
 
 import itertools
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,7 +36,8 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from agents.bank_parser.statement_facts import StatementFacts
+from agents.bank_parser.repairs import Repair, read_repairs, repaired_rows
+from agents.bank_parser.statement_facts import StatementFacts, StatementLine
 
 State = Literal["held", "failed", "not made"]
 ARITHMETIC = ("running balance", "balance sum")
@@ -54,6 +59,8 @@ class Verification:
 
     checks: tuple[Check, ...]
     roles: str = ""
+    repairs: tuple[Repair, ...] = ()
+    """The cells the parser says it repaired (issue 24), confirmed or not."""
 
     def _named(self, state: State) -> list[Check]:
         return [c for c in self.checks if c.state == state]
@@ -72,6 +79,9 @@ class Verification:
             names = [c.name for c in self._named(state)]
             if names:
                 parts.append(f"{state}: {', '.join(names)}")
+        confirmed = sum(1 for r in self.repairs if r.confirmed)
+        if confirmed:
+            parts.append(f"repaired: {confirmed} cell(s)")
         return "; ".join(parts)
 
     def report(self) -> str:
@@ -80,6 +90,7 @@ class Verification:
         if self.roles:
             lines.append(f"columns read as: {self.roles}")
         lines += [f"  [{c.state}] {c.name}: {c.detail}" for c in self.checks]
+        lines += [f"  [repair] {r.describe()}" for r in self.repairs]
         return "\n".join(lines)
 
     def record(self) -> dict[str, object]:
@@ -88,6 +99,7 @@ class Verification:
             "self_consistent": self.self_consistent,
             "roles": self.roles,
             "checks": [{"name": c.name, "state": c.state, "detail": c.detail} for c in self.checks],
+            "repairs": [r.record() for r in self.repairs],
         }
 
 
@@ -202,11 +214,11 @@ def _roles_without_chain(names: Sequence[str]) -> Roles:
 # --- the checks ---------------------------------------------------------------------------
 
 
-def verify(frame: pd.DataFrame, facts: StatementFacts) -> Verification:
-    """Run every check on ``frame`` against ``facts``."""
+def verify(frame: pd.DataFrame, facts: StatementFacts, repairs: Sequence[Repair] = ()) -> Verification:
+    """Run every check on ``frame`` against ``facts``; ``repairs``: what the parser repaired."""
     rows = len(frame)
     if rows == 0:
-        return Verification((Check("rows", "failed", "the parser returned no rows"),))
+        return Verification((Check("rows", "failed", "the parser returned no rows"),), repairs=tuple(repairs))
     columns = numeric_columns(frame)
     roles = find_roles(columns, rows)
     amount = amounts_of(roles, columns, rows) if roles.kind != "none" else np.zeros(rows)
@@ -220,9 +232,9 @@ def verify(frame: pd.DataFrame, facts: StatementFacts) -> Verification:
         _check_sum(ordered, facts, balance is not None),
         _check_totals(amount, facts, roles),
         _check_count(amount, facts),
-        _check_coverage(amount, balance, facts),
+        _check_coverage(amount, balance, facts, repaired_rows(repairs)),
     ]
-    return Verification(tuple(checks), roles.describe())
+    return Verification(tuple(checks), roles.describe(), tuple(repairs))
 
 
 def _in_date_order(
@@ -332,25 +344,50 @@ def _check_count(amount: np.ndarray, facts: StatementFacts) -> Check:
     return Check(name, state, f"{rows} row(s) with an amount, {len(facts.lines)} transaction-like PDF line(s)")
 
 
-def _check_coverage(amount: np.ndarray, balance: np.ndarray | None, facts: StatementFacts) -> Check:
+def _check_coverage(
+    amount: np.ndarray, balance: np.ndarray | None, facts: StatementFacts, repaired: frozenset[int] = frozenset()
+) -> Check:
     name = "coverage"
     if not facts.lines:
         return Check(name, "not made", "no transaction-like line found in the PDF's text")
-    keys = Counter(_row_key(a, None if balance is None else balance[i]) for i, a in enumerate(amount) if a)
-    missing = []
-    for line in facts.lines:
-        key = _line_match(line.amounts, keys)
-        if key is None:
-            missing.append(line.text)
-        else:
-            keys[key] -= 1
-    extra = sum(keys.values())
+    keys = Counter(_row_key(a, None if balance is None else balance[i])
+                   for i, a in enumerate(amount) if a and i not in repaired)
+    loose = [{int(abs(a))} | ({int(abs(balance[i]))} if balance is not None and not np.isnan(balance[i]) else set())
+             for i, a in enumerate(amount) if a and i in repaired]
+    missing = [line.text for line in facts.lines if not _match_line(line, keys, loose)]
+    extra = sum(keys.values()) + len(loose)
     if missing:
         shown = " | ".join(missing[:SHOWN_LINES])
         return Check(name, "failed", f"{len(missing)} PDF line(s) match no row, e.g. {shown}")
     if extra and facts.complete:
         return Check(name, "failed", f"{extra} row(s) match no transaction-like PDF line")
     return Check(name, "held", f"all {len(facts.lines)} transaction-like PDF line(s) are rows")
+
+
+def _match_line(line: StatementLine, keys: Counter[tuple[int, ...]], loose: list[set[int]]) -> bool:
+    """Find the line's row and take it (one row per line): by its figures; a repaired row by
+    its other figure; else a row whose amount or balance the line shows with its decimal point
+    lost (the analysis reads a scan by OCR too: "215" for 2.15)."""
+    key = _line_match(line.amounts, keys) or _lost_point_match(line, keys)
+    if key is not None:
+        keys[key] -= 1
+        return True
+    mended = next((j for j, figures in enumerate(loose) if figures & set(line.amounts)), None)
+    if mended is not None:
+        loose.pop(mended)
+    return mended is not None
+
+
+def _lost_point_match(line: StatementLine, keys: Counter[tuple[int, ...]]) -> tuple[int, ...] | None:
+    """A row key (amount, balance) of which the line shows one figure as an amount and the
+    other as bare digits: a decimal point the OCR did not see."""
+    bare = {re.sub(r"\D", "", token) for token in re.findall(r"\d[\d,.']*\d", line.text)}
+    for key, count in keys.items():
+        if count > 0 and len(key) == 2:
+            a, b = key
+            if (a in line.amounts and str(b) in bare) or (b in line.amounts and str(a) in bare):
+                return key
+    return None
 
 
 def _row_key(amount: float, balance: float | None) -> tuple[int, ...]:
@@ -376,4 +413,5 @@ def check_consistency(execution: object, analysis: object) -> Verification | Non
     facts = getattr(analysis, "facts", None)
     if frame is None or facts is None:
         return None
-    return verify(frame, facts)
+    stderr = getattr(getattr(getattr(execution, "sandbox", None), "stderr", None), "data", b"")
+    return verify(frame, facts, read_repairs(stderr if isinstance(stderr, bytes) else b""))

@@ -5,6 +5,11 @@
   a name the controller never reads);
 * ``scan-<bank>``: a short statement of a borderless bank, turned into page images
   (:mod:`tests.corpus.scan`), with its ``result.csv``; ``scan-nocsv-<bank>`` without it;
+* ``scan-faded-<bank>`` (and ``scan-faded-nocsv-<bank>``): a scan in which a Balance and
+  an Amount cell are printed without their decimal point ("12,42914"), as a scan that lost
+  the dot reads; the parser must repair both by the running balance (issue 24);
+* ``scan-headerless-<bank>`` (and ``scan-headerless-nocsv-<bank>``): a scan of a borderless table printed without its header row, so
+  the table shows only by the alignment of its columns (issue 24);
 * ``locked`` (password-protected), ``empty`` (a statement with no transactions) and
   ``letter`` (a PDF that is no statement): each must end with one clear line, exit 2.
 """
@@ -19,14 +24,18 @@ from reportlab.lib.pagesizes import A4
 from reportlab.pdfgen.canvas import Canvas
 
 from tests.corpus.expected import write_expected
-from tests.corpus.ledger import make_statement
-from tests.corpus.render import render_pdf
+from tests.corpus.ledger import Statement, make_statement
+from tests.corpus.render import Faded, render_pdf
 from tests.corpus.scan import scan_pdf
 from tests.corpus.specs import BANKS, BankSpec
 
 PDF_NAME, CSV_NAME, WITHHELD = "statement.pdf", "result.csv", "withheld.csv"
 #: Scanned cases: (bank, transactions). Short, so OCR stays quick on two cores.
 SCANNED = (("dunmore", 18), ("brightwater", 24), ("corvid", 20), ("glenrock", 15))
+#: Scans with cells that lost their decimal point (issue 24): (bank, transactions, with CSV).
+FADED = (("dunmore", 18, True), ("brightwater", 24, False))
+#: Scans of a table printed without a header (issue 24): (bank, transactions, with CSV).
+HEADERLESS = (("brightwater", 24, True), ("brightwater", 24, False))
 HOSTILE = ("locked", "empty", "letter")
 
 
@@ -50,13 +59,32 @@ def write_nocsv(out: Path, spec: BankSpec, seed: int) -> Path:
     return folder
 
 
-def write_scanned(out: Path, bank: str, rows: int, seed: int, *, with_csv: bool = True) -> Path:
-    """``scan-<bank>`` (or ``scan-nocsv-<bank>``): a short statement as page images."""
+def faded_cells(statement: Statement, spec: BankSpec) -> Faded:
+    """A Balance cell a third of the way down and an Amount cell two thirds down."""
+    count = len(statement.transactions)
+    later = 2 * count // 3
+    amount = "amount"
+    if spec.amount_style == "split":
+        amount = "debit" if statement.transactions[later].cents < 0 else "credit"
+    return frozenset({(count // 3, "balance"), (later, amount)})
+
+
+def write_scanned(
+    out: Path, bank: str, rows: int, seed: int, *, with_csv: bool = True, faded: bool = False,
+    headerless: bool = False,
+) -> Path:
+    """``scan-<bank>`` (or ``scan-nocsv-<bank>``): a short statement as page images;
+    ``faded``: ``scan-faded-…``, two cells printed without their decimal point;
+    ``headerless``: ``scan-headerless-…``, the table printed without its header."""
     spec = replace(_bank(bank), rows=rows)
-    folder = _fresh(out / (f"scan-{bank}" if with_csv else f"scan-nocsv-{bank}"))
+    if headerless:
+        spec = replace(spec, header=False, shaded_header=False)
+    kind = "scan-faded-" if faded else "scan-headerless-" if headerless else "scan-"
+    name = kind + ("" if with_csv else "nocsv-") + bank
+    folder = _fresh(out / name)
     statement = make_statement(spec, seed)
     text_pdf = folder / "text.pdf"
-    render_pdf(text_pdf, statement, spec)
+    render_pdf(text_pdf, statement, spec, faded_cells(statement, spec) if faded else frozenset())
     scan_pdf(text_pdf, folder / PDF_NAME, seed)
     text_pdf.unlink()
     write_expected(folder / (CSV_NAME if with_csv else WITHHELD), statement, spec)
@@ -89,6 +117,8 @@ def write_cases(out: Path, seed: int, *, hostile: bool = True) -> list[Path]:
     folders = [write_nocsv(out, spec, seed) for spec in BANKS]
     folders += [write_scanned(out, bank, rows, seed) for bank, rows in SCANNED]
     folders.append(write_scanned(out, SCANNED[0][0], SCANNED[0][1], seed, with_csv=False))
+    folders += [write_scanned(out, bank, rows, seed, with_csv=csv, faded=True) for bank, rows, csv in FADED]
+    folders += [write_scanned(out, bank, rows, seed, with_csv=csv, headerless=True) for bank, rows, csv in HEADERLESS]
     if hostile:
         folders += [write_hostile(out, name) for name in HOSTILE]
     return folders

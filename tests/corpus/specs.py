@@ -69,6 +69,8 @@ class BankSpec:
     """Draw the table's grid (pdfplumber's extract_tables finds it) or leave it borderless."""
     header_every_page: bool = True
     """Repeat the table header on every page, or print it on the first page only."""
+    header: bool = True
+    """Print the table header at all (False: the columns show only by alignment; issue 24)."""
     shaded_header: bool = False
     """Put a grey band behind the header (its edges make pdfplumber see a one-cell table)."""
     running_head: bool = True

@@ -531,6 +531,40 @@ def check_call_result(raw: bytes) -> None:
         raise ContractBroken("a validator's issue is not one line")
 
 
+# --- a scan's parser's stderr: claimed repairs and OCR cost (issue 24) ------------------
+
+_STDERR_PIECES = [
+    b"sandloop-repair ", b"sandloop-ocr ", b"\n", b'{"row": 3, "column": "Balance", "before": "1242914", '
+    b'"after": "12429.14", "rule": "decimal point"}', b'{"row": 1e400}', b'{"row": -1}', b'{"row": true}',
+    b'{"pages": 1, "page_reads": 1, "ocr_seconds": 1e308, "rereads": 0, "reread_seconds": NaN}',
+    b'{"rule": "letters", "before": "\\u001b[2J", "after": "\\ud800"}', b"[" * 50, b"\x00\xff", b"x" * 700,
+]
+STDERR_INPUTS = st.one_of(
+    st.binary(max_size=600),
+    st.lists(st.one_of(st.sampled_from(_STDERR_PIECES), st.binary(max_size=40), _JSON.map(_dumps)),
+             max_size=40).map(b"".join),
+)
+
+
+def check_parser_stderr(raw: bytes) -> None:
+    """read_repairs and read_ocr_cost never raise; repairs are bounded, one-line, printable."""
+    from agents.bank_parser.repairs import MAX_REPAIRS, OcrCost, read_ocr_cost, read_repairs
+
+    repairs = _guard((), lambda: read_repairs(raw))
+    if len(repairs) > MAX_REPAIRS:
+        raise ContractBroken(f"{len(repairs)} repairs read")
+    for repair in repairs:
+        texts = (repair.column, repair.before, repair.after, repair.rule)
+        if any(len(t) > 80 or not t.isprintable() for t in texts) or repair.row < 0:
+            raise ContractBroken(f"a repair escaped its bounds: {repair!r:.120}")
+        repair.describe()
+    cost = _guard((), lambda: read_ocr_cost(raw))
+    if cost is not None and not isinstance(cost, OcrCost):
+        raise ContractBroken("the OCR cost is not an OcrCost")
+    if cost is not None:
+        cost.describe()
+
+
 def _limits() -> Any:
     from agents.ports.sandbox import SandboxLimits
 
@@ -551,4 +585,5 @@ DECODERS = (
     Decoder("analysis_summary", SUMMARY_INPUTS, check_summary, lambda: check_summary(b"{}")),
     Decoder("blueprint_json", BLUEPRINT_INPUTS, check_blueprint, lambda: check_blueprint(_BLUEPRINT)),
     Decoder("blueprint_call_result", CALL_RESULT_INPUTS, check_call_result, lambda: check_call_result(b"{}")),
+    Decoder("parser_stderr", STDERR_INPUTS, check_parser_stderr, lambda: check_parser_stderr(b"")),
 )

@@ -28,6 +28,7 @@ from agents.bank_parser.coders._runtime import (
     row_values,
     signed_amount,
 )
+from agents.bank_parser.coders._repair_runtime import repair_rows, report_repairs
 
 Word = dict[str, Any]
 RawRow = tuple[list[str], float]
@@ -62,12 +63,14 @@ def skew_angle(image: Any, limit: float = 3.0) -> float:
     return max(fine, key=sharpness)
 
 
-def prepare(image: Any, threshold: int) -> Any:
+def prepare(image: Any, threshold: int, info: dict[str, Any] | None = None) -> Any:
     """Deskew the page, erase ruling lines, then binarise at ``threshold`` (0: leave the grey
-    to Tesseract)."""
+    to Tesseract). The angle turned is kept in ``info["angle"]`` when ``info`` is given."""
     from PIL import Image  # lazy: copied alone into generated parsers
 
     angle = skew_angle(image)
+    if info is not None:
+        info["angle"] = angle
     if angle:
         image = image.rotate(angle, resample=Image.Resampling.BICUBIC, fillcolor=255)
     image = erase_rules(image)
@@ -126,10 +129,48 @@ def ocr_words(image: Any, dpi: int, psm: int) -> list[Word]:
     return words
 
 
-def page_ocr_words(page: Any, setting: dict[str, Any]) -> list[Word]:
-    """One page's words read by OCR with one setting (dpi, psm, threshold)."""
-    image = prepare(render_gray(page, setting["dpi"]), setting["threshold"])
+def page_ocr_words(page: Any, setting: dict[str, Any], info: dict[str, Any] | None = None) -> list[Word]:
+    """One page's words read by OCR with one setting (dpi, psm, threshold); ``info`` receives
+    the deskew angle."""
+    image = prepare(render_gray(page, setting["dpi"]), setting["threshold"], info)
     return ocr_words(image, setting["dpi"], setting["psm"])
+
+
+def unrotate(x: float, y: float, width: float, height: float, angle: float) -> tuple[float, float]:
+    """Where a point of the deskewed page (turned ``angle`` degrees counter-clockwise about its
+    centre, as ``prepare`` turns it) lies on the page as scanned."""
+    import math  # lazy: copied alone into generated parsers
+
+    turn = math.radians(angle)
+    dx, dy = x - width / 2, y - height / 2
+    return (width / 2 + dx * math.cos(turn) - dy * math.sin(turn),
+            height / 2 + dx * math.sin(turn) + dy * math.cos(turn))
+
+
+def reread_cell(
+    image: Any, size: tuple[float, float], box: tuple[float, float, list[float]], position: int, angle: float
+) -> str:
+    """Read one cell again, alone, as a single line of text (Tesseract psm 7).
+
+    ``image`` is the page as scanned, rendered at a higher resolution; ``size`` the page's
+    width and height in points. ``box`` is the line's top, bottom and column cuts on the
+    deskewed page; the cell's centre is carried back onto the page as scanned and a crop of
+    the cell's size is read there (a cell is too short for the skew to matter inside it).
+    """
+    import pytesseract  # lazy: copied alone into generated parsers
+
+    (width, height), (top, bottom, cuts) = size, box
+    left = cuts[position - 1] if position > 0 else 0.0
+    right = cuts[position] if position < len(cuts) else width
+    x, y = unrotate((left + right) / 2, (top + bottom) / 2, width, height, angle)
+    scale = image.width / width
+    half_width, half_height = (right - left) / 2, (bottom - top) / 2 + 2.0
+    crop = (int(max(0.0, x - half_width) * scale), int(max(0.0, y - half_height) * scale),
+            int(min(width, x + half_width) * scale), int(min(height, y + half_height) * scale))
+    if crop[2] - crop[0] < 4 or crop[3] - crop[1] < 4:
+        return ""
+    cell = image.crop(crop)
+    return " ".join(pytesseract.image_to_string(cell, lang="eng", config="--psm 7").split())
 
 
 def balance_breaks(raw_rows: list[RawRow], config: SimpleNamespace) -> int:
@@ -156,25 +197,86 @@ def balance_breaks(raw_rows: list[RawRow], config: SimpleNamespace) -> int:
     return breaks
 
 
+def cell_reader(
+    pdf: Any, places: list[tuple[int, float]], boxes: list[Any], dpi: int, deadline: float,
+    stats: dict[str, float],
+) -> Any:
+    """``reread(row, position)``: raw row ``row``'s cell read again alone (None once the time
+    budget is spent); ``places`` holds each raw row's page and deskew angle, ``boxes`` its line.
+    The page is rendered at ``dpi`` once for all its cells. Cells read and the seconds spent
+    are added up in ``stats``."""
+    done: dict[tuple[int, int], str] = {}
+    rendered: dict[int, Any] = {}
+
+    def reread(index: int, position: int) -> str | None:
+        if (index, position) not in done:
+            if time.monotonic() > deadline:
+                return None
+            began = time.monotonic()
+            number, angle = places[index]
+            page = pdf.pages[number]
+            if number not in rendered:
+                rendered.clear()  # one page's image at a time
+                rendered[number] = render_gray(page, dpi)
+            size = (float(page.width), float(page.height))
+            done[(index, position)] = reread_cell(rendered[number], size, boxes[index], position, angle)
+            stats["rereads"] += 1
+            stats["reread_seconds"] += time.monotonic() - began
+        return done[(index, position)]
+
+    return reread
+
+
+def report_ocr(stats: dict[str, float]) -> None:
+    """Tell the controller what the OCR cost: one marked JSON line on stderr."""
+    # lazy: copied alone into generated parsers
+    import json
+    import sys
+
+    rounded = {name: round(value, 2) for name, value in stats.items()}
+    print("sandloop-ocr " + json.dumps(rounded), file=sys.stderr)
+
+
 def ocr_collect(pdf: Any, config: SimpleNamespace) -> list[dict[str, str]]:
     """Read every page by OCR, retrying other settings while the balances do not add up.
 
-    Each setting in ``config.ocr_settings`` is tried in order until one gives rows whose
-    running balance agrees on every row, or the time budget is spent; the rows with the
-    fewest breaks (then the most rows) are returned.
+    Each setting in ``config.ocr_settings`` is tried in order; its rows are first repaired
+    where the running balance shows a misread (``repair_rows``: the cells around a break are
+    read again alone at twice the resolution, and only then are candidate readings tried).
+    The first setting whose rows then agree on every balance wins, else the one with the
+    fewest breaks (then the fewest repairs, then the most rows) once the time budget is spent.
+    Its repairs, and the pages read, the seconds their OCR took and the cells read again, are
+    reported on stderr.
     """
     started = time.monotonic()
-    best: tuple[int, int, list[dict[str, str]]] | None = None
+    stats = {"pages": float(len(pdf.pages)), "page_reads": 0.0, "ocr_seconds": 0.0,
+             "rereads": 0.0, "reread_seconds": 0.0}
+    best: tuple[tuple[int, int, int], list[dict[str, str]], list[dict[str, Any]]] | None = None
     for setting in config.ocr_settings:
         state: dict[str, Any] = {}
         raw: list[RawRow] = []
-        for page in pdf.pages:
-            raw.extend(page_word_rows(page_ocr_words(page, setting), state, config))
+        places: list[tuple[int, float]] = []
+        for number, page in enumerate(pdf.pages):
+            info: dict[str, Any] = {}
+            began = time.monotonic()
+            words = page_ocr_words(page, setting, info)
+            stats["page_reads"] += 1
+            stats["ocr_seconds"] += time.monotonic() - began
+            page_rows = list(page_word_rows(words, state, config))
+            raw.extend(page_rows)
+            places.extend([(number, info.get("angle", 0.0))] * len(page_rows))
+        deadline = started + config.ocr_budget_seconds
+        reread = cell_reader(pdf, places, state.get("boxes", []), 2 * setting["dpi"], deadline, stats)
+        raw, repairs = repair_rows(raw, config, reread)
         rows = collect_rows(raw, config)
         breaks = balance_breaks(raw, config) if rows else 10**9
-        if best is None or (breaks, -len(rows)) < (best[0], -best[1]):
-            best = (breaks, len(rows), rows)
+        rank = (breaks, len(repairs), -len(rows))
+        if best is None or rank < best[0]:
+            best = (rank, rows, repairs)
         if breaks == 0 or time.monotonic() - started > config.ocr_budget_seconds:
             break
-    return best[2] if best else []
-
+    report_ocr(stats)
+    if best is None:
+        return []
+    report_repairs(best[2])
+    return best[1]

@@ -38,6 +38,7 @@ from agents.bank_parser.coders._table import (
     CONTINUATION_PITCHES,
     LINE_TOLERANCE,
     Layout,
+    aligned_layout,
     table_layout,
     word_layout,
 )
@@ -102,6 +103,8 @@ class ParserPlan:
     """Which OCR setting an OCR parser tries first (a refine starts elsewhere)."""
     pages: int = 1
     """Pages of the statement (an OCR parser's time budget grows with them)."""
+    fixed_cuts: tuple[float, ...] = ()
+    """Column boundaries found by alignment, for a table printed without a header (issue 24)."""
 
     @property
     def label(self) -> str:
@@ -113,6 +116,8 @@ class ParserPlan:
             parts.append(f"dates-{self.date_choice + 1}")
         if self.ocr_first:
             parts.append(f"ocr-{self.ocr_first + 1}")
+        if self.fixed_cuts:
+            parts.append("by-alignment")
         return "/".join(parts)
 
     @property
@@ -180,6 +185,8 @@ class ParserPlan:
         else:
             out["line_tolerance"] = self.line_tolerance
             out["boundary_rule"] = self.boundary
+        if self.fixed_cuts:
+            out["fixed_cuts"] = [round(cut, 2) for cut in self.fixed_cuts]
         return out
 
 
@@ -331,6 +338,7 @@ def base_plan(
         continuation="merge" if layout.continuations else "drop",
         max_continuation_gap=round(CONTINUATION_PITCHES * layout.line_pitch, 2) if words else 0.0,
         balance_index=balance_position(layout, numbers),
+        fixed_cuts=tuple(layout.cuts or ()),
     )
 
 
@@ -343,9 +351,12 @@ def base_plans(analysis: Analysis) -> list[ParserPlan]:
     """One plan per extraction that found the header: ruled tables, words, aligned."""
     expected, schema = analysis.expected, analysis.schema
     if analysis.scanned:  # no text layer: OCR words are the only extraction
-        words = word_layout(analysis.pages, expected)
-        plan = base_plan("ocr_words", words, expected, schema) if words else None
-        return [replace(plan, pages=analysis.page_count)] if plan is not None else []
+        # under a header if one is seen, and by alignment alone (issue 24: without a CSV any
+        # line of labels may pass for the header, "Customer ID: … Currency: …"); the
+        # preview's ranking decides, the header's plan first on a tie
+        layouts = (word_layout(analysis.pages, expected), aligned_layout(analysis.pages, expected))
+        plans = [base_plan("ocr_words", layout, expected, schema) for layout in layouts if layout]
+        return [replace(plan, pages=analysis.page_count) for plan in plans if plan is not None]
     tables = table_layout(analysis.pages, expected)
     words = word_layout(analysis.pages, expected)
     if words is None and expected is not None:

@@ -7,6 +7,8 @@ rows and, when the analysis covered every page, the row count. It costs no sandb
 the coder can rank dozens of candidates and send the likeliest first. It is a forecast,
 not a verdict: only the first pages are analysed, and the sandbox run on the whole PDF is
 what counts. Aligned-table plans need pdfplumber's page objects and are not previewed.
+A scan's rows are repaired by the running balance first, as its parser repairs them
+(:mod:`._repair_runtime`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from agents.bank_parser.coders._runtime import (
     page_table_rows,
     page_word_rows,
 )
+from agents.bank_parser.coders._repair_runtime import repair_rows
+from agents.bank_parser.repairs import Repair
 from agents.bank_parser.verify import verify
 from agents.bank_parser.coders._table import page_words
 
@@ -60,10 +64,20 @@ class Previewer:
 
     def rows(self, plan: ParserPlan) -> list[dict[str, str]] | None:
         """The rows the plan's parser would return from the analysed pages (None: cannot tell)."""
+        found = self.repaired_rows(plan)
+        return None if found is None else found[0]
+
+    def repaired_rows(self, plan: ParserPlan) -> tuple[list[dict[str, str]], tuple[Repair, ...]] | None:
+        """The preview's rows and the repairs a scan's parser would make to them."""
         if plan.strategy == "aligned_tables":
             return None
         config = SimpleNamespace(**plan.config())
-        return collect_rows(self._raw_rows(plan, config), config)
+        raw = self._raw_rows(plan, config)
+        made: list[dict[str, Any]] = []
+        if plan.strategy == "ocr_words":
+            raw, made = repair_rows(raw, config)
+        repairs = tuple(Repair(r["row"], r["column"], r["before"], r["after"], r["rule"]) for r in made)
+        return collect_rows(raw, config), repairs
 
     def score(self, plan: ParserPlan) -> PreviewScore:
         """The plan's preview against the expected CSV's samples and row count."""
@@ -85,10 +99,11 @@ class Previewer:
         FULL when it is self-consistent on the analysed pages; ``matched`` counts the checks
         that held; ``count_ok`` is whether every transaction-like line there became a row.
         """
-        rows = self.rows(plan)
+        found = self.repaired_rows(plan)
         facts = self.analysis.facts
-        if rows is None or facts is None:
+        if found is None or facts is None:
             return PreviewScore(UNKNOWN, 0, True)
+        rows, repairs = found
         read = {p.number for p in self.analysis.pages}
         shown = replace(facts, lines=tuple(x for x in facts.lines if x.page in read),
                         complete=self.complete, closing=facts.closing if self.complete else None,
@@ -97,7 +112,7 @@ class Previewer:
             frame = build_frame(rows, SimpleNamespace(**plan.config()))
         except (ValueError, KeyError, TypeError):
             return PreviewScore(PARTIAL, 0, False)
-        result = verify(frame, shown)
+        result = verify(frame, shown, repairs)
         held = [c.name for c in result.checks if c.state == "held"]
         return PreviewScore(FULL if result.self_consistent else PARTIAL, len(held), "coverage" in held)
 
@@ -108,6 +123,7 @@ class Previewer:
             plan.header_lines,
             plan.boundary,
             plan.line_tolerance,
+            plan.fixed_cuts,
         )
         if key not in self._raw:
             state: dict[str, Any] = {}

@@ -183,7 +183,11 @@ def page_word_rows(words: list[Word], state: dict[str, Any], config: SimpleNames
     """Each text line under the page's header as cells, with its distance from the line above.
 
     Lines above a header are skipped; a page without a header reuses the last header's
-    columns (kept in ``state``). Footers and letterheads come out too and are filtered later.
+    columns (kept in ``state``), or, for a table printed without any header, the columns found
+    by alignment (``config.fixed_cuts``). Footers and letterheads come out too and are
+    filtered later.
+    Each line's top, bottom and column cuts are appended to ``state["boxes"]`` (an OCR parser
+    reads a cell again from them).
     """
     lines = group_lines(words, config.line_tolerance)
     header = find_header(lines, config)
@@ -191,10 +195,13 @@ def page_word_rows(words: list[Word], state: dict[str, Any], config: SimpleNames
         lines = lines[header[0] :]
         state["cuts"] = column_cuts(header[1], lines, config.boundary_rule)
     if state.get("cuts") is None:
+        state["cuts"] = getattr(config, "fixed_cuts", None)  # a table without a header: cuts by alignment
+    if state.get("cuts") is None:
         return
     previous = None
     for line in lines:
         top = line[0]["top"]
+        state.setdefault("boxes", []).append((top, max(w["bottom"] for w in line), state["cuts"]))
         yield (
             split_line(line, state["cuts"]),
             (float("inf") if previous is None else top - previous),

@@ -6,6 +6,11 @@ words reads like the header and is followed by a line with data. "Reads like the
 means: no label is a number or a date, and at least two labels resemble the expected CSV's
 column names (without a CSV, any such line will do).
 
+A third way, for a scan whose table has neither ruling lines nor a header (issue 24): the
+columns are where the *date-led lines* (a line starting with a date) leave a vertical gap,
+and each column is named by its values: dates, text, amounts, and the balance (the amount
+column whose changes the other amounts explain).
+
 Once the header is known, the rows come from the parser's own extraction functions
 (:mod:`~agents.bank_parser.coders._runtime`), so the coder studies exactly the cells the
 parser will see.
@@ -31,10 +36,11 @@ from agents.bank_parser.coders._runtime import (
     header_groups,
     page_table_rows,
     page_word_rows,
+    split_line,
     squash,
     tidy,
 )
-from agents.bank_parser.coders._values import is_numberish
+from agents.bank_parser.coders._values import is_date, is_numberish, parse_number
 
 LINE_TOLERANCE = 3.0
 #: Concepts of header labels any bank statement's table uses (after synonyms).
@@ -69,6 +75,8 @@ class Layout:
     rows: list[RawRow] = field(default_factory=list)
     line_pitch: float = 0.0
     continuations: int = 0
+    cuts: list[float] | None = None
+    """Column boundaries found by alignment when the table has no header (issue 24)."""
 
     def column(self, index: int) -> list[str]:
         """The cells of column ``index``, top to bottom."""
@@ -216,3 +224,109 @@ def _continuations(rows: Sequence[RawRow], pitch: float) -> int:
 
 def _cells_have_data(cells: Sequence[str]) -> bool:
     return any(is_numberish(word) for cell in cells for word in cell.split())
+
+
+# --- alignment alone (no header, no rules) ----------------------------------------------
+
+#: Share of date-led lines a gap may be crossed by and still separate two columns.
+GAP_CROSSINGS = 0.1
+
+
+def aligned_layout(pages: Sequence[PageAnalysis], expected: ExpectedSchema | None) -> Layout | None:
+    """The table seen from its dated lines alone: column cuts where they leave a vertical gap,
+    labels typed from the values (None: fewer than three dated lines, or one column)."""
+    led = [line for page in pages for line in group_lines(page_words(page), LINE_TOLERANCE)
+           if _date_led(line)]
+    if len(led) < 3:
+        return None
+    cuts = alignment_cuts(led)
+    if not cuts:
+        return None
+    cells = [split_line(line, cuts) for line in led]
+    labels = typed_labels(cells)
+    config = SimpleNamespace(header_labels=labels, header_lines=0, line_tolerance=LINE_TOLERANCE,
+                             boundary_rule="valley", fixed_cuts=cuts)
+    state: dict[str, Any] = {}
+    rows = [row for page in pages for row in page_word_rows(page_words(page), state, config)]
+    gaps = [gap for _, gap in rows if 0 < gap < float("inf")]
+    pitch = statistics.median(gaps) if gaps else 0.0
+    return Layout("words", labels, 0, rows, pitch, _continuations(rows, pitch), cuts)
+
+
+def _date_led(line: Sequence[Word]) -> bool:
+    """Whether the line holds a date (one to three words: "05/08/24", "05 Aug 2024"): at its
+    start as a rule, after the description in some layouts."""
+    texts = [w["text"] for w in line]
+    return any(is_date(" ".join(texts[i : i + n])) for i in range(len(texts)) for n in (1, 2, 3)
+               if i + n <= len(texts))
+
+
+def alignment_cuts(lines: Sequence[Sequence[Word]]) -> list[float]:
+    """X positions between columns: the middle of each run, wider than most word gaps, that
+    at most :data:`GAP_CROSSINGS` of the lines cross with a word."""
+    words = [w for line in lines for w in line]
+    left, right = int(min(w["x0"] for w in words)), int(max(w["x1"] for w in words)) + 1
+    crossed = [0] * (right - left)
+    for line in lines:
+        for word in line:
+            for x in range(int(word["x0"]) - left, min(int(word["x1"]) + 1 - left, len(crossed))):
+                crossed[x] += 1
+    heights = sorted(w["bottom"] - w["top"] for w in words)
+    wide = 0.8 * heights[len(heights) // 2]
+    limit = GAP_CROSSINGS * len(lines)
+    cuts, run = [], []
+    for x, count in enumerate(crossed):
+        if count <= limit:
+            run.append(x)
+            continue
+        if run and run[0] > 0 and len(run) >= wide:
+            cuts.append(left + (run[0] + run[-1]) / 2)
+        run = []
+    return cuts
+
+
+def typed_labels(rows: Sequence[Sequence[str]]) -> list[str]:
+    """A label for each column from its values: Date, Description (the longest text), Text,
+    Balance (the amount column whose changes another amount column explains) and Amount."""
+    width = len(rows[0])
+    columns = [[row[i] for row in rows if row[i]] for i in range(width)]
+    kinds = []
+    for cells in columns:
+        if cells and sum(1 for c in cells if is_date(c)) >= 0.8 * len(cells):
+            kinds.append("date")
+        elif cells and sum(1 for c in cells if parse_number(c) is not None) >= 0.6 * len(cells):
+            kinds.append("number")
+        else:
+            kinds.append("text")
+    numbers = [i for i, k in enumerate(kinds) if k == "number"]
+    balance = _balance_column(rows, numbers)
+    texts = [i for i, k in enumerate(kinds) if k == "text" and columns[i]]
+    description = max(texts, key=lambda i: sum(len(c) for c in columns[i]), default=None)
+    labels = []
+    for i, kind in enumerate(kinds):
+        if kind == "date":
+            labels.append("Date" if "Date" not in labels else f"Date {i + 1}")
+        elif kind == "number":
+            labels.append("Balance" if i == balance else f"Amount {i + 1}")
+        else:
+            labels.append("Description" if i == description else f"Text {i + 1}")
+    return labels
+
+
+def _balance_column(rows: Sequence[Sequence[str]], numbers: Sequence[int]) -> int | None:
+    """The number column whose row-to-row change another number column's value explains most
+    often (the last number column when none does)."""
+    best: tuple[int, int] | None = None
+    for b in numbers:
+        hits = 0
+        for above, row in itertools.pairwise(rows):
+            start, end = parse_number(above[b]), parse_number(row[b])
+            if start is None or end is None:
+                continue
+            others = [parse_number(row[a]) for a in numbers if a != b]
+            hits += any(v is not None and abs(abs(v) - abs(end - start)) < 0.005 for v in others)
+        if best is None or hits > best[0]:
+            best = (hits, b)
+    if best is not None and best[0] > 0:
+        return best[1]
+    return numbers[-1] if numbers else None

@@ -14,6 +14,7 @@ import inspect
 import json
 
 from agents.bank_parser.coders import _ocr_runtime as ort
+from agents.bank_parser.coders import _repair_runtime as rrt
 from agents.bank_parser.coders import _runtime as rt
 from agents.bank_parser.coders._plan import ParserPlan
 
@@ -53,8 +54,10 @@ STRATEGY_DOCS = {
     ),
     "ocr_words": (
         "The PDF is a scan: each page is rendered, deskewed and read by Tesseract OCR; rows\n"
-        "come from the OCR words' positions as for a text PDF. Other OCR settings are tried\n"
-        "while the running balance does not add up (a misread digit)."
+        "come from the OCR words' positions as for a text PDF. A cell the running balance\n"
+        "shows misread (a lost decimal point or minus, S for 5) is repaired when exactly one\n"
+        "reading fits the rows before and after it; the repairs are reported on stderr.\n"
+        "Other OCR settings are tried while the running balance does not add up."
     ),
     "aligned_tables": (
         "Rows come from pdfplumber tables with column lines drawn at the header's\n"
@@ -87,8 +90,30 @@ OCR = (
     ort.erase_rules,
     ort.ocr_words,
     ort.page_ocr_words,
+    ort.unrotate,
+    ort.reread_cell,
     ort.balance_breaks,
+    ort.cell_reader,
+    ort.report_ocr,
     ort.ocr_collect,
+)
+#: Repair of OCR misreads by the running balance (issue 24), carried by every OCR parser.
+REPAIR = (
+    rrt.repair_candidates,
+    rrt.chain_values,
+    rrt.link_holds,
+    rrt.chain_orientation,
+    rrt.amount_positions,
+    rrt.chain_members,
+    rrt.edited_transaction,
+    rrt.balance_only,
+    rrt.broken_stretches,
+    rrt.stretch_fits,
+    rrt.stretch_repairs,
+    rrt.edit_fits,
+    rrt.repair_rows,
+    rrt.repair_record,
+    rrt.report_repairs,
 )
 OCR_PARSE = '''
 
@@ -101,7 +126,7 @@ def parse(pdf_path: str) -> pd.DataFrame:
 '''
 OCR_IMPORTS = "import os\nimport time\n\nimport numpy as np  # noqa: F401 - used by skew_angle\nimport pytesseract  # noqa: F401\n"
 EXTRACTION = {
-    "ocr_words": ("ocr_collect", (*WORD_HEADER, rt.split_line, rt.page_word_rows, *OCR)),
+    "ocr_words": ("ocr_collect", (*WORD_HEADER, rt.split_line, rt.page_word_rows, *OCR, *REPAIR)),
     "ruled_tables": ("table_rows", (rt.header_positions, rt.page_table_rows, rt.table_rows)),
     "word_positions": ("word_rows", (*WORD_HEADER, rt.split_line, rt.page_word_rows, rt.word_rows)),
     "aligned_tables": ("aligned_rows", (*WORD_HEADER, rt.page_aligned_rows, rt.aligned_rows)),
@@ -126,7 +151,8 @@ COMMON = (
 
 #: What each CONFIG entry means, written above it in the parser.
 COMMENTS = {
-    "header_labels": "Header labels as printed in the PDF, left to right (they locate the table).",
+    "header_labels": "Header labels as printed in the PDF, left to right (they locate the table; "
+    "for a table\n# printed without a header: names given by the columns' values).",
     "header_lines": "Lines the header takes (2: labels stacked over two lines).",
     "columns": "Output column -> [source, kind]; source: a header position, the 'debit'/'credit'/"
     "'signed'\n# part of the row's amount (see amounts), or None (left empty).",
@@ -147,6 +173,8 @@ COMMENTS = {
     "ocr_budget_seconds": "No further OCR setting is tried after this many seconds.",
     "line_tolerance": "Words whose tops differ by at most this many points share a line.",
     "boundary_rule": "How column boundaries are placed between header labels.",
+    "fixed_cuts": "The table has no header: column boundaries (points) found by the alignment of "
+    "its date-led lines.",
 }
 
 
@@ -165,7 +193,7 @@ def ocr_module_source() -> str:
     """A standalone module of the OCR functions and the runtime functions they call: what the
     statement probe's sandbox imports to OCR a scan (the code a scan's parser carries)."""
     imports = HEADER[HEADER.index("from __future__"):]
-    functions = (*WORD_HEADER, rt.split_line, rt.page_word_rows, *OCR, *COMMON)
+    functions = (*WORD_HEADER, rt.split_line, rt.page_word_rows, *OCR, *REPAIR, *COMMON)
     return ('"""OCR functions of sandloop\'s parser runtime, copied for the statement probe."""\n\n'
             + imports + OCR_IMPORTS + "".join(f"\n\n{_source(fn)}" for fn in functions))
 

@@ -1,6 +1,8 @@
-"""Issue 15 through the real CLI and sandbox: a statement without result.csv, a scan, a PDF to refuse.
+"""Issues 15 and 24 through the real CLI and sandbox: a statement without result.csv, a scan,
+a scan whose cells lost their decimal point (repaired by the running balance), a scan of a
+table without a header, a PDF to refuse.
 
-Kept small for CI on two cores: one CSV-less bank, one short scanned statement (OCR runs in
+Kept small for CI on two cores: one CSV-less bank, three short scanned statements (OCR runs in
 the sandbox), one password-protected PDF. ``make eval`` runs the fuller set.
 """
 
@@ -49,6 +51,40 @@ class TestScanned:
         assert summary["status"] == "passed" and summary["verified"] == "both", summary
         parser = (tmp_path / "custom_parsers" / f"{folder.name}_parser.py").read_text()
         assert "pytesseract" in parser and "ocr_collect" in parser
+
+
+class TestRepaired:
+    """A scan in which a Balance and an Amount cell are printed without their decimal point."""
+
+    def test_the_parser_repairs_both_cells_and_lists_them(self, tmp_path: Path) -> None:
+        """The frame equals result.csv (the true values), and the summary, the closing block and
+        verify.txt name each repaired cell with its reading before and after."""
+        folder = write_scanned(tmp_path / "data", "dunmore", 18, SEED, faded=True)
+        code, out, err = finish(cli(tmp_path, tmp_path / "data", "run", "--target", folder.name))
+        assert code == 0, out + err[-3000:]
+        (summary,) = summaries(tmp_path)
+        assert summary["status"] == "passed" and summary["verified"] == "both", summary
+        repairs = summary["repairs"]
+        assert isinstance(repairs, list) and len(repairs) == 2, summary
+        assert any("Balance" in r for r in repairs) and all("(decimal point)" in r for r in repairs)
+        assert "repaired: 2 cell(s)" in str(summary["checks"]) and "repaired " in out
+        attempt = Path(str(summary["run_dir"])) / "attempts" / str(summary["attempts"])
+        assert (attempt / "verify.txt").read_text().count("[repair] row ") == 2
+        assert b"sandloop-repair " in (attempt / "stderr.txt").read_bytes()
+
+
+class TestHeaderless:
+    """A scan of a borderless table printed without its header row."""
+
+    def test_columns_found_by_alignment_pass(self, tmp_path: Path) -> None:
+        """The parser cuts the columns where the dated lines leave gaps; its frame equals result.csv."""
+        folder = write_scanned(tmp_path / "data", "brightwater", 24, SEED, headerless=True)
+        code, out, err = finish(cli(tmp_path, tmp_path / "data", "run", "--target", folder.name))
+        assert code == 0, out + err[-3000:]
+        (summary,) = summaries(tmp_path)
+        assert summary["status"] == "passed" and summary["verified"] == "both", summary
+        assert "by-alignment" in out and "deskewed by" in out
+        assert "fixed_cuts=" in (tmp_path / "custom_parsers" / f"{folder.name}_parser.py").read_text()
 
 
 class TestRefused:

@@ -134,3 +134,37 @@ class TestCommandLine:
                                "--bank", "nope"], capture_output=True, text=True, check=False)
         assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
         assert "aldermoor" in proc.stderr and not list(tmp_path.iterdir())
+
+
+class TestIssue24Cases:
+    """Cells printed without their decimal point, and a table printed without its header."""
+
+    def test_faded_cells_lose_only_their_point(self, tmp_path: Path) -> None:
+        """The chosen Balance and Amount cells print their digits without the point; the CSV keeps the truth."""
+        import dataclasses
+
+        from tests.corpus.cases import faded_cells
+        from tests.corpus.render import balance_text, render_pdf
+
+        spec = dataclasses.replace(bank("dunmore"), rows=18)
+        statement = make_statement(spec, 7)
+        faded = faded_cells(statement, spec)
+        render_pdf(tmp_path / "s.pdf", statement, spec, faded)
+        with pdfplumber.open(tmp_path / "s.pdf") as pdf:
+            text = "\n".join(page.extract_text() or "" for page in pdf.pages)
+        (row, _), = [cell for cell in faded if cell[1] == "balance"]
+        printed = balance_text(statement.transactions[row].balance, spec)
+        assert printed not in text and printed.replace(".", "", 1) in text
+        assert len(faded) == 2 and {name for _, name in faded} == {"balance", "amount"}  # dunmore: one Amount column
+
+    def test_headerless_table_prints_no_labels(self, tmp_path: Path) -> None:
+        """Without its header the table's labels appear nowhere on the page."""
+        import dataclasses
+
+        from tests.corpus.render import render_pdf
+
+        spec = dataclasses.replace(bank("brightwater"), rows=24, header=False, shaded_header=False)
+        render_pdf(tmp_path / "s.pdf", make_statement(spec, 7), spec)
+        with pdfplumber.open(tmp_path / "s.pdf") as pdf:
+            words = {w["text"] for w in pdf.pages[0].extract_words()}
+        assert "Amount" not in words and "Description" not in words  # "Balance" is in "Opening Balance"

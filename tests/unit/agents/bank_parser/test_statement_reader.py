@@ -151,3 +151,17 @@ class TestScanCache:
         with pytest.raises(TargetError):
             self.reader(Oom(), tmp_path).read(ICICI / "icici sample.pdf")
         assert not list((tmp_path / "analysis").glob("*.json"))
+
+
+def test_a_scanned_pages_skew_reaches_the_analysis_line():
+    """Issue 24: the angle each OCR'd page was turned by is kept, bounded, and stated."""
+    from agents.bank_parser.analysis import Analysis  # lazy: only this test builds an Analysis
+
+    page = {"number": 1, "width": 595.0, "height": 842.0, "text": "", "tables": [], "words": [], "skew": -0.7}
+    scan = decode_scan(PDF, result(ok({"page_count": 1, "pages": [page], "texts": [[1, ""]], "scanned": True})),
+                       LIMITS, AnalysisLimits(), ocr=True)
+    assert scan.pages[0].skew == -0.7
+    analysis = Analysis("statement.pdf", 1, scan.pages, None, None, None, True)
+    assert analysis.summary().splitlines()[0].endswith("; scanned, deskewed by -0.7°")
+    assert "statement.pdf" in refusal(result(ok({"page_count": 1, "pages": [{**page, "skew": 400.0}],
+                                                 "texts": [], "scanned": True})), ocr=True)
