@@ -135,7 +135,7 @@ class TestServiceSide:
         assert prefix == f"{tmp_path}/runs/uploads/c-1/_submissions/"
         assert child.uploads_prefix(store.get("r-1"), tmp_path / "runs" / "r-1") is None
         console = io.StringIO()
-        _copy_lines(io.StringIO(f"PASS {prefix}a.py: equal\n"), console, prefix)
+        _copy_lines(io.StringIO(f"PASS {prefix}a.py: equal\n"), console, lambda: None, prefix)
         assert console.getvalue() == "PASS a.py: equal\n"
 
 
