@@ -13,7 +13,7 @@ EVAL_CASES ?= --cases
 .DEFAULT_GOAL := help
 .PHONY: help install run run-all eval check images serve test test-unit test-docker bench lint lock clean
 .PHONY: stack stack-down
-.PHONY: fuzz
+.PHONY: fuzz llm-smoke
 .PHONY: k8s-images k8s-manifests k8s-smoke
 
 help: ## List the targets
@@ -54,6 +54,9 @@ check: $(STAMP) ## Check existing parsers: make check TARGET=icici PARSER="custo
 
 images: $(STAMP) ## Build every sandbox image that is missing (bootstraps the base if needed)
 	@$(PY) -m controller images
+
+llm-smoke: $(STAMP) ## Each agent's OpenAI-compatible path against a real small model (SmolLM2 on llama.cpp; first use compiles it, 10-20 min)
+	@$(PY) -m tools.llm_smoke
 
 serve: $(STAMP) ## The service on 127.0.0.1:9466: runs over HTTP (/docs), /metrics, /healthz, /readyz [ARGS="--port 8080"]
 	@$(PY) -m controller serve $(ARGS)

@@ -55,6 +55,15 @@ def new_worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
 
 
+#: The service's own store settings: a run's child never opens the store, so it never gets its DSN.
+STORE_VARIABLES = ("SBX_SERVICE__STORE", "SBX_SERVICE__POSTGRES_DSN")
+
+
+def run_env(settings: Settings) -> dict[str, str]:
+    """The environment of the service's run children: a batch child's, without the store's secret."""
+    return {key: value for key, value in child_env(settings).items() if key.upper() not in STORE_VARIABLES}
+
+
 def signal_group(proc: subprocess.Popen[str], sig: int) -> None:
     """Send ``sig`` to the child's process group (itself and anything it started)."""
     if proc.poll() is not None:
@@ -77,7 +86,7 @@ class WorkerPool:
         self.worker_id = worker_id or new_worker_id()
         self.workers = settings.parallel_runs
         self._command = command
-        self._env = env if env is not None else child_env(settings)
+        self._env = env if env is not None else run_env(settings)
         self._stopping = threading.Event()
         self._wake = wake or threading.Event()
         self._notify = notify  # the run's console grew or the run ended: its event streams read again

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from controller.entry.service import child
-from controller.entry.service.workers import WorkerPool
+from controller.entry.service.workers import WorkerPool, run_env
 from controller.platform.store import NewRun, RunRow
 from controller.platform.store.sqlite import SqliteStore
 from tests.unit.controller.entry.service.conftest import make_settings
@@ -179,3 +179,12 @@ class TestChildCommand:
         assert child.error_line(2, '{"event": "x"}\nerror: no Docker engine (start one)\n') == "no Docker engine (start one)"
         assert child.error_line(-9, "") == "the run's process was killed by SIGKILL"
         assert child.error_line(3, "") == "the run's process exited with status 3"
+
+
+def test_a_run_child_never_gets_the_stores_dsn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The PostgreSQL DSN is the service's secret; the runs it starts never open the store."""
+    monkeypatch.setenv("SBX_SERVICE__POSTGRES_DSN", "postgresql://sandloop:secret@db/sandloop")
+    monkeypatch.setenv("SBX_SERVICE__STORE", "postgres")
+    env = run_env(make_settings(tmp_path))
+    assert not any("secret" in value for value in env.values())
+    assert "SBX_SERVICE__STORE" not in env and env["SBX_RUNS_DIR"] == str(tmp_path / "runs")
