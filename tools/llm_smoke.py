@@ -79,7 +79,7 @@ def run(target: str, env: dict[str, str]) -> int:
     """One run with the OpenAI-compatible coder; its progress lines are shown as they come."""
     print(f"\n==> {target}", flush=True)
     command = [sys.executable, "-m", "controller", "run", "--target", target, "--coder", "openai",
-               "--model", "smollm2", "--max-attempts", "2"]
+               "--model", "smollm2"]  # each target's own attempts: an intake turn is an attempt
     return subprocess.run(command, env=env, cwd=ROOT, timeout=1800, check=False).returncode
 
 

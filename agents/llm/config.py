@@ -42,6 +42,11 @@ PROVIDER_NAMES: dict[str, str] = {
 _HOSTED_OPENAI = ("api.openai.com",)
 
 
+def is_hosted_openai(base_url: str) -> bool:
+    """Whether ``base_url`` is OpenAI's own API (not a compatible server such as vLLM or llama.cpp)."""
+    return urlsplit(base_url).hostname in _HOSTED_OPENAI
+
+
 @dataclass(frozen=True)
 class LLMConfig:
     """One model endpoint and how to call it."""
@@ -51,6 +56,7 @@ class LLMConfig:
     base_url: str
     temperature: float = 0.2
     timeout_seconds: float = 120.0
+    max_output_tokens: int = 4096
     max_retries: int = 3
     backoff_seconds: float = 2.0
     api_key: SecretStr | None = field(default=None, repr=False)
@@ -72,6 +78,7 @@ class LLMConfig:
             base_url=llm.base_url or DEFAULT_BASE_URLS[provider],
             temperature=llm.temperature,
             timeout_seconds=llm.timeout_seconds,
+            max_output_tokens=llm.max_output_tokens,
             max_retries=llm.max_retries,
             backoff_seconds=llm.backoff_seconds,
             api_key=llm.api_key,
@@ -93,7 +100,7 @@ class LLMConfig:
         if self.provider == "gemini":
             return True
         if self.provider == "openai":
-            return (urlsplit(self.base_url).hostname or "") in _HOSTED_OPENAI
+            return is_hosted_openai(self.base_url)
         return False
 
     def require_key(self) -> None:

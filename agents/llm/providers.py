@@ -14,7 +14,7 @@ import httpx
 from langchain_core.language_models import BaseChatModel
 from pydantic import SecretStr
 
-from agents.llm.config import LLMConfig
+from agents.llm.config import LLMConfig, is_hosted_openai
 
 #: Sent as the key to OpenAI-compatible servers that need none (the SDK insists on one).
 NO_KEY = "sk-no-key-configured"
@@ -50,6 +50,7 @@ def _gemini(config: LLMConfig) -> BaseChatModel:
         base_url=config.base_url,
         vertexai=False,  # the Developer API with a key; never guessed from the environment
         temperature=config.temperature,
+        max_output_tokens=config.max_output_tokens,
         timeout=config.timeout_seconds,
         max_retries=1,  # google-genai counts attempts: 1 = the request itself, no SDK retry
     )
@@ -58,6 +59,9 @@ def _gemini(config: LLMConfig) -> BaseChatModel:
 def _openai(config: LLMConfig) -> BaseChatModel:
     from langchain_openai import ChatOpenAI  # lazy: one provider's client, imported only when chosen
 
+    # OpenAI's API takes the cap as max_completion_tokens (the SDK's name for max_tokens); compatible
+    # servers such as llama.cpp's know only max_tokens and ignore the other, so they get that one.
+    hosted = is_hosted_openai(config.base_url)
     return ChatOpenAI(
         model=config.model,
         base_url=config.base_url,
@@ -65,6 +69,8 @@ def _openai(config: LLMConfig) -> BaseChatModel:
         temperature=config.temperature,
         timeout=config.timeout_seconds,
         max_retries=0,
+        max_tokens=config.max_output_tokens if hosted else None,
+        extra_body=None if hosted else {"max_tokens": config.max_output_tokens},
     )
 
 
@@ -78,5 +84,6 @@ def _ollama(config: LLMConfig) -> BaseChatModel:
         model=config.model,
         base_url=config.base_url,
         temperature=config.temperature,
+        num_predict=config.max_output_tokens,
         client_kwargs=client_kwargs,
     )

@@ -35,6 +35,11 @@ class LLMSettings(BaseModel):
     )
     temperature: float = Field(0.2, ge=0, le=2, description="Sampling temperature.")
     timeout_seconds: float = Field(120.0, gt=0, le=3600, description="Limit for one request.")
+    max_output_tokens: int = Field(
+        4096, ge=64, le=65536,
+        description="Most tokens the model may generate in one reply (asked of the model, so a rambling "
+                    "one stops there instead of running to the timeout).",
+    )
     max_retries: int = Field(
         3, ge=0, le=10, description="Retries of a transient error (429, 5xx, timeout, connection)."
     )

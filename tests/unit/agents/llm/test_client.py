@@ -77,6 +77,18 @@ class TestReplies:
         header = request.headers.get("x-goog-api-key") or request.headers.get("authorization")
         assert header in (KEY, f"Bearer {KEY}")
 
+    def test_the_reply_length_is_capped_at_the_model(self, provider, server):
+        """Each request asks the model to stop at max_output_tokens, in the field its API reads
+        (a compatible server such as llama.cpp's reads only max_tokens), so a rambling model
+        stops there instead of generating until the timeout."""
+        server.push(Reply("ok"))
+        Harness(provider, server, max_output_tokens=321).client.complete(MESSAGES)
+        (request,) = server.chat_requests
+        body = request.body
+        cap = {"openai": lambda: body.get("max_tokens"), "ollama": lambda: body["options"]["num_predict"],
+               "gemini": lambda: body["generationConfig"]["maxOutputTokens"]}[provider]()
+        assert cap == 321
+
 
 class TestRetries:
     def test_rate_limit_then_success(self, provider, server):
