@@ -7,6 +7,7 @@ engine they are skipped on a developer's machine, but when ``CI=true`` (or
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 from collections.abc import Iterator
@@ -29,6 +30,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "integration" in item.path.parts:
             item.add_marker(pytest.mark.docker)
+
+
+@pytest.fixture(autouse=True)
+def _uncached_loggers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``cli.main`` called in-process configures logging as production does, caching each
+    structlog logger on first use; a cached logger then bypasses ``capture_logs`` in every later
+    test of the session (which test saw it depended on the order). Tests keep them uncached."""
+    from controller.entry import cli
+    from controller.platform.observability.logs import configure_logging
+
+    monkeypatch.setattr(cli, "configure_logging", functools.partial(configure_logging, cache_loggers=False))
 
 
 @pytest.fixture(scope="session")

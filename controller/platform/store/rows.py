@@ -37,7 +37,7 @@ def history_filters(owner: str | None, agent: str | None, target: str | None, cu
 
 
 def parse_cursor(cursor: str) -> int:
-    if not cursor.isdigit() or len(cursor) > 18:
+    if not (cursor.isascii() and cursor.isdigit()) or len(cursor) > 18:  # "²".isdigit() is True
         raise ConfigError(f"{cursor[:40]!r} is not a cursor this service gave", hint="use the next_cursor of a listing")
     return int(cursor)
 
