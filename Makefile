@@ -38,7 +38,8 @@ run-all: $(STAMP) ## Run the agent on every target in data/, SBX_PARALLEL_RUNS (
 
 # make eval: a fresh folder under .cache/eval per run (the 5 newest are kept), so evals never
 # share files; exit 0 once the corpus ran (its pass rate is the result), 2/3 on usage or
-# environment errors. The last line printed is "N passed, M failed".
+# environment errors. It ends with "N passed, M failed" and then the same per class of case
+# (text, no result.csv, scan: tools/eval_classes.py).
 eval: $(STAMP) ## Generate the synthetic corpus (SEED=7) and run the agent on every bank in it
 	@set -e; mkdir -p .cache/eval; dir=$$(mktemp -d .cache/eval/run-XXXXXX); \
 	ls -dt .cache/eval/run-* | tail -n +6 | xargs -r rm -rf; \
@@ -46,7 +47,8 @@ eval: $(STAMP) ## Generate the synthetic corpus (SEED=7) and run the agent on ev
 	$(PY) -m tests.corpus.generate --out "$$dir/data" --seed "$(SEED)" $(EVAL_CASES) >/dev/null; \
 	status=0; SBX_DATA_DIR="$$dir/data" SBX_RUNS_DIR="$$dir/runs" SBX_PARSERS_DIR="$$dir/custom_parsers" \
 	  $(PY) -m controller run --all $(ARGS) || status=$$?; \
-	if [ $$status -gt 1 ]; then exit $$status; fi
+	if [ $$status -gt 1 ]; then exit $$status; fi; \
+	$(PY) -m tools.eval_classes "$$dir/data" "$$dir/runs"
 
 check: $(STAMP) ## Check existing parsers: make check TARGET=icici PARSER="custom_parsers/icici_parser.py more/"
 	@if [ -z "$(TARGET)" ] || [ -z "$(PARSER)" ]; then echo "usage: make check TARGET=<name> PARSER=\"<file or folder>...\""; exit 2; fi

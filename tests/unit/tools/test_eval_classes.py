@@ -1,0 +1,45 @@
+"""make eval's table per class of case: classes from the corpus's names, the newest summary wins."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from tools.eval_classes import case_class, main, newest_statuses, table
+
+
+def summary(runs: Path, run_id: str, target: str, status: str, mtime: float) -> None:
+    path = runs / run_id / "summary.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"target": target, "status": status}))
+    os.utime(path, (mtime, mtime))
+
+
+def test_classes_follow_the_corpus_names():
+    assert [case_class(n) for n in ("icici", "nocsv-kestrel", "scan-corvid", "scan-nocsv-x", "scan-faded-y")] == [
+        "text", "no result.csv", "scan", "scan", "scan"]
+
+
+def test_the_newest_summary_of_a_target_counts_and_junk_is_skipped(tmp_path: Path):
+    summary(tmp_path, "a1", "scan-corvid", "failed", 1000)
+    summary(tmp_path, "a2", "scan-corvid", "passed", 2000)
+    (tmp_path / "junk").mkdir()
+    (tmp_path / "junk" / "summary.json").write_text("[not an object")
+    assert newest_statuses(tmp_path) == {"scan-corvid": "passed"}
+
+
+def test_the_table_counts_passing_statuses_and_names_the_rest():
+    lines = table(["icici", "nocsv-kestrel", "scan-corvid", "scan-faded-y"],
+                  {"icici": "passed", "nocsv-kestrel": "self-consistent", "scan-corvid": "failed"})
+    assert lines == ["per class of case:",
+                     "  text             1 of 1",
+                     "  no result.csv    1 of 1",
+                     "  scan             0 of 2   not passed: scan-corvid (failed), scan-faded-y (did not finish)"]
+
+
+def test_main_reads_the_folders(tmp_path: Path, capsys):
+    (tmp_path / "data" / "icici").mkdir(parents=True)
+    summary(tmp_path / "runs", "r", "icici", "passed", 1000)
+    assert main([str(tmp_path / "data"), str(tmp_path / "runs")]) == 0
+    assert "text             1 of 1" in capsys.readouterr().out

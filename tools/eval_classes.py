@@ -1,0 +1,80 @@
+"""``make eval``'s last table: the corpus's results per class of case.
+
+    python -m tools.eval_classes DATA_DIR RUNS_DIR
+
+A target's class comes from its name, as ``tests/corpus`` writes them: ``scan-…`` a scanned
+statement (``scan-nocsv-…``, ``scan-faded-…``, ``scan-headerless-…`` among them), ``nocsv-…``
+a text PDF whose ``result.csv`` is withheld, anything else a text PDF with its CSV. A target's
+result is the status in the newest ``summary.json`` of its runs; a target with none did not
+finish (counted as not passed). Passing statuses are the CLI's: passed, unverified and
+self-consistent. Reads only JSON the runs wrote; prints, asserts nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+PASSING = frozenset({"passed", "unverified", "self-consistent"})
+CLASSES = ("text", "no result.csv", "scan")
+MAX_SUMMARY_BYTES = 1024 * 1024
+
+
+def case_class(target: str) -> str:
+    """The class of a corpus target, from its name."""
+    if target.startswith("scan-"):
+        return "scan"
+    return "no result.csv" if target.startswith("nocsv-") else "text"
+
+
+def newest_statuses(runs_dir: Path) -> dict[str, str]:
+    """Each target's status in its newest readable summary.json."""
+    found: dict[str, tuple[float, str]] = {}
+    for summary in runs_dir.glob("*/summary.json"):
+        try:
+            if summary.stat().st_size > MAX_SUMMARY_BYTES:
+                continue
+            data = json.loads(summary.read_text(encoding="utf-8"))
+            target, status, when = str(data["target"]), str(data["status"]), summary.stat().st_mtime
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if target not in found or when > found[target][0]:
+            found[target] = (when, status)
+    return {target: status for target, (_, status) in found.items()}
+
+
+def table(targets: list[str], statuses: dict[str, str]) -> list[str]:
+    """One line per class: passed of all, and the targets that did not pass."""
+    passed: dict[str, int] = defaultdict(int)
+    total: dict[str, int] = defaultdict(int)
+    missed: dict[str, list[str]] = defaultdict(list)
+    for target in sorted(targets):
+        kind = case_class(target)
+        total[kind] += 1
+        status = statuses.get(target, "did not finish")
+        if status in PASSING:
+            passed[kind] += 1
+        else:
+            missed[kind].append(f"{target} ({status})")
+    lines = ["per class of case:"]
+    for kind in CLASSES:
+        if total[kind]:
+            rest = f"   not passed: {', '.join(missed[kind])}" if missed[kind] else ""
+            lines.append(f"  {kind:<14} {passed[kind]:>3} of {total[kind]}{rest}")
+    return lines
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print("usage: python -m tools.eval_classes DATA_DIR RUNS_DIR", file=sys.stderr)
+        return 2
+    data_dir, runs_dir = Path(argv[0]), Path(argv[1])
+    targets = [p.name for p in data_dir.iterdir() if p.is_dir()] if data_dir.is_dir() else []
+    print("\n".join(table(targets, newest_statuses(runs_dir))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
