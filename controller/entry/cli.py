@@ -145,10 +145,11 @@ Handler = Callable[[argparse.Namespace, Settings], int]
 def _handler(args: argparse.Namespace) -> Handler:
     """The command's function. A run or check on a service (``--server``), ``tokens`` and ``k8s``
     never import the runner: the agents' graphs, LangGraph and pandas take seconds to load."""
-    if args.command == "run" and getattr(args, "server", None):
-        from controller.entry.service.client import run_remote  # lazy: httpx only, for a remote run
+    if getattr(args, "server", None):  # run and check take --server
+        from controller.entry.service import client  # lazy: httpx only, for a remote run or check
 
-        return run_remote
+        remote: Handler = {"run": client.run_remote, "check": client.check_remote}[args.command]
+        return remote
     if args.command == "tokens":
         return _tokens
     if args.command == "k8s":

@@ -35,10 +35,6 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
 def check(args: argparse.Namespace, settings: Settings) -> int:
     """Run existing artefacts (parsers, modules) through the target agent's sandbox and judgement."""
-    if getattr(args, "server", None):
-        from controller.entry.service.client import check_remote  # lazy: httpx, only for a remote check
-
-        return check_remote(args, settings)
     if getattr(args, "watch_stdin", False):
         watch_stdin()
     agent = agent_for_target(settings.data_dir, args.target)
