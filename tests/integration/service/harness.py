@@ -6,13 +6,14 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 import pytest
+
+from tests import waiting
 
 
 def free_port() -> int:
@@ -22,11 +23,8 @@ def free_port() -> int:
 
 
 def wait_for(condition: Callable[[], bool], what: str, deadline: float = 300.0) -> None:
-    end = time.monotonic() + deadline
-    while not condition():
-        if time.monotonic() > end:
-            pytest.fail(f"gave up waiting for {what}")
-        time.sleep(0.2)
+    """:func:`tests.waiting.wait_for` at a real process's pace: 300 s at most, every 0.2 s."""
+    waiting.wait_for(condition, what, deadline, interval=0.2)
 
 
 @dataclass

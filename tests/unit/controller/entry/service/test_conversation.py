@@ -25,7 +25,7 @@ from controller.platform.store import NewRun, RunRow
 from controller.platform.store.sqlite import SqliteStore
 from tests.unit.controller.entry.service.conftest import Service, make_settings
 from tests.unit.controller.entry.service.test_app import assert_problem, sse_events
-from tests.unit.controller.entry.service.test_workers import wait_for
+from tests.waiting import wait_for
 
 
 def waiting_run(service: Service, run_id: str, owner: str, turn: int = 1) -> RunRow:

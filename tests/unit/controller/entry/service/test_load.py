@@ -13,7 +13,7 @@ from controller.entry.service.app import create_app
 from controller.entry.service.workers import WorkerPool
 from controller.platform.store import RunRow
 from tests.unit.controller.entry.service.conftest import make_service
-from tests.unit.controller.entry.service.test_workers import wait_for
+from tests.waiting import wait_for
 
 CLIENTS = 20
 PER_CLIENT = 10

@@ -4,7 +4,6 @@ drain and the takeover of a dead worker's runs. No engine."""
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from controller.entry.service.workers import WorkerPool, run_env
 from controller.platform.store import NewRun, RunRow
 from controller.platform.store.sqlite import SqliteStore
 from tests.unit.controller.entry.service.conftest import make_settings
+from tests.waiting import wait_for
 
 #: The stand-in child: its behaviour is the run's target name.
 FAKE_CHILD = r"""
@@ -41,14 +41,6 @@ except KeyboardInterrupt:
 
 def fake_command(row: RunRow, run_dir: Path) -> list[str]:
     return [sys.executable, "-c", FAKE_CHILD, row.target, str(run_dir)]
-
-
-def wait_for(condition: Callable[[], bool], what: str, deadline: float = 60.0) -> None:
-    end = time.monotonic() + deadline
-    while not condition():
-        if time.monotonic() > end:
-            pytest.fail(f"gave up waiting for {what}")
-        time.sleep(0.05)
 
 
 @pytest.fixture
