@@ -7,7 +7,8 @@ statement (``scan-nocsv-…``, ``scan-faded-…``, ``scan-headerless-…`` among
 a text PDF whose ``result.csv`` is withheld, anything else a text PDF with its CSV. A target's
 result is the status in the newest ``summary.json`` of its runs; a target with none did not
 finish (counted as not passed). Passing statuses are the CLI's: passed, unverified and
-self-consistent. Reads only JSON the runs wrote; prints, asserts nothing.
+self-consistent. The scans' OCR time per page follows, summed over the OCR cost each scan's
+newest summary reports (issue 24). Reads only JSON the runs wrote; prints, asserts nothing.
 """
 
 from __future__ import annotations
@@ -29,20 +30,46 @@ def case_class(target: str) -> str:
     return "no result.csv" if target.startswith("nocsv-") else "text"
 
 
-def newest_statuses(runs_dir: Path) -> dict[str, str]:
-    """Each target's status in its newest readable summary.json."""
-    found: dict[str, tuple[float, str]] = {}
-    for summary in runs_dir.glob("*/summary.json"):
+def newest_summaries(runs_dir: Path) -> dict[str, dict[str, object]]:
+    """Each target's newest readable summary.json (a JSON object naming its target and status)."""
+    found: dict[str, tuple[float, dict[str, object]]] = {}
+    for path in runs_dir.glob("*/summary.json"):
         try:
-            if summary.stat().st_size > MAX_SUMMARY_BYTES:
+            if path.stat().st_size > MAX_SUMMARY_BYTES:
                 continue
-            data = json.loads(summary.read_text(encoding="utf-8"))
-            target, status, when = str(data["target"]), str(data["status"]), summary.stat().st_mtime
+            data = json.loads(path.read_text(encoding="utf-8"))
+            target, when = str(data["target"]), path.stat().st_mtime
+            data["status"] = str(data["status"])
         except (OSError, ValueError, KeyError, TypeError):
             continue
         if target not in found or when > found[target][0]:
-            found[target] = (when, status)
-    return {target: status for target, (_, status) in found.items()}
+            found[target] = (when, data)
+    return {target: data for target, (_, data) in found.items()}
+
+
+def newest_statuses(runs_dir: Path) -> dict[str, str]:
+    """Each target's status in its newest readable summary.json."""
+    return {target: str(data["status"]) for target, data in newest_summaries(runs_dir).items()}
+
+
+def ocr_lines(summaries: dict[str, dict[str, object]]) -> list[str]:
+    """The scans' OCR cost: page reads, seconds, seconds a page, and the slowest scan."""
+    costs = {}
+    for target, data in summaries.items():
+        ocr = data.get("ocr")
+        if isinstance(ocr, dict) and _number(ocr.get("page_reads")) > 0:
+            costs[target] = (_number(ocr.get("page_reads")), _number(ocr.get("ocr_seconds")))
+    if not costs:
+        return []
+    reads = sum(r for r, _ in costs.values())
+    seconds = sum(s for _, s in costs.values())
+    slowest = max(costs, key=lambda t: costs[t][1] / costs[t][0])
+    return [f"  scan OCR       {int(reads)} page read(s) in {seconds:.1f} s: {seconds / reads:.1f} s a page "
+            f"(slowest {slowest}, {costs[slowest][1] / costs[slowest][0]:.1f} s a page)"]
+
+
+def _number(value: object) -> float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
 
 
 def table(targets: list[str], statuses: dict[str, str]) -> list[str]:
@@ -72,7 +99,9 @@ def main(argv: list[str]) -> int:
         return 2
     data_dir, runs_dir = Path(argv[0]), Path(argv[1])
     targets = [p.name for p in data_dir.iterdir() if p.is_dir()] if data_dir.is_dir() else []
-    print("\n".join(table(targets, newest_statuses(runs_dir))))
+    summaries = newest_summaries(runs_dir)
+    statuses = {target: str(data["status"]) for target, data in summaries.items()}
+    print("\n".join(table(targets, statuses) + ocr_lines(summaries)))
     return 0
 
 

@@ -17,6 +17,7 @@ from agents.ports.events import NodeEvent
 from agents.lessons import ExecutionHistory, lessons_markdown
 from agents.loop import OnCrash, stream_graph
 from agents.bank_parser.output_schema import OutputSchema
+from agents.bank_parser.repairs import read_ocr_cost
 from agents.bank_parser.report import ParserRunSummary
 from agents.bank_parser.target import Target
 from agents.ports.artefacts import SUMMARY_FILE, ArtefactStore
@@ -118,4 +119,11 @@ def verified(state: ParserState) -> dict[str, Any]:
     consistent = verification is not None and verification.self_consistent
     how = {"passed": "both" if consistent else "compared", "self-consistent": "self-consistent"}
     repairs = [r.describe() for r in verification.repairs] if verification is not None else []
-    return {"verified": how.get(status or "", ""), "checks": checks, "repairs": repairs}
+    return {"verified": how.get(status or "", ""), "checks": checks, "repairs": repairs, "ocr": ocr_cost(state)}
+
+
+def ocr_cost(state: ParserState) -> dict[str, float]:
+    """The last attempt's OCR cost as its parser reported it (empty for a text PDF)."""
+    execution = state.get("execution")
+    cost = read_ocr_cost(execution.sandbox.stderr.data) if execution is not None else None
+    return cost.record() if cost is not None else {}

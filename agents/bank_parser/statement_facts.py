@@ -68,6 +68,11 @@ class StatementFacts:
     """Whether every page was read (else counts and coverage cannot be checked)."""
     pages_read: int = 0
     notes: tuple[str, ...] = field(default_factory=tuple)
+    debit_totals: tuple[int, ...] = ()
+    credit_totals: tuple[int, ...] = ()
+    bare_totals: tuple[tuple[int, ...], ...] = ()
+    """Every printed total, in order (``total_debits`` and the rest are the last of them): a
+    file that joins two statement periods prints one set per period."""
 
     def describe(self) -> str:
         """One line for the analysis summary."""
@@ -98,6 +103,17 @@ def amounts_in(text: str) -> tuple[int, ...]:
     return spaced + tuple(cents(m.group(0)) for m in AMOUNT_PATTERN.finditer(stripped))
 
 
+def last_amount(text: str) -> int | None:
+    """The line's last amount, read as far left as its digit groups go: "Balance 13 297,90"
+    is 13297.90, not 297.90 (for balance and total lines, which print no other number)."""
+    stripped = DATE_PATTERN.sub(" ", text)
+    matches = [*SPACED_PATTERN.finditer(stripped), *AMOUNT_PATTERN.finditer(stripped)]
+    if not matches:
+        return None
+    end = max(m.end() for m in matches)
+    return cents(min((m for m in matches if m.end() == end), key=lambda m: m.start()).group(0))
+
+
 def has_date(text: str) -> bool:
     """Whether a line holds a date in one of the common printed forms."""
     return DATE_PATTERN.search(text) is not None
@@ -110,8 +126,10 @@ def read_facts(pages: Iterable[tuple[int, str]], complete: bool = True) -> State
     the last naming a closing balance gives the closing one.
     """
     lines: list[StatementLine] = []
-    opening = closing = debits = credits = None
-    totals: tuple[int, ...] = ()
+    opening = closing = None
+    debits: list[int] = []
+    credits: list[int] = []
+    bare: list[tuple[int, ...]] = []
     count = 0
     for number, text in pages:
         count += 1
@@ -120,16 +138,20 @@ def read_facts(pages: Iterable[tuple[int, str]], complete: bool = True) -> State
             if not amounts:
                 continue
             if opening is None and not lines and OPENING.search(raw):
-                opening = amounts[-1]
+                opening = last_amount(raw)
             if CLOSING.search(raw):
-                closing = amounts[-1]
+                closing = last_amount(raw)
+            both = TOTAL_DEBITS.search(raw) and TOTAL_CREDITS.search(raw) and len(amounts) > 1
             if TOTAL_DEBITS.search(raw):
-                debits = amounts[0]
+                debits.append(amounts[0])
             if TOTAL_CREDITS.search(raw):
-                credits = amounts[-1] if TOTAL_DEBITS.search(raw) and len(amounts) > 1 else amounts[0]
+                credits.append(amounts[-1] if both else last_amount(raw) or amounts[0])
             if BARE_TOTAL.search(raw) and len(amounts) == 2:
-                totals = amounts
+                bare.append(amounts)
             if has_date(raw) and not SUMMARY.search(raw):
                 lines.append(StatementLine(number, " ".join(raw.split()), amounts))
-    return StatementFacts(tuple(lines), opening, closing, debits, credits, totals, complete, count)
-
+    return StatementFacts(
+        tuple(lines), opening, closing, debits[-1] if debits else None, credits[-1] if credits else None,
+        bare[-1] if bare else (), complete, count, debit_totals=tuple(debits), credit_totals=tuple(credits),
+        bare_totals=tuple(bare),
+    )

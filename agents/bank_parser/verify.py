@@ -313,24 +313,46 @@ def _check_sum(ordered: tuple[np.ndarray, np.ndarray | None], facts: StatementFa
 
 
 def _check_totals(amount: np.ndarray, facts: StatementFacts, roles: Roles) -> Check:
+    """Debits and credits against the printed totals: the last printed, or the sum of all of
+    them when the file joins several statement periods (one set of totals each)."""
     name = "totals"
     debits, credits = int(-amount[amount < 0].sum()), int(amount[amount > 0].sum())
-    wanted: list[tuple[str, int, int]] = []
-    if facts.total_debits is not None:
-        wanted.append(("debits", debits, facts.total_debits))
-    if facts.total_credits is not None:
-        wanted.append(("credits", credits, facts.total_credits))
-    if not wanted and len(facts.totals) == 2:
-        fits = sorted(facts.totals) == sorted((debits, credits))
+    wanted: list[tuple[str, int, tuple[int, ...]]] = []
+    for what, got, printed in (("debits", debits, _all(facts.debit_totals, facts.total_debits)),
+                               ("credits", credits, _all(facts.credit_totals, facts.total_credits))):
+        if printed:
+            wanted.append((what, got, printed))
+    bare = facts.bare_totals or ((facts.totals,) if len(facts.totals) == 2 else ())
+    if not wanted and bare:
+        pairs = [tuple(sorted(p)) for p in bare]
+        summed = (sum(p[0] for p in pairs), sum(p[1] for p in pairs))
+        fits = tuple(sorted((debits, credits))) in {pairs[-1], summed if len(pairs) > 1 else pairs[-1]}
+        last = bare[-1]
         return Check(name, "held" if fits else "failed",
                      f"debits {debits / 100:.2f} and credits {credits / 100:.2f} vs printed "
-                     f"{facts.totals[0] / 100:.2f} and {facts.totals[1] / 100:.2f}")
+                     f"{last[0] / 100:.2f} and {last[1] / 100:.2f}{_over(len(pairs))}")
     if not wanted or roles.kind == "none":
         return Check(name, "not made", "no totals printed")
-    bad = [f"{what} {got / 100:.2f} != printed {want / 100:.2f}" for what, got, want in wanted if got != want]
+    bad = [f"{what} {got / 100:.2f} != printed {printed[-1] / 100:.2f}"
+           + (f" (or {sum(printed) / 100:.2f} over {len(printed)} totals lines)" if len(printed) > 1 else "")
+           for what, got, printed in wanted if not _sums_to(got, printed)]
     if bad:
         return Check(name, "failed", "; ".join(bad))
-    return Check(name, "held", ", ".join(f"{what} {got / 100:.2f}" for what, got, _ in wanted))
+    return Check(name, "held", ", ".join(f"{what} {got / 100:.2f}" for what, got, _ in wanted)
+                 + _over(max(len(printed) for _, _, printed in wanted)))
+
+
+def _all(printed: tuple[int, ...], last: int | None) -> tuple[int, ...]:
+    """Every printed total, or the one known (facts made without the full list)."""
+    return printed or ((last,) if last is not None else ())
+
+
+def _sums_to(got: int, printed: tuple[int, ...]) -> bool:
+    return got == printed[-1] or (len(printed) > 1 and got == sum(printed))
+
+
+def _over(lines: int) -> str:
+    return f" ({lines} totals lines)" if lines > 1 else ""
 
 
 def _check_count(amount: np.ndarray, facts: StatementFacts) -> Check:

@@ -10,7 +10,7 @@ rows apart is a question of layout, not luck.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 
 from tests.corpus.specs import BankSpec
@@ -124,18 +124,33 @@ def make_statement(spec: BankSpec, seed: int) -> Statement:
                 value_date=day + timedelta(days=rng.choice((0, 0, 0, 1, 2))),
                 description=_description(rng, spec, credit=cents > 0),
                 ref=_ref(rng, spec.ref_style, index),
-                cents=cents,
-                balance=balance,
+                cents=cents * spec.amount_scale,
+                balance=balance * spec.amount_scale,
             )
         )
     return Statement(
         account_holder=rng.choice(PEOPLE),
         account_number=f"{rng.randrange(10**11, 10**12)}",
-        opening_balance=opening,
+        opening_balance=opening * spec.amount_scale,
         start=start,
         end=day,
         transactions=tuple(transactions),
     )
+
+
+def split_periods(statement: Statement, periods: int) -> list[Statement]:
+    """The statement cut into ``periods`` consecutive statements of (nearly) equal length,
+    each opening with the balance the one before it closed with."""
+    txns = statement.transactions
+    cuts = [round(i * len(txns) / periods) for i in range(periods + 1)]
+    parts = []
+    for first, last in zip(cuts, cuts[1:], strict=False):
+        chunk = txns[first:last]
+        opening = txns[first - 1].balance if first else statement.opening_balance
+        start = chunk[0].date if first else statement.start
+        parts.append(replace(statement, opening_balance=opening, start=start,
+                             end=chunk[-1].date, transactions=chunk))
+    return parts
 
 
 def _amount(rng: random.Random, balance: int) -> int:

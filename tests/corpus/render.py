@@ -1,6 +1,6 @@
 """Draw a statement as a PDF with reportlab: a real text layer, laid out as the spec says.
 
-The page is A4 in portrait. Page 1 carries the letterhead (bank, address, account block,
+The page is A4, in portrait unless the spec says landscape. Page 1 carries the letterhead (bank, address, account block,
 statement period); later pages a one-line running head. The table is either ruled (a full
 grid pdfplumber's ``extract_tables`` finds) or borderless (text only, columns shown by
 alignment). Descriptions wrap inside their column; amounts are right-aligned. Page footers
@@ -13,16 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from reportlab.lib.pagesizes import A4
+from reportlab.lib.pagesizes import A4, landscape
 from reportlab.pdfgen.canvas import Canvas
 
-from tests.corpus.ledger import Statement, Transaction
+from tests.corpus.ledger import Statement, Transaction, split_periods
 from tests.corpus.specs import BankSpec, Column, Field
 from tests.corpus.textfit import BOLD, FONT, PADDING, SIZE, description_width, wrap
 
-WIDTH, HEIGHT = A4
 MARGIN = 36.0
-TOP = HEIGHT - 40.0
 BOTTOM = 72.0
 LEADING = 10.0
 ROW_GAP = 3.5
@@ -60,19 +58,32 @@ def format_date(day: object, fmt: str) -> str:
 
 def money(cents: int, spec: BankSpec, *, negative: bool = False) -> str:
     """An amount as the statement prints it: separators, currency, sign style."""
-    body = f"{abs(cents) / 100:,.2f}" if spec.thousands else f"{abs(cents) / 100:.2f}"
+    units, hundredths = divmod(abs(cents), 100)
+    body = f"{grouped(units, spec)}.{hundredths:02d}"
     if spec.decimal_comma:
-        body = body.replace(",", " ").replace(".", ",").replace(" ", ".")
+        thousands = " " if spec.thousands_space else "."
+        body = body.replace(",", " ").replace(".", ",").replace(" ", thousands)
     text = f"{spec.currency}{body}"
     if not negative:
         return text
-    return f"({text})" if spec.negative == "parens" else f"-{text}"
+    return {"parens": f"({text})", "trailing": f"{text}-"}.get(spec.negative, f"-{text}")
+
+
+def grouped(units: int, spec: BankSpec) -> str:
+    """Whole units with the spec's thousands grouping: 1,234,567 or Indian 12,34,567."""
+    if not spec.thousands:
+        return str(units)
+    if spec.grouping == "western" or units < 1000:
+        return f"{units:,}"
+    head, tail = str(units)[:-3], str(units)[-3:]
+    pairs = [head[max(0, i - 2) : i] for i in range(len(head), 0, -2)]
+    return ",".join(reversed(pairs)) + "," + tail
 
 
 def balance_text(cents: int, spec: BankSpec) -> str:
     """The running balance, with a " Cr"/" Dr" suffix where the spec says so."""
     if spec.balance_suffix:
-        return f"{money(cents, spec)} {'Dr' if cents < 0 else 'Cr'}"
+        return money(cents, spec) + spec.suffixes[0 if cents < 0 else 1]
     return money(cents, spec, negative=cents < 0)
 
 
@@ -85,7 +96,7 @@ def amount_cells(cents: int, spec: BankSpec) -> dict[Field, str]:
         return {"amount": money(cents, spec, negative=debit)}
     if spec.amount_style == "marker":
         return {"amount": money(cents, spec), "marker": "Dr" if debit else "Cr"}
-    return {"amount": f"{money(cents, spec)} {'Dr' if debit else 'Cr'}"}
+    return {"amount": money(cents, spec) + spec.suffixes[0 if debit else 1]}
 
 
 def transaction_item(index: int, txn: Transaction, spec: BankSpec, faded: Faded = frozenset()) -> Item:
@@ -150,6 +161,16 @@ def table_items(statement: Statement, spec: BankSpec, faded: Faded = frozenset()
 # --- pagination -------------------------------------------------------------------------
 
 
+def page_size(spec: BankSpec) -> tuple[float, float]:
+    """A4, portrait or (``spec.landscape``) on its side."""
+    return landscape(A4) if spec.landscape else A4
+
+
+def top_of(spec: BankSpec) -> float:
+    """The y of the top margin."""
+    return page_size(spec)[1] - 40.0
+
+
 def header_lines(spec: BankSpec) -> int:
     """Lines the table header takes (2 for stacked labels)."""
     return max(len(c.label.split("\n")) for c in spec.columns)
@@ -169,7 +190,7 @@ def row_height(item: Item, spec: BankSpec) -> float:
 
 def body_top(page: int, spec: BankSpec) -> float:
     """Where the first row of page ``page`` (0-based) starts."""
-    y = TOP - (
+    y = top_of(spec) - (
         LETTERHEAD_HEIGHT if page == 0 else (RUNNING_HEAD_HEIGHT if spec.running_head else 0)
     )
     if page == 0 or spec.header_every_page:
@@ -231,7 +252,7 @@ def draw_text(
 
 def draw_letterhead(canvas: Canvas, statement: Statement, spec: BankSpec) -> None:
     """Bank name, address, account block and statement period at the top of page 1."""
-    y = TOP - 14
+    y = top_of(spec) - 14
     canvas.setFont(BOLD, 16)
     canvas.drawString(MARGIN, y, spec.title)
     canvas.setFont(FONT, 8)
@@ -287,7 +308,7 @@ def draw_row(canvas: Canvas, item: Item, top: float, spec: BankSpec) -> float:
     return bottom
 
 
-def draw_footer(canvas: Canvas, page: int, pages: int) -> None:
+def draw_footer(canvas: Canvas, page: int, pages: int, spec: BankSpec) -> None:
     """Disclaimer and "Page X of Y" at the foot of the page."""
     canvas.setFont(FONT, 7)
     canvas.drawString(
@@ -295,26 +316,27 @@ def draw_footer(canvas: Canvas, page: int, pages: int) -> None:
         48,
         "This is a computer-generated statement; please report any discrepancy within 30 days.",
     )
-    canvas.drawCentredString(WIDTH / 2, 34, f"Page {page} of {pages}")
+    canvas.drawCentredString(page_size(spec)[0] / 2, 34, f"Page {page} of {pages}")
 
 
 def draw_page(
     canvas: Canvas, number: int, items: list[Item], total: int, statement: Statement, spec: BankSpec
 ) -> None:
     """One page: letterhead or running head, header (if printed here), rows, footer."""
+    top = top_of(spec)
     if number == 0:
         draw_letterhead(canvas, statement, spec)
-        y = TOP - LETTERHEAD_HEIGHT
+        y = top - LETTERHEAD_HEIGHT
     elif spec.running_head:
         canvas.setFont(FONT, 8)
         canvas.drawString(
             MARGIN,
-            TOP - 10,
+            top - 10,
             f"{spec.title} - account {statement.account_number} - statement continued",
         )
-        y = TOP - RUNNING_HEAD_HEIGHT
+        y = top - RUNNING_HEAD_HEIGHT
     else:
-        y = TOP
+        y = top
     table_top = y
     if spec.header and (number == 0 or spec.header_every_page):
         y = draw_header(canvas, y, spec)
@@ -326,7 +348,7 @@ def draw_page(
         for x in column_x(spec):
             canvas.line(x, table_top, x, y)
     if spec.footer:
-        draw_footer(canvas, number + 1, total)
+        draw_footer(canvas, number + 1, total, spec)
 
 
 def draw_cards(canvas: Canvas, statement: Statement, spec: BankSpec) -> None:
@@ -337,7 +359,7 @@ def draw_cards(canvas: Canvas, statement: Statement, spec: BankSpec) -> None:
     for number, txns in enumerate(pages):
         if number == 0:
             draw_letterhead(canvas, statement, spec)
-        y = TOP - LETTERHEAD_HEIGHT if number == 0 else TOP
+        y = top_of(spec) - (LETTERHEAD_HEIGHT if number == 0 else 0)
         for txn in txns:
             canvas.setFont(BOLD, 8)
             canvas.drawString(MARGIN, y, f"Transaction on {format_date(txn.date, spec.pdf_date)}")
@@ -350,14 +372,15 @@ def draw_cards(canvas: Canvas, statement: Statement, spec: BankSpec) -> None:
                 f"    Balance after: {money(txn.balance, spec)}",
             )
             y -= 40
-        draw_footer(canvas, number + 1, len(pages))
+        draw_footer(canvas, number + 1, len(pages), spec)
         canvas.showPage()
 
 
 def render_pdf(path: Path, statement: Statement, spec: BankSpec, faded: Faded = frozenset()) -> int:
     """Write the statement's PDF to ``path``; returns the number of pages. ``faded``: cells
-    printed without their decimal point (see :func:`transaction_item`)."""
-    canvas = Canvas(str(path), pagesize=A4, invariant=1)
+    printed without their decimal point (see :func:`transaction_item`; with several
+    periods, a transaction's index counts from the start of its period)."""
+    canvas = Canvas(str(path), pagesize=page_size(spec), invariant=1)
     canvas.setTitle(f"{spec.title} statement")
     canvas.setAuthor(spec.title)
     canvas.setCreator("sandloop synthetic corpus")
@@ -365,10 +388,16 @@ def render_pdf(path: Path, statement: Statement, spec: BankSpec, faded: Faded = 
         draw_cards(canvas, statement, spec)
         canvas.save()
         return -(-len(statement.transactions) // 14)
-    items = table_items(statement, spec, faded)
-    pages = paginate(items, statement, spec)
+    parts = split_periods(statement, spec.periods) if spec.periods > 1 else [statement]
+    count = sum(_render_period(canvas, part, spec, faded) for part in parts)
+    canvas.save()
+    return count
+
+
+def _render_period(canvas: Canvas, statement: Statement, spec: BankSpec, faded: Faded) -> int:
+    """One statement period's pages, numbered on their own; returns how many."""
+    pages = paginate(table_items(statement, spec, faded), statement, spec)
     for number, page_items in enumerate(pages):
         draw_page(canvas, number, page_items, len(pages), statement, spec)
         canvas.showPage()
-    canvas.save()
     return len(pages)

@@ -93,11 +93,24 @@ class BankSpec:
     csv_date: str = "%d-%m-%Y"
     """strftime formats; ``%-d``/``%-m`` mean no zero padding."""
     amount_style: AmountStyle = "split"
-    negative: Literal["minus", "parens"] = "minus"
-    """How a signed amount column shows debits."""
+    negative: Literal["minus", "parens", "trailing"] = "minus"
+    """How a signed amount column shows debits: -1,234.56, (1,234.56) or 1,234.56-."""
+    suffixes: tuple[str, str] = (" Dr", " Cr")
+    """The debit and credit suffixes of the ``suffix`` amount style and of ``balance_suffix``."""
     thousands: bool = True
+    grouping: Literal["western", "indian"] = "western"
+    """Thousands in threes (1,000,000.00) or Indian lakhs and crores (10,00,000.00)."""
     decimal_comma: bool = False
     """Write 1.234,56 (thousands '.', decimals ',') instead of 1,234.56."""
+    thousands_space: bool = False
+    """With ``decimal_comma``: thousands separated by a space (1 234,56) instead of '.'."""
+    amount_scale: int = 1
+    """Every amount and balance times this (10: balances in lakhs for Indian grouping)."""
+    landscape: bool = False
+    """A4 turned on its side (a wide table)."""
+    periods: int = 1
+    """Statement periods in the one file; each starts on a new page with its own letterhead,
+    opening and closing rows and page numbers, as when two months' statements are joined."""
     currency: str = ""
     """Prefix of every amount in the PDF, e.g. "$" or "Rs. "."""
     balance_suffix: bool = False
@@ -426,6 +439,101 @@ BANKS: tuple[BankSpec, ...] = (
         amount_style="suffix",
         decimal_comma=True,
         currency="€",
+    ),
+    BankSpec(
+        name="marlow",
+        title="Marlow Building Society",
+        summary="two statement periods in one file (each with its letterhead, dated opening "
+        "and closing rows, totals and its own page numbers), one signed Amount column with "
+        "trailing minus signs ('1,234.56-') split into Debit/Credit, wrapped descriptions",
+        columns=(
+            _c("date", "Date", 60),
+            _c("description", "Description", 230),
+            _c("amount", "Amount", 95, "right"),
+            _c("balance", "Balance", 95, "right"),
+        ),
+        csv=(
+            ("Date", "date"),
+            ("Description", "description"),
+            ("Debit", "debit"),
+            ("Credit", "credit"),
+            ("Balance", "balance"),
+        ),
+        rows=90,
+        periods=2,
+        closing_row="dated",
+        totals=True,
+        wrap_lines=2,
+        pdf_date="%d/%m/%Y",
+        csv_date="%d/%m/%Y",
+        amount_style="signed",
+        negative="trailing",
+    ),
+    BankSpec(
+        name="northcliff",
+        title="Northcliff Gramin Bank",
+        summary="landscape pages with a seven-column table, Indian digit grouping "
+        "('1,23,456.78') on amounts in lakhs, a cheque column the CSV leaves out, balances "
+        "with an unspaced 'CR'/'DR' suffix, '05-08-24' converted to 05-08-2024",
+        columns=(
+            _c("date", "Txn Date", 62),
+            _c("value_date", "Value Date", 62),
+            _c("ref", "Chq No", 70),
+            _c("description", "Narration", 260),
+            _c("debit", "Withdrawals", 95, "right"),
+            _c("credit", "Deposits", 95, "right"),
+            _c("balance", "Balance", 110, "right"),
+        ),
+        csv=(
+            ("Txn Date", "date"),
+            ("Value Date", "value_date"),
+            ("Narration", "description"),
+            ("Withdrawal", "debit"),
+            ("Deposit", "credit"),
+            ("Balance", "balance"),
+        ),
+        rows=80,
+        landscape=True,
+        grouping="indian",
+        amount_scale=10,
+        balance_suffix=True,
+        suffixes=("DR", "CR"),
+        wrap_lines=2,
+        pdf_date="%d-%m-%y",
+        csv_date="%d-%m-%Y",
+        ref_style="cheque",
+    ),
+    BankSpec(
+        name="oakhaven",
+        title="Oakhaven Sparkasse",
+        summary="decimal commas with a space for thousands ('1 234,56'), one Amount column "
+        "with unspaced 'DR'/'CR' suffixes turned into a signed Amount, header on the first "
+        "page only, no page footers or running head, undated opening and closing rows, "
+        "'05.08.2024' converted to 2024-08-05",
+        columns=(
+            _c("date", "Date", 62),
+            _c("description", "Description", 230),
+            _c("amount", "Amount", 100, "right"),
+            _c("balance", "Balance", 100, "right"),
+        ),
+        csv=(
+            ("Date", "date"),
+            ("Description", "description"),
+            ("Amount", "amount"),
+            ("Balance", "balance"),
+        ),
+        rows=70,
+        header_every_page=False,
+        running_head=False,
+        footer=False,
+        opening_row="undated",
+        closing_row="undated",
+        pdf_date="%d.%m.%Y",
+        csv_date="%Y-%m-%d",
+        amount_style="suffix",
+        suffixes=("DR", "CR"),
+        decimal_comma=True,
+        thousands_space=True,
     ),
 )
 

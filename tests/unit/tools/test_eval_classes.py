@@ -6,13 +6,13 @@ import json
 import os
 from pathlib import Path
 
-from tools.eval_classes import case_class, main, newest_statuses, table
+from tools.eval_classes import case_class, main, newest_statuses, newest_summaries, ocr_lines, table
 
 
-def summary(runs: Path, run_id: str, target: str, status: str, mtime: float) -> None:
+def summary(runs: Path, run_id: str, target: str, status: str, mtime: float, **extra: object) -> None:
     path = runs / run_id / "summary.json"
     path.parent.mkdir(parents=True)
-    path.write_text(json.dumps({"target": target, "status": status}))
+    path.write_text(json.dumps({"target": target, "status": status, **extra}))
     os.utime(path, (mtime, mtime))
 
 
@@ -43,3 +43,17 @@ def test_main_reads_the_folders(tmp_path: Path, capsys):
     summary(tmp_path / "runs", "r", "icici", "passed", 1000)
     assert main([str(tmp_path / "data"), str(tmp_path / "runs")]) == 0
     assert "text             1 of 1" in capsys.readouterr().out
+
+
+def test_ocr_time_per_page_over_the_scans(tmp_path: Path):
+    summary(tmp_path, "a", "scan-corvid", "passed", 1000, ocr={"page_reads": 2, "ocr_seconds": 6.0})
+    summary(tmp_path, "b", "scan-dunmore", "passed", 1000, ocr={"page_reads": 1, "ocr_seconds": 1.5})
+    summary(tmp_path, "c", "icici", "passed", 1000, ocr={})
+    summary(tmp_path, "d", "scan-odd", "failed", 1000, ocr={"page_reads": "many"})
+    assert ocr_lines(newest_summaries(tmp_path)) == [
+        "  scan OCR       3 page read(s) in 7.5 s: 2.5 s a page (slowest scan-corvid, 3.0 s a page)"]
+
+
+def test_no_ocr_line_without_scans(tmp_path: Path):
+    summary(tmp_path, "a", "icici", "passed", 1000)
+    assert ocr_lines(newest_summaries(tmp_path)) == []

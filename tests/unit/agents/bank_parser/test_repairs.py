@@ -8,11 +8,13 @@ let the coverage check match a PDF line that still shows the misread cell.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pandas as pd
 from hypothesis import HealthCheck, given, settings
 
 from agents.bank_parser.repairs import MAX_LINE_BYTES, MAX_REPAIRS, OcrCost, Repair, confirms, read_ocr_cost, read_repairs
+from agents.bank_parser.report import ParserRunSummary
 from agents.bank_parser.statement_facts import read_facts
 from agents.bank_parser.verify import verify
 from tests.fuzz.decoders import STDERR_INPUTS, check_parser_stderr
@@ -127,6 +129,20 @@ class TestOcrCost:
         cost = read_ocr_cost(stderr)
         assert cost == OcrCost(2, 4, 9.5, 3, 0.9)
         assert cost.describe() == "OCR 4 page read(s) in 9.5 s (2.4 s a page), 3 cell(s) read again in 0.9 s"
+
+    def test_the_summary_keeps_it_and_shows_it_after_the_checks(self) -> None:
+        """summary.json carries the numbers with the seconds a page; the closing block a line."""
+        record = OcrCost(2, 4, 9.5, 3, 0.9).record()
+        assert record["seconds_per_page"] == 2.375 and record["page_reads"] == 4
+        summary = ParserRunSummary(run_id="r", agent="bank_parser", target="scan-x", status="passed", attempts=1,
+                                   max_attempts=3, parser_path="p", run_dir="d", wall_seconds=1.0,
+                                   sandbox_seconds=1.0, coder="offline", checks="6 of 6 hold", ocr=record)
+        lines = summary.lines()
+        at = next(i for i, line in enumerate(lines) if line.startswith("  checks"))
+        assert lines[at + 1] == ("  ocr           2 page(s), 4 page read(s) in 9.5 s (2.4 s a page), "
+                                 "3 cell(s) read again in 0.9 s")
+        assert summary.to_json()["ocr"] == record
+        assert not [line for line in replace(summary, ocr={}).lines() if line.startswith("  ocr")]
 
     def test_anything_else_is_ignored(self) -> None:
         """No line, bad JSON, text or negative numbers, booleans: no cost."""

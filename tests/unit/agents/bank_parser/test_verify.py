@@ -22,9 +22,11 @@ def facts_of(pdf: Path):
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Three banks with different amount styles: split, suffix Dr/Cr, signed with totals."""
+    """Banks with different amount styles: split, suffix Dr/Cr, signed with totals; two
+    statement periods in one file (marlow), space-grouped decimal commas (oakhaven), Indian
+    grouping (northcliff)."""
     out = tmp_path_factory.mktemp("verify-corpus")
-    generate(out, SEED, ["aldermoor", "dunmore", "glenrock"])
+    generate(out, SEED, ["aldermoor", "dunmore", "glenrock", "marlow", "northcliff", "oakhaven"])
     return out
 
 
@@ -48,17 +50,40 @@ class TestStatementFacts:
         assert (facts.total_debits, facts.total_credits) == (350, 50000)
         assert [line.amounts for line in facts.lines] == [(350, 99650), (50000, 149650)]
 
+    def test_balances_read_with_their_spaced_groups(self) -> None:
+        """'13 297,90' on a balance line is 13297.90, not 297.90."""
+        facts = read_facts([(1, "Opening Balance 13 297,90\n02.04.2024 Refund 5 914,84CR 19 212,74\n"
+                                "Closing Balance 19 212,74\nTotal credits 5 914,84\n")])
+        assert (facts.opening, facts.closing, facts.total_credits) == (1329790, 1921274, 591484)
+
+    def test_every_period_s_totals_are_kept(self) -> None:
+        """Two statement periods in one file: both sets of totals, the last as the total."""
+        period = "Total debits {}\nTotal credits {}\n"
+        facts = read_facts([(1, period.format("3.50", "500.00")), (2, period.format("10.00", "20.00"))])
+        assert (facts.debit_totals, facts.credit_totals) == ((350, 1000), (50000, 2000))
+        assert (facts.total_debits, facts.total_credits) == (1000, 2000)
+
 
 class TestVerify:
     """The checks on real corpus statements and their expected frames."""
 
-    @pytest.mark.parametrize("bank", ["aldermoor", "dunmore", "glenrock"])
+    @pytest.mark.parametrize("bank", ["aldermoor", "dunmore", "glenrock", "marlow", "northcliff", "oakhaven"])
     def test_expected_frames_are_self_consistent(self, corpus: Path, bank: str) -> None:
         """The right answer passes: balances chain, every PDF line is a row, counts agree."""
         result = verify(pd.read_csv(corpus / bank / "result.csv"), facts_of(corpus / bank / "statement.pdf"))
         held = {c.name for c in result.checks if c.state == "held"}
         assert result.self_consistent, result.report()
         assert {"running balance", "row count", "coverage"} <= held
+
+    def test_two_periods_add_up_to_both_sets_of_totals(self, corpus: Path) -> None:
+        """marlow joins two periods: the rows' sums match the two totals lines together; the
+        first period alone matches neither the last printed totals nor their sum."""
+        facts = facts_of(corpus / "marlow" / "statement.pdf")
+        frame = pd.read_csv(corpus / "marlow" / "result.csv")
+        totals = next(c for c in verify(frame, facts).checks if c.name == "totals")
+        assert totals.state == "held" and "(2 totals lines)" in totals.detail
+        first = next(c for c in verify(frame.iloc[:45], facts).checks if c.name == "totals")
+        assert first.state == "failed" and "over 2 totals lines" in first.detail
 
     def test_a_wrong_amount_breaks_the_chain(self, corpus: Path) -> None:
         """One misread digit in a debit fails the running balance and the coverage."""
