@@ -10,6 +10,9 @@
   the dot reads; the parser must repair both by the running balance (issue 24);
 * ``scan-headerless-<bank>`` (and ``scan-headerless-nocsv-<bank>``): a scan of a borderless table printed without its header row, so
   the table shows only by the alignment of its columns (issue 24);
+* ``scan-skewed-<bank>`` (and ``scan-skewed-nocsv-<bank>``): a full page and more of a
+  borderless table (66 transactions, as in the scan issue 24 reports) with every page
+  turned by 0.7 degrees;
 * ``locked`` (password-protected), ``empty`` (a statement with no transactions) and
   ``letter`` (a PDF that is no statement): each must end with one clear line, exit 2.
 """
@@ -36,6 +39,10 @@ SCANNED = (("dunmore", 18), ("brightwater", 24), ("corvid", 20), ("glenrock", 15
 FADED = (("dunmore", 18, True), ("brightwater", 24, False))
 #: Scans of a table printed without a header (issue 24): (bank, transactions, with CSV).
 HEADERLESS = (("brightwater", 24, True), ("brightwater", 24, False))
+#: Longer scans of borderless tables, every page turned by SKEW degrees (issue 24's report:
+#: 26 of 66 lines found, "no table header"): (bank, transactions, with CSV).
+SKEWED = (("brightwater", 66, True), ("ironbridge", 66, False))
+SKEW = 0.7
 HOSTILE = ("locked", "empty", "letter")
 
 
@@ -71,21 +78,23 @@ def faded_cells(statement: Statement, spec: BankSpec) -> Faded:
 
 def write_scanned(
     out: Path, bank: str, rows: int, seed: int, *, with_csv: bool = True, faded: bool = False,
-    headerless: bool = False,
+    headerless: bool = False, angle: float | None = None,
 ) -> Path:
     """``scan-<bank>`` (or ``scan-nocsv-<bank>``): a short statement as page images;
     ``faded``: ``scan-faded-…``, two cells printed without their decimal point;
-    ``headerless``: ``scan-headerless-…``, the table printed without its header."""
+    ``headerless``: ``scan-headerless-…``, the table printed without its header;
+    ``angle``: ``scan-skewed-…``, every page turned by that many degrees."""
     spec = replace(_bank(bank), rows=rows)
     if headerless:
         spec = replace(spec, header=False, shaded_header=False)
-    kind = "scan-faded-" if faded else "scan-headerless-" if headerless else "scan-"
+    kind = ("scan-faded-" if faded else "scan-headerless-" if headerless
+            else "scan-skewed-" if angle is not None else "scan-")
     name = kind + ("" if with_csv else "nocsv-") + bank
     folder = _fresh(out / name)
     statement = make_statement(spec, seed)
     text_pdf = folder / "text.pdf"
     render_pdf(text_pdf, statement, spec, faded_cells(statement, spec) if faded else frozenset())
-    scan_pdf(text_pdf, folder / PDF_NAME, seed)
+    scan_pdf(text_pdf, folder / PDF_NAME, seed, angle)
     text_pdf.unlink()
     write_expected(folder / (CSV_NAME if with_csv else WITHHELD), statement, spec)
     return folder
@@ -119,6 +128,7 @@ def write_cases(out: Path, seed: int, *, hostile: bool = True) -> list[Path]:
     folders.append(write_scanned(out, SCANNED[0][0], SCANNED[0][1], seed, with_csv=False))
     folders += [write_scanned(out, bank, rows, seed, with_csv=csv, faded=True) for bank, rows, csv in FADED]
     folders += [write_scanned(out, bank, rows, seed, with_csv=csv, headerless=True) for bank, rows, csv in HEADERLESS]
+    folders += [write_scanned(out, bank, rows, seed, with_csv=csv, angle=SKEW) for bank, rows, csv in SKEWED]
     if hostile:
         folders += [write_hostile(out, name) for name in HOSTILE]
     return folders

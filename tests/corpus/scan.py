@@ -22,9 +22,11 @@ PAPER = (205, 235)  # grey level of the paper, darkest to lightest
 NOISE = 12.0  # standard deviation of the speckle, in grey levels
 
 
-def scan_page(image: Image.Image, rng: random.Random) -> Image.Image:
-    """One page as a scanner might return it: rotated, on grey paper, with noise."""
-    angle = rng.uniform(0.3, MAX_ANGLE) * rng.choice((-1, 1))
+def scan_page(image: Image.Image, rng: random.Random, angle: float | None = None) -> Image.Image:
+    """One page as a scanner might return it: rotated (by ``angle`` degrees, else a random
+    small angle), on grey paper, with noise."""
+    drawn = rng.uniform(0.3, MAX_ANGLE) * rng.choice((-1, 1))
+    angle = drawn if angle is None else angle
     rotated = image.convert("L").rotate(angle, resample=Image.BICUBIC, fillcolor=255, expand=False)
     pixels = np.asarray(rotated, dtype="float64") / 255.0
     paper = rng.uniform(*PAPER)
@@ -33,12 +35,13 @@ def scan_page(image: Image.Image, rng: random.Random) -> Image.Image:
     return Image.fromarray(scanned, mode="L")
 
 
-def scan_pdf(source: Path, target: Path, seed: int) -> int:
-    """Write ``target`` as a scan of ``source``; return its page count."""
+def scan_pdf(source: Path, target: Path, seed: int, angle: float | None = None) -> int:
+    """Write ``target`` as a scan of ``source`` (every page turned by ``angle`` degrees if
+    given); return its page count."""
     rng = random.Random(f"scan-{seed}")
     document = pdfium.PdfDocument(str(source))
     try:
-        pages = [scan_page(page.render(scale=DPI / 72, grayscale=True).to_pil(), rng)
+        pages = [scan_page(page.render(scale=DPI / 72, grayscale=True).to_pil(), rng, angle)
                  for page in document]
     finally:
         document.close()

@@ -148,16 +148,22 @@ def unrotate(x: float, y: float, width: float, height: float, angle: float) -> t
 
 
 def reread_cell(
-    image: Any, size: tuple[float, float], box: tuple[float, float, list[float]], position: int, angle: float
+    image: Any, size: tuple[float, float], box: tuple[float, float, list[float]], position: int, angle: float,
+    zoom: int = 2,
 ) -> str:
-    """Read one cell again, alone, as a single line of text (Tesseract psm 7).
+    """Read one cell again, alone, as a single line of text (Tesseract psm 7), enlarged
+    ``zoom`` times.
 
-    ``image`` is the page as scanned, rendered at a higher resolution; ``size`` the page's
-    width and height in points. ``box`` is the line's top, bottom and column cuts on the
-    deskewed page; the cell's centre is carried back onto the page as scanned and a crop of
-    the cell's size is read there (a cell is too short for the skew to matter inside it).
+    ``image`` is the page as scanned, rendered once at the setting's resolution; ``size`` the
+    page's width and height in points. ``box`` is the line's top, bottom and column cuts on
+    the deskewed page; the cell's centre is carried back onto the page as scanned and a crop
+    of the cell's size is read there (a cell is too short for the skew to matter inside it).
+    Only the crop is enlarged: a whole page rendered at twice 300 dpi took 280 MB in the
+    sandbox and, at twice 400 dpi, overran its 512 MiB; a scan holds no detail above its own
+    resolution anyway.
     """
     import pytesseract  # lazy: copied alone into generated parsers
+    from PIL import Image
 
     (width, height), (top, bottom, cuts) = size, box
     left = cuts[position - 1] if position > 0 else 0.0
@@ -170,6 +176,7 @@ def reread_cell(
     if crop[2] - crop[0] < 4 or crop[3] - crop[1] < 4:
         return ""
     cell = image.crop(crop)
+    cell = cell.resize((cell.width * zoom, cell.height * zoom), Image.Resampling.LANCZOS)
     return " ".join(pytesseract.image_to_string(cell, lang="eng", config="--psm 7").split())
 
 
@@ -203,7 +210,8 @@ def cell_reader(
 ) -> Any:
     """``reread(row, position)``: raw row ``row``'s cell read again alone (None once the time
     budget is spent); ``places`` holds each raw row's page and deskew angle, ``boxes`` its line.
-    The page is rendered at ``dpi`` once for all its cells. Cells read and the seconds spent
+    The page is rendered at ``dpi`` once for all its cells, each crop enlarged twice. Cells
+    read and the seconds spent
     are added up in ``stats``."""
     done: dict[tuple[int, int], str] = {}
     rendered: dict[int, Any] = {}
@@ -242,7 +250,7 @@ def ocr_collect(pdf: Any, config: SimpleNamespace) -> list[dict[str, str]]:
 
     Each setting in ``config.ocr_settings`` is tried in order; its rows are first repaired
     where the running balance shows a misread (``repair_rows``: the cells around a break are
-    read again alone at twice the resolution, and only then are candidate readings tried).
+    read again alone, enlarged twice, and only then are candidate readings tried).
     The first setting whose rows then agree on every balance wins, else the one with the
     fewest breaks (then the fewest repairs, then the most rows) once the time budget is spent.
     Its repairs, and the pages read, the seconds their OCR took and the cells read again, are
@@ -266,7 +274,7 @@ def ocr_collect(pdf: Any, config: SimpleNamespace) -> list[dict[str, str]]:
             raw.extend(page_rows)
             places.extend([(number, info.get("angle", 0.0))] * len(page_rows))
         deadline = started + config.ocr_budget_seconds
-        reread = cell_reader(pdf, places, state.get("boxes", []), 2 * setting["dpi"], deadline, stats)
+        reread = cell_reader(pdf, places, state.get("boxes", []), setting["dpi"], deadline, stats)
         raw, repairs = repair_rows(raw, config, reread)
         rows = collect_rows(raw, config)
         breaks = balance_breaks(raw, config) if rows else 10**9

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.corpus.cases import WITHHELD, _bank, write_hostile, write_nocsv, write_scanned
+from tests.corpus.cases import SKEW, WITHHELD, _bank, write_hostile, write_nocsv, write_scanned
 from tests.integration.agents.test_corpus import cli, finish, summaries
 
 pytestmark = pytest.mark.usefixtures("no_leftovers", "parser_image")
@@ -85,6 +85,23 @@ class TestHeaderless:
         assert summary["status"] == "passed" and summary["verified"] == "both", summary
         assert "by-alignment" in out and "deskewed by" in out
         assert "fixed_cuts=" in (tmp_path / "custom_parsers" / f"{folder.name}_parser.py").read_text()
+
+
+class TestSkewed:
+    """Issue 24's report: 66 lines of a borderless table, every page turned by 0.7 degrees."""
+
+    def test_deskewed_and_every_line_found(self, tmp_path: Path) -> None:
+        """The analysis states the angle it turned each page by; all 66 rows come back, equal to
+        result.csv, and the scan's OCR cost per page is in summary.json."""
+        folder = write_scanned(tmp_path / "data", "brightwater", 66, SEED, angle=SKEW)
+        code, out, err = finish(cli(tmp_path, tmp_path / "data", "run", "--target", folder.name))
+        assert code == 0, out + err[-3000:]
+        (summary,) = summaries(tmp_path)
+        assert summary["status"] == "passed" and summary["verified"] == "both", summary
+        assert "deskewed by -0.7°" in out and "returned 66 rows" in out
+        ocr = summary["ocr"]
+        assert isinstance(ocr, dict) and ocr["pages"] == 2 and ocr["seconds_per_page"] > 0, ocr
+        assert "  ocr           2 page(s)" in out
 
 
 class TestRefused:
