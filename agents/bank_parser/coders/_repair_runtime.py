@@ -14,8 +14,8 @@ is offered a few *candidate readings*, one per rule (:func:`repair_candidates`):
 * ``parenthesis``: a lost half of "(724.03)";
 * ``letters``: S, O and l (and s, o, I, |) read for 5, 0 and 1 inside a number;
 
-and before any of these, in a scan's parser, ``re-read``: the cell read again alone, at twice
-the resolution, as one line of text (``reread``, from :mod:`._ocr_runtime`).
+and before any of these, in a scan's parser, ``re-read``: the cell read again alone, its crop
+enlarged twice, as one line of text (``reread``, from :mod:`._ocr_runtime`).
 
 A candidate is taken only when it is the *only* one, among every cell of every row of the
 broken stretch, after which every link of that stretch holds to the cent: the edited row

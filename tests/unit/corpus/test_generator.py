@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 
 from tests.corpus.generate import CSV_NAME, PDF_NAME, generate
 from tests.corpus.ledger import make_statement
-from tests.corpus.render import MARGIN, WIDTH, format_date
+from tests.corpus.render import MARGIN, format_date, money, page_size
 from tests.corpus.specs import BANKS, OUTSIDE, bank
 
 SOME = ["corvid", "fernhill", "harbourline"]
@@ -86,7 +87,7 @@ class TestSpecs:
     def test_columns_fit_the_page(self) -> None:
         """No table is wider than the page between its margins."""
         for spec in BANKS + OUTSIDE:
-            assert sum(c.width for c in spec.columns) <= WIDTH - 2 * MARGIN, spec.name
+            assert sum(c.width for c in spec.columns) <= page_size(spec)[0] - 2 * MARGIN, spec.name
 
     def test_every_feature_is_covered(self) -> None:
         """Ruled and borderless, headers, balance rows, wraps, dates, amounts, order, refs, length."""
@@ -114,7 +115,32 @@ class TestSpecs:
         assert has(lambda s: any("\n" in c.label for c in s.columns))
         assert has(lambda s: "ref" in dict(s.csv).values() and s.ref_style == "mixed")
         assert has(lambda s: s.rows >= 300)
+        assert has(lambda s: s.grouping == "indian") and has(lambda s: s.negative == "trailing")
+        assert has(lambda s: s.decimal_comma and s.thousands_space) and has(lambda s: s.landscape)
+        assert has(lambda s: s.periods > 1) and has(lambda s: s.suffixes[0] == "DR")
         assert len(BANKS) >= 8
+
+    def test_amounts_print_as_the_spec_says(self) -> None:
+        """Indian lakh groups, trailing minus, space-grouped decimal commas, parentheses."""
+        base = bank("aldermoor")
+        indian = dataclasses.replace(base, grouping="indian", negative="trailing")
+        assert money(12345678901, indian, negative=True) == "12,34,56,789.01-"
+        assert (money(99999, indian), money(100000, indian)) == ("999.99", "1,000.00")
+        assert money(12345678901, base) == "123,456,789.01"
+        spaced = dataclasses.replace(base, decimal_comma=True, thousands_space=True)
+        assert money(123456789, spaced) == "1 234 567,89"
+        assert money(-5, dataclasses.replace(base, negative="parens", currency="$"), negative=True) == "($0.05)"
+
+    def test_two_periods_each_open_with_their_own_letterhead(self, tmp_path: Path) -> None:
+        """marlow: page numbering starts again and each period prints its opening balance,
+        the second the first's closing one."""
+        spec = bank("marlow")
+        generate(tmp_path, 7, ["marlow"])
+        with pdfplumber.open(tmp_path / "marlow" / PDF_NAME) as pdf:
+            texts = [page.extract_text() for page in pdf.pages]
+        assert sum("Statement of Account" in t for t in texts) == spec.periods == 2
+        assert sum("Page 1 of" in t for t in texts) == 2 and sum("Opening Balance" in t for t in texts) == 2
+        assert len(pd.read_csv(tmp_path / "marlow" / CSV_NAME)) == spec.rows
 
 
 class TestCommandLine:

@@ -26,7 +26,8 @@ from tests.corpus.specs import bank
 from tests.doubles.inprocess_statement import analyze_here
 
 SEED = 7
-HEADERLESS = ("aldermoor", "brightwater", "corvid", "dunmore", "eastgate", "fernhill", "glenrock", "harbourline", "ironbridge", "juniper", "larkspur")
+HEADERLESS = ("aldermoor", "brightwater", "corvid", "dunmore", "eastgate", "fernhill", "glenrock", "harbourline", "ironbridge",
+              "juniper", "larkspur", "marlow", "northcliff", "oakhaven")
 
 
 def word(text: str, x0: float, top: float) -> dict[str, object]:
