@@ -8,6 +8,8 @@
 * ``scan-faded-<bank>`` (and ``scan-faded-nocsv-<bank>``): a scan in which a Balance and
   an Amount cell are printed without their decimal point ("12,42914"), as a scan that lost
   the dot reads; the parser must repair both by the running balance (issue 24);
+* ``scan-neighbours-<bank>`` (and ``scan-neighbours-nocsv-<bank>``): a Balance cell and the
+  next row's amount both printed without their decimal point, repaired as a pair;
 * ``scan-headerless-<bank>`` (and ``scan-headerless-nocsv-<bank>``): a scan of a borderless table printed without its header row, so
   the table shows only by the alignment of its columns (issue 24);
 * ``scan-skewed-<bank>`` (and ``scan-skewed-nocsv-<bank>``): a full page and more of a
@@ -37,6 +39,8 @@ PDF_NAME, CSV_NAME, WITHHELD = "statement.pdf", "result.csv", "withheld.csv"
 SCANNED = (("dunmore", 18), ("brightwater", 24), ("corvid", 20), ("glenrock", 15))
 #: Scans with cells that lost their decimal point (issue 24): (bank, transactions, with CSV).
 FADED = (("dunmore", 18, True), ("brightwater", 24, False))
+#: Scans with two such cells side by side (issue 24): (bank, transactions, with CSV).
+NEIGHBOURS = (("dunmore", 18, True), ("corvid", 20, False))
 #: Scans of a table printed without a header (issue 24): (bank, transactions, with CSV).
 HEADERLESS = (("brightwater", 24, True), ("brightwater", 24, False))
 #: Longer scans of borderless tables, every page turned by SKEW degrees (issue 24's report:
@@ -76,24 +80,35 @@ def faded_cells(statement: Statement, spec: BankSpec) -> Faded:
     return frozenset({(count // 3, "balance"), (later, amount)})
 
 
+def neighbour_cells(statement: Statement, spec: BankSpec) -> Faded:
+    """A Balance cell halfway down and the next row's amount cell: two misreads side by side."""
+    row = len(statement.transactions) // 2
+    amount = "amount"
+    if spec.amount_style == "split":
+        amount = "debit" if statement.transactions[row + 1].cents < 0 else "credit"
+    return frozenset({(row, "balance"), (row + 1, amount)})
+
+
 def write_scanned(
     out: Path, bank: str, rows: int, seed: int, *, with_csv: bool = True, faded: bool = False,
-    headerless: bool = False, angle: float | None = None,
+    headerless: bool = False, angle: float | None = None, neighbours: bool = False,
 ) -> Path:
     """``scan-<bank>`` (or ``scan-nocsv-<bank>``): a short statement as page images;
     ``faded``: ``scan-faded-…``, two cells printed without their decimal point;
     ``headerless``: ``scan-headerless-…``, the table printed without its header;
-    ``angle``: ``scan-skewed-…``, every page turned by that many degrees."""
+    ``angle``: ``scan-skewed-…``, every page turned by that many degrees; ``neighbours``:
+    ``scan-neighbours-…``, two cells side by side printed without their decimal point."""
     spec = replace(_bank(bank), rows=rows)
     if headerless:
         spec = replace(spec, header=False, shaded_header=False)
-    kind = ("scan-faded-" if faded else "scan-headerless-" if headerless
-            else "scan-skewed-" if angle is not None else "scan-")
+    kind = "scan-" + ("faded-" if faded else "neighbours-" if neighbours else "headerless-" if headerless
+                      else "skewed-" if angle is not None else "")
     name = kind + ("" if with_csv else "nocsv-") + bank
     folder = _fresh(out / name)
     statement = make_statement(spec, seed)
     text_pdf = folder / "text.pdf"
-    render_pdf(text_pdf, statement, spec, faded_cells(statement, spec) if faded else frozenset())
+    cells = faded_cells if faded else neighbour_cells if neighbours else lambda *_: frozenset()
+    render_pdf(text_pdf, statement, spec, cells(statement, spec))
     scan_pdf(text_pdf, folder / PDF_NAME, seed, angle)
     text_pdf.unlink()
     write_expected(folder / (CSV_NAME if with_csv else WITHHELD), statement, spec)
@@ -127,6 +142,7 @@ def write_cases(out: Path, seed: int, *, hostile: bool = True) -> list[Path]:
     folders += [write_scanned(out, bank, rows, seed) for bank, rows in SCANNED]
     folders.append(write_scanned(out, SCANNED[0][0], SCANNED[0][1], seed, with_csv=False))
     folders += [write_scanned(out, bank, rows, seed, with_csv=csv, faded=True) for bank, rows, csv in FADED]
+    folders += [write_scanned(out, bank, rows, seed, with_csv=csv, neighbours=True) for bank, rows, csv in NEIGHBOURS]
     folders += [write_scanned(out, bank, rows, seed, with_csv=csv, headerless=True) for bank, rows, csv in HEADERLESS]
     folders += [write_scanned(out, bank, rows, seed, with_csv=csv, angle=SKEW) for bank, rows, csv in SKEWED]
     if hostile:

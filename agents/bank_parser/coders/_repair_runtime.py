@@ -21,7 +21,10 @@ A candidate is taken only when it is the *only* one, among every cell of every r
 broken stretch, after which every link of that stretch holds to the cent: the edited row
 agrees with the row before it *and* the row after it (a row at either end of the table
 needs a printed opening/closing or brought-forward balance row as its other neighbour).
-Two candidates that fit, or none, leave the rows as read. No candidate ever changes a digit.
+Two candidates that fit leave the rows as read. When none fits, two misreads may sit side
+by side (neighbouring rows, or an amount and a balance on one row): then every *pair* of
+readings of two cells of the stretch is tried, and the pair is taken only when it is the
+only one that makes the stretch hold. No candidate ever changes a digit.
 """
 
 from __future__ import annotations
@@ -218,11 +221,7 @@ def stretch_repairs(
     readings tried. An edited row needs a neighbour on both sides: the first and last rows
     of the chain are only repaired against an anchor row beyond them.
     """
-    editable = [
-        (k, members[k][0])
-        for k in stretch
-        if members[k][1] != "anchor" and 0 < k < len(members) - 1
-    ]
+    editable = editable_rows(stretch, members)
     fits: list[tuple[int, int, str, str]] = []
     for k, index in editable if reread is not None else []:
         cells = raw_rows[index][0]
@@ -240,6 +239,71 @@ def stretch_repairs(
                 if edit_fits(k, position, text, stretch, cells, values, orientation, config):
                     fits.append((k, position, rule, text))
     return fits
+
+
+def editable_rows(stretch: list[int], members: list[tuple[int, str]]) -> list[tuple[int, int]]:
+    """(chain position, raw row) of the stretch's rows a repair may edit: no anchor, and not
+    the chain's first or last member (each edited row needs a neighbour on both sides)."""
+    return [(k, members[k][0]) for k in stretch if members[k][1] != "anchor" and 0 < k < len(members) - 1]
+
+
+def pair_repairs(
+    stretch: list[int],
+    members: list[tuple[int, str]],
+    raw_rows: list[RawRow],
+    values: list[tuple[Decimal | None, Decimal | None]],
+    orientation: tuple[int, bool],
+    config: SimpleNamespace,
+    reread: Any = None,
+    limit: int = 80,
+) -> list[tuple[tuple[int, int, str, str], tuple[int, int, str, str]]]:
+    """Every pair of edits of two cells of the stretch after which it holds: two misreads side
+    by side, which no single edit mends. Each cell offers its re-read (when it read otherwise)
+    and its candidate readings. A stretch offering more than ``limit`` readings is left: it is
+    too long (a page read badly) for two edits to explain, and coincidences grow with it."""
+    import itertools  # lazy: each function is copied alone into generated parsers
+
+    options: list[tuple[int, int, str, str]] = []
+    for k, index in editable_rows(stretch, members):
+        cells = raw_rows[index][0]
+        for position in amount_positions(config):
+            readings = repair_candidates(cells[position], config)
+            again = reread(index, position) if reread is not None and cells[position].strip() else None
+            if again and clean_number(again, config) not in (None, clean_number(cells[position], config)):
+                readings = [("re-read", again), *readings]
+            seen: set[str | None] = set()  # one option per value: a re-read and a rule may agree
+            for rule, text in readings:
+                if clean_number(text, config) not in seen:
+                    seen.add(clean_number(text, config))
+                    options.append((k, position, rule, text))
+    if len(options) > limit:
+        return []
+    return [
+        (a, b) for a, b in itertools.combinations(options, 2)
+        if a[:2] != b[:2] and pair_fits((a, b), stretch, members, raw_rows, values, orientation, config)
+    ]
+
+
+def pair_fits(
+    edits: tuple[tuple[int, int, str, str], ...],
+    stretch: list[int],
+    members: list[tuple[int, str]],
+    raw_rows: list[RawRow],
+    values: list[tuple[Decimal | None, Decimal | None]],
+    orientation: tuple[int, bool],
+    config: SimpleNamespace,
+) -> bool:
+    """Whether the rows, with every edit made, are transactions and the stretch holds."""
+    edited: dict[int, list[str]] = {}
+    for k, position, _rule, text in edits:
+        cells = edited.setdefault(k, list(raw_rows[members[k][0]][0]))
+        cells[position] = text
+    if not all(is_transaction(row_values(cells, config), cells, config) for cells in edited.values()):
+        return False
+    trial = list(values)
+    for k, cells in edited.items():
+        trial[k] = chain_values(cells, config)
+    return stretch_fits(stretch, trial, orientation)
 
 
 def edit_fits(
@@ -283,6 +347,9 @@ def repair_rows(
         fits = stretch_repairs(stretch, members, raw_rows, values, orientation, config, reread)
         if len(fits) == 1:
             edits.append(fits[0])
+        elif not fits:
+            pairs = pair_repairs(stretch, members, raw_rows, values, orientation, config, reread)
+            edits += list(pairs[0]) if len(pairs) == 1 else []
     for k, position, _rule, text in edits:
         index = members[k][0]
         cells = [text if i == position else cell for i, cell in enumerate(rows[index][0])]

@@ -73,6 +73,20 @@ class TestRepaired:
         assert b"sandloop-repair " in (attempt / "stderr.txt").read_bytes()
 
 
+    def test_two_misreads_side_by_side_are_repaired_as_a_pair(self, tmp_path: Path) -> None:
+        """A Balance cell and the next row's amount both lost their point: no single reading
+        mends the chain, the one pair that does is made and both cells are listed."""
+        folder = write_scanned(tmp_path / "data", "dunmore", 18, SEED, neighbours=True)
+        code, out, err = finish(cli(tmp_path, tmp_path / "data", "run", "--target", folder.name))
+        assert code == 0, out + err[-3000:]
+        (summary,) = summaries(tmp_path)
+        assert summary["status"] == "passed" and summary["verified"] == "both", summary
+        repairs = summary["repairs"]
+        assert isinstance(repairs, list) and len(repairs) == 2, summary
+        rows = sorted(int(r.split()[1]) for r in repairs)
+        assert rows[1] == rows[0] + 1 and all("(decimal point)" in r or "(re-read)" in r for r in repairs)
+
+
 class TestHeaderless:
     """A scan of a borderless table printed without its header row."""
 

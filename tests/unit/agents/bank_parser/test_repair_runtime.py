@@ -248,12 +248,53 @@ class TestRepair:
         closing = (["09-08-2024", "Closing balance", "", "", rows[-1][0][4]], 0.0)
         assert self.repair([*last, closing])[1][0]["row"] == len(rows) - 1
 
-    def test_two_misreads_side_by_side_are_left(self) -> None:
-        """Two broken cells in neighbouring rows need two edits: no single one fits, none is made."""
+    def test_two_misreads_side_by_side_are_repaired_as_a_pair(self) -> None:
+        """Two broken cells in neighbouring rows: no single edit fits, the one pair that does is made."""
         rows = statement(AMOUNTS)
         broken = with_cell(with_cell(rows, 3, 4, rows[3][0][4].replace(".", "")), 4, 3, "10000")
         repaired, repairs = self.repair(broken)
-        assert repairs == [] and repaired == broken
+        assert rrt.stretch_repairs([2, 3, 4], *self.chain(broken)) == []
+        assert [(r["row"], r["column"], r["after"], r["rule"]) for r in repairs] == [
+            (3, "Balance", rows[3][0][4].replace(",", ""), "decimal point"), (4, "Credit", "100.00", "decimal point")]
+        assert repaired[:3] == rows[:3] and repaired[5:] == rows[5:]
+
+    def test_an_amount_and_its_balance_on_one_row(self) -> None:
+        """Both figures of one row lost their point: the pair on that row is repaired."""
+        rows = statement(AMOUNTS)
+        broken = with_cell(with_cell(rows, 3, 2, "215"), 3, 4, rows[3][0][4].replace(".", ""))
+        repaired, repairs = self.repair(broken)
+        assert repaired[3][0][2] == "2.15" and [r["column"] for r in repairs] == ["Debit", "Balance"]
+
+    def test_no_pair_when_two_pairs_fit(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """More than one fitting pair: the rows stay as read."""
+        rows = statement(AMOUNTS)
+        broken = with_cell(with_cell(rows, 3, 4, rows[3][0][4].replace(".", "")), 4, 3, "10000")
+        pairs = rrt.pair_repairs
+        monkeypatch.setattr(rrt, "pair_repairs", lambda *args: pairs(*args) * 2)
+        assert self.repair(broken) == (broken, [])
+
+    def test_a_reread_agreeing_with_a_rule_is_one_option(self) -> None:
+        """A cell read again as the rule would repair it offers that value once, so the pair
+        stays the only one (and is credited to the re-read)."""
+        rows = statement(AMOUNTS)
+        broken = with_cell(with_cell(rows, 3, 4, rows[3][0][4].replace(".", "")), 4, 3, "10000")
+        reread = lambda index, position: rows[index][0][position]  # noqa: E731 - the truth, read again
+        (pair,) = rrt.pair_repairs([2, 3, 4], *self.chain(broken), reread)
+        assert [rule for *_, rule, _text in pair] == ["re-read", "re-read"]
+
+    def test_no_pair_search_over_a_long_broken_stretch(self) -> None:
+        """A stretch offering more readings than the limit is left as read."""
+        rows = statement(AMOUNTS)
+        broken = with_cell(with_cell(rows, 3, 4, rows[3][0][4].replace(".", "")), 4, 3, "10000")
+        assert len(rrt.pair_repairs([2, 3, 4, 5], *self.chain(broken))) == 1
+        assert rrt.pair_repairs([2, 3, 4, 5], *self.chain(broken), None, 3) == []
+
+    def chain(self, rows: list[tuple[list[str], float]]) -> tuple[object, ...]:
+        """(members, raw rows, values, orientation, config) as repair_rows computes them."""
+        cfg = config()
+        members = rrt.chain_members(rows, cfg)
+        values = [rrt.chain_values(rows[i][0], cfg) for i, _ in members]
+        return members, rows, values, rrt.chain_orientation(values), cfg
 
     def test_no_repair_when_two_readings_fit(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """More than one fitting candidate in a stretch: the rows stay as read."""
