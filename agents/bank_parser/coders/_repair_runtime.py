@@ -226,10 +226,9 @@ def stretch_repairs(
     for k, index in editable if reread is not None else []:
         cells = raw_rows[index][0]
         for position in amount_positions(config):
-            text = reread(index, position) if cells[position].strip() else None
-            if text and clean_number(text, config) not in (None, clean_number(cells[position], config)):
-                if edit_fits(k, position, text, stretch, cells, values, orientation, config):
-                    fits.append((k, position, "re-read", text))
+            text = new_reading(cells, index, position, config, reread)
+            if text and edit_fits(k, position, text, stretch, cells, values, orientation, config):
+                fits.append((k, position, "re-read", text))
     if fits:
         return fits
     for k, index in editable:
@@ -239,6 +238,14 @@ def stretch_repairs(
                 if edit_fits(k, position, text, stretch, cells, values, orientation, config):
                     fits.append((k, position, rule, text))
     return fits
+
+
+def new_reading(cells: list[str], index: int, position: int, config: SimpleNamespace, reread: Any) -> str | None:
+    """The cell read again (``reread``), when it reads as another number than before."""
+    text = reread(index, position) if reread is not None and cells[position].strip() else None
+    if text and clean_number(text, config) not in (None, clean_number(cells[position], config)):
+        return str(text)
+    return None
 
 
 def editable_rows(stretch: list[int], members: list[tuple[int, str]]) -> list[tuple[int, int]]:
@@ -268,9 +275,8 @@ def pair_repairs(
         cells = raw_rows[index][0]
         for position in amount_positions(config):
             readings = repair_candidates(cells[position], config)
-            again = reread(index, position) if reread is not None and cells[position].strip() else None
-            if again and clean_number(again, config) not in (None, clean_number(cells[position], config)):
-                readings = [("re-read", again), *readings]
+            again = new_reading(cells, index, position, config, reread)
+            readings = [("re-read", again), *readings] if again else readings
             seen: set[str | None] = set()  # one option per value: a re-read and a rule may agree
             for rule, text in readings:
                 if clean_number(text, config) not in seen:

@@ -110,6 +110,7 @@ REPAIR = (
     rrt.broken_stretches,
     rrt.stretch_fits,
     rrt.stretch_repairs,
+    rrt.new_reading,
     rrt.editable_rows,
     rrt.pair_repairs,
     rrt.pair_fits,

@@ -56,33 +56,31 @@ class TestScanned:
 class TestRepaired:
     """A scan in which a Balance and an Amount cell are printed without their decimal point."""
 
-    def test_the_parser_repairs_both_cells_and_lists_them(self, tmp_path: Path) -> None:
-        """The frame equals result.csv (the true values), and the summary, the closing block and
-        verify.txt name each repaired cell with its reading before and after."""
-        folder = write_scanned(tmp_path / "data", "dunmore", 18, SEED, faded=True)
+    def passed_with_two_repairs(self, tmp_path: Path, **case: bool) -> tuple[dict[str, object], list[str], str]:
+        """Run the dunmore scan ``case`` makes; it must pass (both) with two repairs listed."""
+        folder = write_scanned(tmp_path / "data", "dunmore", 18, SEED, **case)
         code, out, err = finish(cli(tmp_path, tmp_path / "data", "run", "--target", folder.name))
         assert code == 0, out + err[-3000:]
         (summary,) = summaries(tmp_path)
         assert summary["status"] == "passed" and summary["verified"] == "both", summary
         repairs = summary["repairs"]
         assert isinstance(repairs, list) and len(repairs) == 2, summary
+        return summary, [str(r) for r in repairs], out
+
+    def test_the_parser_repairs_both_cells_and_lists_them(self, tmp_path: Path) -> None:
+        """The frame equals result.csv (the true values), and the summary, the closing block and
+        verify.txt name each repaired cell with its reading before and after."""
+        summary, repairs, out = self.passed_with_two_repairs(tmp_path, faded=True)
         assert any("Balance" in r for r in repairs) and all("(decimal point)" in r for r in repairs)
         assert "repaired: 2 cell(s)" in str(summary["checks"]) and "repaired " in out
         attempt = Path(str(summary["run_dir"])) / "attempts" / str(summary["attempts"])
         assert (attempt / "verify.txt").read_text().count("[repair] row ") == 2
         assert b"sandloop-repair " in (attempt / "stderr.txt").read_bytes()
 
-
     def test_two_misreads_side_by_side_are_repaired_as_a_pair(self, tmp_path: Path) -> None:
         """A Balance cell and the next row's amount both lost their point: no single reading
         mends the chain, the one pair that does is made and both cells are listed."""
-        folder = write_scanned(tmp_path / "data", "dunmore", 18, SEED, neighbours=True)
-        code, out, err = finish(cli(tmp_path, tmp_path / "data", "run", "--target", folder.name))
-        assert code == 0, out + err[-3000:]
-        (summary,) = summaries(tmp_path)
-        assert summary["status"] == "passed" and summary["verified"] == "both", summary
-        repairs = summary["repairs"]
-        assert isinstance(repairs, list) and len(repairs) == 2, summary
+        _summary, repairs, _out = self.passed_with_two_repairs(tmp_path, neighbours=True)
         rows = sorted(int(r.split()[1]) for r in repairs)
         assert rows[1] == rows[0] + 1 and all("(decimal point)" in r or "(re-read)" in r for r in repairs)
 
