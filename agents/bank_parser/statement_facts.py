@@ -27,6 +27,9 @@ DATE_PATTERN = re.compile(
 AMOUNT_PATTERN = re.compile(
     r"(?<![\d.,])\d{1,3}(?:[,.'\u00a0]\d{2,3})*[.,]\d{1,2}(?!\d)|(?<![\d.,])\d+[.,]\d{1,2}(?!\d)"
 )
+#: A space OCR put after a decimal separator ("7,29,242. 60CR"): closed before amounts are read,
+#: as the parser's own reading drops spaces inside a cell.
+OCR_GAP = re.compile(r"(?<=\d)([.,]) (?=\d{2}(?![\d.,]))")
 #: The same with spaces between groups ("1 234,56"): read as an extra, alternative amount.
 SPACED_PATTERN = re.compile(r"(?<![\d.,])\d{1,3}(?: \d{3})+[.,]\d{1,2}(?!\d)")
 OPENING = re.compile(r"\b(opening|previous|starting|beginning)\s+balance\b|\bbalance\s+(brought|b/)\s*f", re.I)
@@ -92,13 +95,18 @@ def cents(token: str) -> int:
     return int(re.sub(r"\D", "", token)) * (10 if decimals == 1 else 1)
 
 
+def figures_text(text: str) -> str:
+    """The line with its dates blanked and OCR's gaps after decimal separators closed."""
+    return OCR_GAP.sub(r"\1", DATE_PATTERN.sub(" ", text))
+
+
 def amounts_in(text: str) -> tuple[int, ...]:
     """The amounts printed on a line (dates removed first, so "05.08.24" is no amount).
 
     Readings with spaces between digit groups come first (they may be a description's
     number next to an amount), then the plain readings, so the last is the line's last amount.
     """
-    stripped = DATE_PATTERN.sub(" ", text)
+    stripped = figures_text(text)
     spaced = tuple(cents(m.group(0)) for m in SPACED_PATTERN.finditer(stripped))
     return spaced + tuple(cents(m.group(0)) for m in AMOUNT_PATTERN.finditer(stripped))
 
@@ -106,7 +114,7 @@ def amounts_in(text: str) -> tuple[int, ...]:
 def last_amount(text: str) -> int | None:
     """The line's last amount, read as far left as its digit groups go: "Balance 13 297,90"
     is 13297.90, not 297.90 (for balance and total lines, which print no other number)."""
-    stripped = DATE_PATTERN.sub(" ", text)
+    stripped = figures_text(text)
     matches = [*SPACED_PATTERN.finditer(stripped), *AMOUNT_PATTERN.finditer(stripped)]
     if not matches:
         return None

@@ -40,6 +40,13 @@ class TestStatementFacts:
         assert amounts_in("Loan instalment 98 937.02 31,764.84")[-2:] == (93702, 3176484)
         assert amounts_in("01-08-2024 Salary 1935.3 1,23,456.00") == (193530, 12345600)
 
+    def test_a_space_ocr_put_after_the_decimal_point(self) -> None:
+        """'7,29,242. 60CR' (OCR's gap after the point) reads as the parser reads it; a number
+        with three digits after such a gap is left alone."""
+        assert amounts_in("18-11-23 Online shopping 26.40 7,29,242. 60CR") == (2640, 72924260)
+        assert amounts_in("23/07/2023 Standing order 8,260. 70- 37,276.45") == (826070, 3727645)
+        assert amounts_in("01/02/2024 Invoice 12. 345 items 1.00") == (100,)
+
     def test_balances_totals_and_lines(self) -> None:
         """Opening/closing balances, printed totals, and dated lines with amounts are read."""
         text = ("Statement period 01/08/2024 to 31/08/2024\nOpening balance 1,000.00\n"
