@@ -151,7 +151,9 @@ def chain_members(raw_rows: list[RawRow], config: SimpleNamespace) -> list[tuple
 
     ``row``: a transaction; ``anchor``: a balance-only row (opening, brought or carried
     forward, closing), never edited; ``tentative``: not a transaction as read, but one
-    after some candidate reading of an amount or balance cell (an S for a 5).
+    after some candidate reading of an amount or balance cell (an S for a 5), or once a
+    cell OCR garbled past every rule (``Tf 633.37``) reads as a number: only a re-read of
+    that cell can then bring the row back.
     """
     members: list[tuple[int, str]] = []
     for index, (cells, _gap) in enumerate(raw_rows):
@@ -160,12 +162,18 @@ def chain_members(raw_rows: list[RawRow], config: SimpleNamespace) -> list[tuple
         elif any(
             edited_transaction(cells, p, text, config)
             for p in amount_positions(config)
-            for _r, text in repair_candidates(cells[p], config)
+            for _r, text in [*repair_candidates(cells[p], config), *placeholder(cells[p], config)]
         ):
             members.append((index, "tentative"))
         elif balance_only(cells, config):
             members.append((index, "anchor"))
     return members
+
+
+def placeholder(text: str, config: SimpleNamespace) -> list[tuple[str, str]]:
+    """A stand-in number for a filled cell that reads as none (to ask whether the row would be a
+    transaction with the cell read right); never a repair itself."""
+    return [("placeholder", "0")] if tidy(text) and clean_number(text, config) is None else []
 
 
 def edited_transaction(cells: list[str], position: int, text: str, config: SimpleNamespace) -> bool:

@@ -105,6 +105,7 @@ REPAIR = (
     rrt.chain_orientation,
     rrt.amount_positions,
     rrt.chain_members,
+    rrt.placeholder,
     rrt.edited_transaction,
     rrt.balance_only,
     rrt.broken_stretches,

@@ -383,6 +383,16 @@ class TestReread:
             repaired, repairs = rrt.repair_rows(broken, config(), reread)
             assert repaired[3][0][2] == "2.15" and repairs[0]["rule"] == "decimal point", answers
 
+    def test_a_cell_garbled_past_every_rule_comes_back_by_a_reread(self) -> None:
+        """'Tf 633.37' reads as no number and no rule mends it: the row is still in the chain,
+        so a re-read of the cell can bring it back; without one the rows stay as read."""
+        rows = statement(AMOUNTS)
+        broken = with_cell(rows, 4, 4, "Tf " + rows[4][0][4][-6:])
+        assert rrt.clean_number(broken[4][0][4], config()) is None
+        assert rrt.repair_rows(broken, config()) == (broken, [])
+        repaired, repairs = rrt.repair_rows(broken, config(), lambda index, position: rows[index][0][position])
+        assert repaired[4] == rows[4] and [(r["row"], r["rule"]) for r in repairs] == [(4, "re-read")]
+
     def test_only_cells_around_a_break_are_read_again(self) -> None:
         """A chain that holds costs no OCR; a break costs only its stretch's filled amount cells."""
         asked, reread = self.reader({})
