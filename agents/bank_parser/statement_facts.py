@@ -13,12 +13,12 @@ whatever sign convention (minus, parentheses, Dr/Cr) the statement prints.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 MONTHS = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
 DATE_PATTERN = re.compile(
-    rf"\b\d{{1,2}}[/.\-]\d{{1,2}}[/.\-]\d{{2,4}}\b|\b\d{{4}}-\d{{2}}-\d{{2}}\b"
+    rf"\b\d{{1,2}}[/.\-]\d{{1,2}}[/.\-]\d{{2,4}}\b|\b\d{{4}}[/.\-]\d{{1,2}}[/.\-]\d{{1,2}}\b"
     rf"|\b\d{{1,2}}[ \-]{MONTHS}[ \-,]*\d{{2,4}}\b|\b{MONTHS} \d{{1,2}},? \d{{4}}\b",
     re.IGNORECASE,
 )
@@ -27,6 +27,9 @@ DATE_PATTERN = re.compile(
 AMOUNT_PATTERN = re.compile(
     r"(?<![\d.,])\d{1,3}(?:[,.'\u00a0]\d{2,3})*[.,]\d{1,2}(?!\d)|(?<![\d.,])\d+[.,]\d{1,2}(?!\d)"
 )
+#: A whole amount (a currency without minor units: yen, won): grouped digits or a plain number.
+#: Read only from a statement that prints no amount with decimals at all.
+WHOLE_PATTERN = re.compile(r"(?<![\d.,'])(?:\d{1,3}(?:[,.'\u00a0]\d{3})+|\d+)(?![\d.,']?\d)")
 #: A space OCR put after a decimal separator ("7,29,242. 60CR"): closed before amounts are read,
 #: as the parser's own reading drops spaces inside a cell.
 OCR_GAP = re.compile(r"(?<=\d)([.,]) (?=\d{2}(?![\d.,]))")
@@ -100,26 +103,41 @@ def figures_text(text: str) -> str:
     return OCR_GAP.sub(r"\1", DATE_PATTERN.sub(" ", text))
 
 
-def amounts_in(text: str) -> tuple[int, ...]:
+def amounts_in(text: str, whole: bool = False) -> tuple[int, ...]:
     """The amounts printed on a line (dates removed first, so "05.08.24" is no amount).
 
     Readings with spaces between digit groups come first (they may be a description's
     number next to an amount), then the plain readings, so the last is the line's last amount.
+    ``whole``: every number is an amount in whole units (see :data:`WHOLE_PATTERN`).
     """
     stripped = figures_text(text)
+    if whole:
+        return tuple(_whole_cents(m.group(0)) for m in WHOLE_PATTERN.finditer(stripped))
     spaced = tuple(cents(m.group(0)) for m in SPACED_PATTERN.finditer(stripped))
     return spaced + tuple(cents(m.group(0)) for m in AMOUNT_PATTERN.finditer(stripped))
 
 
-def last_amount(text: str) -> int | None:
+def last_amount(text: str, whole: bool = False) -> int | None:
     """The line's last amount, read as far left as its digit groups go: "Balance 13 297,90"
     is 13297.90, not 297.90 (for balance and total lines, which print no other number)."""
     stripped = figures_text(text)
+    if whole:
+        found = amounts_in(text, whole=True)
+        return found[-1] if found else None
     matches = [*SPACED_PATTERN.finditer(stripped), *AMOUNT_PATTERN.finditer(stripped)]
     if not matches:
         return None
     end = max(m.end() for m in matches)
     return cents(min((m for m in matches if m.end() == end), key=lambda m: m.start()).group(0))
+
+
+def _whole_cents(token: str) -> int:
+    return int(re.sub(r"\D", "", token)) * 100
+
+
+def prints_decimals(pages: Sequence[tuple[int, str]]) -> bool:
+    """Whether any line of the statement prints an amount with decimals."""
+    return any(AMOUNT_PATTERN.search(figures_text(line)) for _, text in pages for line in text.splitlines())
 
 
 def has_date(text: str) -> bool:
@@ -131,8 +149,11 @@ def read_facts(pages: Iterable[tuple[int, str]], complete: bool = True) -> State
     """The facts of a statement from its pages' text (page number, text), in order.
 
     The first line naming an opening or brought-forward balance gives the opening balance;
-    the last naming a closing balance gives the closing one.
+    the last naming a closing balance gives the closing one. A statement that prints no
+    amount with decimals anywhere (yen, won) has its numbers read as whole amounts.
     """
+    pages = list(pages)
+    whole = not prints_decimals(pages)  # a currency without minor units: whole amounts
     lines: list[StatementLine] = []
     opening = closing = None
     debits: list[int] = []
@@ -142,18 +163,18 @@ def read_facts(pages: Iterable[tuple[int, str]], complete: bool = True) -> State
     for number, text in pages:
         count += 1
         for raw in text.splitlines():
-            amounts = amounts_in(raw)
+            amounts = amounts_in(raw, whole)
             if not amounts:
                 continue
             if opening is None and not lines and OPENING.search(raw):
-                opening = last_amount(raw)
+                opening = last_amount(raw, whole)
             if CLOSING.search(raw):
-                closing = last_amount(raw)
+                closing = last_amount(raw, whole)
             both = TOTAL_DEBITS.search(raw) and TOTAL_CREDITS.search(raw) and len(amounts) > 1
             if TOTAL_DEBITS.search(raw):
                 debits.append(amounts[0])
             if TOTAL_CREDITS.search(raw):
-                credits.append(amounts[-1] if both else last_amount(raw) or amounts[0])
+                credits.append(amounts[-1] if both else last_amount(raw, whole) or amounts[0])
             if BARE_TOTAL.search(raw) and len(amounts) == 2:
                 bare.append(amounts)
             if has_date(raw) and not SUMMARY.search(raw):

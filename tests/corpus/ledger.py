@@ -111,12 +111,15 @@ def make_statement(spec: BankSpec, seed: int) -> Statement:
     rng = random.Random(f"sandloop-corpus:{seed}:{spec.name}")
     start = date(2023 + rng.randrange(2), 1 + rng.randrange(12), 1)
     balance = rng.randrange(5_000_00, 90_000_00)
+    balance -= 0 if spec.decimals else balance % 100
     opening = balance
     day = start
     transactions = []
     for index in range(spec.rows):
         day += timedelta(days=rng.choice((0, 0, 1, 1, 2)))
         cents = _amount(rng, balance)
+        if not spec.decimals:  # whole units only: a currency without minor units
+            cents = (cents // 100 or 1) * 100 if cents > 0 else -((-cents // 100 or 1) * 100)
         balance += cents
         transactions.append(
             Transaction(

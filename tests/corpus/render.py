@@ -59,7 +59,7 @@ def format_date(day: object, fmt: str) -> str:
 def money(cents: int, spec: BankSpec, *, negative: bool = False) -> str:
     """An amount as the statement prints it: separators, currency, sign style."""
     units, hundredths = divmod(abs(cents), 100)
-    body = f"{grouped(units, spec)}.{hundredths:02d}"
+    body = f"{grouped(units, spec)}.{hundredths:02d}" if spec.decimals else grouped(units, spec)
     if spec.decimal_comma:
         thousands = " " if spec.thousands_space else "."
         body = body.replace(",", " ").replace(".", ",").replace(" ", thousands)

@@ -105,6 +105,8 @@ class BankSpec:
     thousands_space: bool = False
     """With ``decimal_comma``: thousands separated by a space (1 234,56) instead of '.'."""
     amount_scale: int = 1
+    decimals: Literal[0, 2] = 2
+    """Decimals an amount prints with: 0 for a currency without minor units (yen, won)."""
     """Every amount and balance times this (10: balances in lakhs for Indian grouping)."""
     landscape: bool = False
     """A4 turned on its side (a wide table)."""
@@ -534,6 +536,33 @@ BANKS: tuple[BankSpec, ...] = (
         suffixes=("DR", "CR"),
         decimal_comma=True,
         thousands_space=True,
+    ),
+    BankSpec(
+        name="pemberton",
+        title="Pemberton Trust Bank",
+        summary="a currency without minor units: whole-yen amounts and balances ('¥1,234,567', "
+        "no decimals), split Withdrawal/Deposit columns, '2024/08/05' converted to 2024-08-05, "
+        "header on every page, dated opening balance",
+        columns=(
+            _c("date", "Date", 66),
+            _c("description", "Description", 205),
+            _c("debit", "Withdrawal", 80, "right"),
+            _c("credit", "Deposit", 80, "right"),
+            _c("balance", "Balance", 90, "right"),
+        ),
+        csv=(
+            ("Date", "date"),
+            ("Description", "description"),
+            ("Withdrawal", "debit"),
+            ("Deposit", "credit"),
+            ("Balance", "balance"),
+        ),
+        rows=60,
+        pdf_date="%Y/%m/%d",
+        csv_date="%Y-%m-%d",
+        currency="¥",
+        amount_scale=100,
+        decimals=0,
     ),
 )
 

@@ -118,6 +118,7 @@ class TestSpecs:
         assert has(lambda s: s.grouping == "indian") and has(lambda s: s.negative == "trailing")
         assert has(lambda s: s.decimal_comma and s.thousands_space) and has(lambda s: s.landscape)
         assert has(lambda s: s.periods > 1) and has(lambda s: s.suffixes[0] == "DR")
+        assert has(lambda s: s.decimals == 0)
         assert len(BANKS) >= 8
 
     def test_amounts_print_as_the_spec_says(self) -> None:
@@ -130,6 +131,7 @@ class TestSpecs:
         spaced = dataclasses.replace(base, decimal_comma=True, thousands_space=True)
         assert money(123456789, spaced) == "1 234 567,89"
         assert money(-5, dataclasses.replace(base, negative="parens", currency="$"), negative=True) == "($0.05)"
+        assert money(123456700, dataclasses.replace(base, decimals=0, currency="¥")) == "¥1,234,567"
 
     def test_two_periods_each_open_with_their_own_letterhead(self, tmp_path: Path) -> None:
         """marlow: page numbering starts again and each period prints its opening balance,

@@ -27,7 +27,7 @@ from tests.doubles.inprocess_statement import analyze_here
 
 SEED = 7
 HEADERLESS = ("aldermoor", "brightwater", "corvid", "dunmore", "eastgate", "fernhill", "glenrock", "harbourline", "ironbridge",
-              "juniper", "larkspur", "marlow", "northcliff", "oakhaven")
+              "juniper", "larkspur", "marlow", "northcliff", "oakhaven", "pemberton")
 
 
 def word(text: str, x0: float, top: float) -> dict[str, object]:

@@ -26,7 +26,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     statement periods in one file (marlow), space-grouped decimal commas (oakhaven), Indian
     grouping (northcliff)."""
     out = tmp_path_factory.mktemp("verify-corpus")
-    generate(out, SEED, ["aldermoor", "dunmore", "glenrock", "marlow", "northcliff", "oakhaven"])
+    generate(out, SEED, ["aldermoor", "dunmore", "glenrock", "marlow", "northcliff", "oakhaven", "pemberton"])
     return out
 
 
@@ -39,6 +39,15 @@ class TestStatementFacts:
         assert amounts_in("2024-08-05 Salary (1,200.00) 9,999.99") == (120000, 999999)
         assert amounts_in("Loan instalment 98 937.02 31,764.84")[-2:] == (93702, 3176484)
         assert amounts_in("01-08-2024 Salary 1935.3 1,23,456.00") == (193530, 12345600)
+
+    def test_whole_amounts_when_no_amount_has_decimals(self) -> None:
+        """A yen statement prints no decimals: its numbers are read as whole amounts (in cents),
+        and a year-first date is a date, not three numbers."""
+        text = "Opening Balance ¥583,300\n2024/11/03 Insurance premium City Power ¥3,600 ¥579,700\n"
+        facts = read_facts([(1, text)])
+        assert facts.opening == 58330000 and [line.amounts for line in facts.lines] == [(360000, 57970000)]
+        assert read_facts([(1, text + "Fee 1.50\n")]).lines == ()  # one decimal amount: whole numbers are not amounts
+        assert amounts_in("2024/11/03 Coffee 3.50") == (350,)
 
     def test_a_space_ocr_put_after_the_decimal_point(self) -> None:
         """'7,29,242. 60CR' (OCR's gap after the point) reads as the parser reads it; a number
@@ -74,7 +83,7 @@ class TestStatementFacts:
 class TestVerify:
     """The checks on real corpus statements and their expected frames."""
 
-    @pytest.mark.parametrize("bank", ["aldermoor", "dunmore", "glenrock", "marlow", "northcliff", "oakhaven"])
+    @pytest.mark.parametrize("bank", ["aldermoor", "dunmore", "glenrock", "marlow", "northcliff", "oakhaven", "pemberton"])
     def test_expected_frames_are_self_consistent(self, corpus: Path, bank: str) -> None:
         """The right answer passes: balances chain, every PDF line is a row, counts agree."""
         result = verify(pd.read_csv(corpus / bank / "result.csv"), facts_of(corpus / bank / "statement.pdf"))
