@@ -66,19 +66,26 @@ class StatementFacts:
     """Opening (or first brought-forward) balance in absolute cents, if printed."""
     closing: int | None = None
     """Closing balance in absolute cents, if printed."""
-    total_debits: int | None = None
-    total_credits: int | None = None
-    totals: tuple[int, ...] = ()
-    """A bare "Total" line's two amounts (debits and credits, in the table's column order)."""
+    debit_totals: tuple[int, ...] = ()
+    credit_totals: tuple[int, ...] = ()
+    bare_totals: tuple[tuple[int, ...], ...] = ()
+    """Every printed total, in order: "Total debits", "Total credits", and a bare "Total"
+    line's two amounts (debits and credits, in the table's column order). A file that joins
+    two statement periods prints one set per period."""
     complete: bool = True
     """Whether every page was read (else counts and coverage cannot be checked)."""
     pages_read: int = 0
     notes: tuple[str, ...] = field(default_factory=tuple)
-    debit_totals: tuple[int, ...] = ()
-    credit_totals: tuple[int, ...] = ()
-    bare_totals: tuple[tuple[int, ...], ...] = ()
-    """Every printed total, in order (``total_debits`` and the rest are the last of them): a
-    file that joins two statement periods prints one set per period."""
+
+    @property
+    def total_debits(self) -> int | None:
+        """The last printed total of debits."""
+        return self.debit_totals[-1] if self.debit_totals else None
+
+    @property
+    def total_credits(self) -> int | None:
+        """The last printed total of credits."""
+        return self.credit_totals[-1] if self.credit_totals else None
 
     def describe(self) -> str:
         """One line for the analysis summary."""
@@ -180,7 +187,6 @@ def read_facts(pages: Iterable[tuple[int, str]], complete: bool = True) -> State
             if has_date(raw) and not SUMMARY.search(raw):
                 lines.append(StatementLine(number, " ".join(raw.split()), amounts))
     return StatementFacts(
-        tuple(lines), opening, closing, debits[-1] if debits else None, credits[-1] if credits else None,
-        bare[-1] if bare else (), complete, count, debit_totals=tuple(debits), credit_totals=tuple(credits),
-        bare_totals=tuple(bare),
+        tuple(lines), opening, closing, debit_totals=tuple(debits), credit_totals=tuple(credits),
+        bare_totals=tuple(bare), complete=complete, pages_read=count,
     )

@@ -107,7 +107,7 @@ class Previewer:
         read = {p.number for p in self.analysis.pages}
         shown = replace(facts, lines=tuple(x for x in facts.lines if x.page in read),
                         complete=self.complete, closing=facts.closing if self.complete else None,
-                        total_debits=None, total_credits=None, totals=())
+                        debit_totals=(), credit_totals=(), bare_totals=())
         try:
             frame = build_frame(rows, SimpleNamespace(**plan.config()))
         except (ValueError, KeyError, TypeError):

@@ -91,6 +91,19 @@ class TestVerify:
         assert result.self_consistent, result.report()
         assert {"running balance", "row count", "coverage"} <= held
 
+    def test_bare_totals_of_two_periods_add_up_column_by_column(self) -> None:
+        """Two 'Total' lines (debits, credits in column order): 5+20 debits and 10+3 credits
+        hold; the same figures summed after sorting each line (8, 30) would not be the rows'."""
+        text = ("01/08/2024 Coffee 5.00 95.00\n02/08/2024 Salary 10.00 105.00\nTotal 5.00 10.00\n"
+                "03/09/2024 Rent 20.00 85.00\n04/09/2024 Refund 3.00 88.00\nTotal 20.00 3.00\n")
+        frame = pd.DataFrame({"Date": ["01/08/2024", "02/08/2024", "03/09/2024", "04/09/2024"],
+                              "Debit": [5.0, None, 20.0, None], "Credit": [None, 10.0, None, 3.0],
+                              "Balance": [95.0, 105.0, 85.0, 88.0]})
+        totals = next(c for c in verify(frame, read_facts([(1, text)])).checks if c.name == "totals")
+        assert totals.state == "held" and "(2 totals lines)" in totals.detail, totals
+        wrong = frame.assign(Debit=[5.0, None, 21.0, None], Balance=[95.0, 105.0, 84.0, 87.0])
+        assert next(c for c in verify(wrong, read_facts([(1, text)])).checks if c.name == "totals").state == "failed"
+
     def test_two_periods_add_up_to_both_sets_of_totals(self, corpus: Path) -> None:
         """marlow joins two periods: the rows' sums match the two totals lines together; the
         first period alone matches neither the last printed totals nor their sum."""
