@@ -325,9 +325,9 @@ def _check_totals(amount: np.ndarray, facts: StatementFacts, roles: Roles) -> Ch
     if not wanted and bare:
         # each line's two amounts stand in the table's column order: sum by position, then
         # compare without caring which column is the debits
-        got, last = sorted((debits, credits)), bare[-1]
+        rows, last = sorted((debits, credits)), bare[-1]
         summed = [sum(p[0] for p in bare), sum(p[1] for p in bare)]
-        fits = got == sorted(last) or (len(bare) > 1 and got == sorted(summed))
+        fits = rows == sorted(last) or (len(bare) > 1 and rows == sorted(summed))
         return Check(name, "held" if fits else "failed",
                      f"debits {debits / 100:.2f} and credits {credits / 100:.2f} vs printed "
                      f"{last[0] / 100:.2f} and {last[1] / 100:.2f}{_over(len(bare))}")
