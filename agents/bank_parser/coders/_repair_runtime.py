@@ -235,7 +235,7 @@ def stretch_repairs(
         cells = raw_rows[index][0]
         for position in amount_positions(config):
             text = new_reading(cells, index, position, config, reread)
-            if text and edit_fits(k, position, text, stretch, cells, values, orientation, config):
+            if text and edits_fit(((k, position, "re-read", text),), stretch, members, raw_rows, values, orientation, config):
                 fits.append((k, position, "re-read", text))
     if fits:
         return fits
@@ -243,7 +243,7 @@ def stretch_repairs(
         cells = raw_rows[index][0]
         for position in amount_positions(config):
             for rule, text in repair_candidates(cells[position], config):
-                if edit_fits(k, position, text, stretch, cells, values, orientation, config):
+                if edits_fit(((k, position, rule, text),), stretch, members, raw_rows, values, orientation, config):
                     fits.append((k, position, rule, text))
     return fits
 
@@ -287,18 +287,19 @@ def pair_repairs(
             readings = [("re-read", again), *readings] if again else readings
             seen: set[str | None] = set()  # one option per value: a re-read and a rule may agree
             for rule, text in readings:
-                if clean_number(text, config) not in seen:
-                    seen.add(clean_number(text, config))
+                value = clean_number(text, config)
+                if value not in seen:
+                    seen.add(value)
                     options.append((k, position, rule, text))
     if len(options) > limit:
         return []
     return [
         (a, b) for a, b in itertools.combinations(options, 2)
-        if a[:2] != b[:2] and pair_fits((a, b), stretch, members, raw_rows, values, orientation, config)
+        if a[:2] != b[:2] and edits_fit((a, b), stretch, members, raw_rows, values, orientation, config)
     ]
 
 
-def pair_fits(
+def edits_fit(
     edits: tuple[tuple[int, int, str, str], ...],
     stretch: list[int],
     members: list[tuple[int, str]],
@@ -307,7 +308,8 @@ def pair_fits(
     orientation: tuple[int, bool],
     config: SimpleNamespace,
 ) -> bool:
-    """Whether the rows, with every edit made, are transactions and the stretch holds."""
+    """Whether the rows, with every edit (chain position, cell, rule, text) made, are
+    transactions and every link of the stretch holds: one edit, or a pair."""
     edited: dict[int, list[str]] = {}
     for k, position, _rule, text in edits:
         cells = edited.setdefault(k, list(raw_rows[members[k][0]][0]))
@@ -317,25 +319,6 @@ def pair_fits(
     trial = list(values)
     for k, cells in edited.items():
         trial[k] = chain_values(cells, config)
-    return stretch_fits(stretch, trial, orientation)
-
-
-def edit_fits(
-    k: int,
-    position: int,
-    text: str,
-    stretch: list[int],
-    cells: list[str],
-    values: list[tuple[Decimal | None, Decimal | None]],
-    orientation: tuple[int, bool],
-    config: SimpleNamespace,
-) -> bool:
-    """Whether row ``k`` (its ``cells``) with cell ``position`` read as ``text`` is a
-    transaction and makes every link of the stretch hold."""
-    edited = [text if i == position else cell for i, cell in enumerate(cells)]
-    if not is_transaction(row_values(edited, config), edited, config):
-        return False
-    trial = [*values[:k], chain_values(edited, config), *values[k + 1 :]]
     return stretch_fits(stretch, trial, orientation)
 
 
