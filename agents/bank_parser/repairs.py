@@ -104,20 +104,33 @@ class OcrCost:
     rereads: int
     reread_seconds: float
 
+    @property
+    def seconds_per_page(self) -> float:
+        """OCR seconds per page read (0 when no page was read)."""
+        return self.ocr_seconds / self.page_reads if self.page_reads else 0.0
+
+    @classmethod
+    def from_record(cls, record: dict[str, float]) -> OcrCost:
+        """The cost a summary's :meth:`record` keeps."""
+        return cls(int(record.get("pages", 0)), int(record.get("page_reads", 0)), record.get("ocr_seconds", 0.0),
+                   int(record.get("rereads", 0)), record.get("reread_seconds", 0.0))
+
     def record(self) -> dict[str, float]:
         """Plain numbers for summary.json, with the seconds per page read."""
-        each = self.ocr_seconds / self.page_reads if self.page_reads else 0.0
         return {"pages": self.pages, "page_reads": self.page_reads, "ocr_seconds": round(self.ocr_seconds, 3),
-                "seconds_per_page": round(each, 3), "rereads": self.rereads,
+                "seconds_per_page": round(self.seconds_per_page, 3), "rereads": self.rereads,
                 "reread_seconds": round(self.reread_seconds, 3)}
 
-    def describe(self) -> str:
-        """``OCR 2 page read(s) in 7.9 s (4.0 s a page), 6 cell(s) read again in 1.1 s``."""
-        each = self.ocr_seconds / self.page_reads if self.page_reads else 0.0
-        text = f"OCR {self.page_reads} page read(s) in {self.ocr_seconds:.1f} s ({each:.1f} s a page)"
+    def reads(self) -> str:
+        """``2 page read(s) in 7.9 s (4.0 s a page), 6 cell(s) read again in 1.1 s``."""
+        text = f"{self.page_reads} page read(s) in {self.ocr_seconds:.1f} s ({self.seconds_per_page:.1f} s a page)"
         if self.rereads:
             text += f", {self.rereads} cell(s) read again in {self.reread_seconds:.1f} s"
         return text
+
+    def describe(self) -> str:
+        """``OCR 2 page read(s) in 7.9 s (4.0 s a page), 6 cell(s) read again in 1.1 s``."""
+        return f"OCR {self.reads()}"
 
 
 def read_ocr_cost(stderr: bytes) -> OcrCost | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from agents.bank_parser.repairs import OcrCost
 from agents.ports.outcome import RunSummary
 
 VERDICTS = {
@@ -30,7 +31,8 @@ class ParserRunSummary(RunSummary):
         at = next((i + 1 for i, line in enumerate(lines) if line.startswith("  checks")), len(lines))
         extra = [f"  {'repaired' if i == 0 else '':<13} {r}" for i, r in enumerate(self.repairs)]
         if self.ocr:
-            extra.append(f"  {'ocr':<13} {ocr_line(self.ocr)}")
+            cost = OcrCost.from_record(self.ocr)
+            extra.append(f"  {'ocr':<13} {cost.pages} page(s), {cost.reads()}")
         return lines[:at] + extra + lines[at:]
 
     def verdict(self) -> str:
@@ -41,12 +43,3 @@ class ParserRunSummary(RunSummary):
     def artefact_label(self) -> str:
         """The published parser."""
         return "parser"
-
-
-def ocr_line(ocr: dict[str, float]) -> str:
-    """``2 page(s), 2 page read(s) in 7.9 s (4.0 s a page)``: a summary's OCR cost in a line."""
-    line = (f"{int(ocr.get('pages', 0))} page(s), {int(ocr.get('page_reads', 0))} page read(s) in "
-            f"{ocr.get('ocr_seconds', 0.0):.1f} s ({ocr.get('seconds_per_page', 0.0):.1f} s a page)")
-    if ocr.get("rereads"):
-        line += f", {int(ocr['rereads'])} cell(s) read again in {ocr.get('reread_seconds', 0.0):.1f} s"
-    return line

@@ -107,6 +107,7 @@ def _summary(context: ParserContext, state: ParserState, coder: str, wall: float
         failures=[f.kind.value for f in feedback],
         last_problem=f"attempt {feedback[-1].attempt}: {feedback[-1].kind.value}: {feedback[-1].summary}"
         if feedback else "",
+        ocr=ocr_cost(state),
         **verified(state),
     )
 
@@ -119,7 +120,7 @@ def verified(state: ParserState) -> dict[str, Any]:
     consistent = verification is not None and verification.self_consistent
     how = {"passed": "both" if consistent else "compared", "self-consistent": "self-consistent"}
     repairs = [r.describe() for r in verification.repairs] if verification is not None else []
-    return {"verified": how.get(status or "", ""), "checks": checks, "repairs": repairs, "ocr": ocr_cost(state)}
+    return {"verified": how.get(status or "", ""), "checks": checks, "repairs": repairs}
 
 
 def ocr_cost(state: ParserState) -> dict[str, float]:
