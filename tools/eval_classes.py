@@ -49,7 +49,12 @@ def newest_summaries(runs_dir: Path) -> dict[str, dict[str, object]]:
 
 def newest_statuses(runs_dir: Path) -> dict[str, str]:
     """Each target's status in its newest readable summary.json."""
-    return {target: str(data["status"]) for target, data in newest_summaries(runs_dir).items()}
+    return statuses_of(newest_summaries(runs_dir))
+
+
+def statuses_of(summaries: dict[str, dict[str, object]]) -> dict[str, str]:
+    """Each target's status in its summary."""
+    return {target: str(data["status"]) for target, data in summaries.items()}
 
 
 def ocr_lines(summaries: dict[str, dict[str, object]]) -> list[str]:
@@ -63,9 +68,10 @@ def ocr_lines(summaries: dict[str, dict[str, object]]) -> list[str]:
         return []
     reads = sum(r for r, _ in costs.values())
     seconds = sum(s for _, s in costs.values())
-    slowest = max(costs, key=lambda t: costs[t][1] / costs[t][0])
+    per_page = {target: s / r for target, (r, s) in costs.items()}
+    slowest = max(per_page, key=per_page.__getitem__)
     return [f"  scan OCR       {int(reads)} page read(s) in {seconds:.1f} s: {seconds / reads:.1f} s a page "
-            f"(slowest {slowest}, {costs[slowest][1] / costs[slowest][0]:.1f} s a page)"]
+            f"(slowest {slowest}, {per_page[slowest]:.1f} s a page)"]
 
 
 def _number(value: object) -> float:
@@ -100,8 +106,7 @@ def main(argv: list[str]) -> int:
     data_dir, runs_dir = Path(argv[0]), Path(argv[1])
     targets = [p.name for p in data_dir.iterdir() if p.is_dir()] if data_dir.is_dir() else []
     summaries = newest_summaries(runs_dir)
-    statuses = {target: str(data["status"]) for target, data in summaries.items()}
-    print("\n".join(table(targets, statuses) + ocr_lines(summaries)))
+    print("\n".join(table(targets, statuses_of(summaries)) + ocr_lines(summaries)))
     return 0
 
 

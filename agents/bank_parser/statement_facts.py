@@ -127,10 +127,10 @@ def amounts_in(text: str, whole: bool = False) -> tuple[int, ...]:
 def last_amount(text: str, whole: bool = False) -> int | None:
     """The line's last amount, read as far left as its digit groups go: "Balance 13 297,90"
     is 13297.90, not 297.90 (for balance and total lines, which print no other number)."""
-    stripped = figures_text(text)
     if whole:
         found = amounts_in(text, whole=True)
         return found[-1] if found else None
+    stripped = figures_text(text)
     matches = [*SPACED_PATTERN.finditer(stripped), *AMOUNT_PATTERN.finditer(stripped)]
     if not matches:
         return None

@@ -32,7 +32,7 @@ from tests.corpus.expected import write_expected
 from tests.corpus.ledger import Statement, make_statement
 from tests.corpus.render import Faded, render_pdf
 from tests.corpus.scan import scan_pdf
-from tests.corpus.specs import BANKS, BankSpec
+from tests.corpus.specs import BANKS, BankSpec, Field
 
 PDF_NAME, CSV_NAME, WITHHELD = "statement.pdf", "result.csv", "withheld.csv"
 #: Scanned cases: (bank, transactions). Short, so OCR stays quick on two cores.
@@ -76,19 +76,20 @@ def faded_cells(statement: Statement, spec: BankSpec) -> Faded:
     """A Balance cell a third of the way down and an Amount cell two thirds down."""
     count = len(statement.transactions)
     later = 2 * count // 3
-    amount = "amount"
-    if spec.amount_style == "split":
-        amount = "debit" if statement.transactions[later].cents < 0 else "credit"
-    return frozenset({(count // 3, "balance"), (later, amount)})
+    return frozenset({(count // 3, "balance"), (later, amount_field(statement, later, spec))})
 
 
 def neighbour_cells(statement: Statement, spec: BankSpec) -> Faded:
     """A Balance cell halfway down and the next row's amount cell: two misreads side by side."""
     row = len(statement.transactions) // 2
-    amount = "amount"
-    if spec.amount_style == "split":
-        amount = "debit" if statement.transactions[row + 1].cents < 0 else "credit"
-    return frozenset({(row, "balance"), (row + 1, amount)})
+    return frozenset({(row, "balance"), (row + 1, amount_field(statement, row + 1, spec))})
+
+
+def amount_field(statement: Statement, index: int, spec: BankSpec) -> Field:
+    """The field transaction ``index`` prints its amount in (debit or credit when split)."""
+    if spec.amount_style != "split":
+        return "amount"
+    return "debit" if statement.transactions[index].cents < 0 else "credit"
 
 
 def write_scanned(
@@ -109,8 +110,10 @@ def write_scanned(
     folder = _fresh(out / name)
     statement = make_statement(spec, seed)
     text_pdf = folder / "text.pdf"
-    cells = faded_cells if faded else neighbour_cells if neighbours else lambda *_: frozenset()
-    render_pdf(text_pdf, statement, spec, cells(statement, spec))
+    misread: Faded = frozenset()
+    if faded or neighbours:
+        misread = (faded_cells if faded else neighbour_cells)(statement, spec)
+    render_pdf(text_pdf, statement, spec, misread)
     scan_pdf(text_pdf, folder / PDF_NAME, seed, angle)
     text_pdf.unlink()
     write_expected(folder / (CSV_NAME if with_csv else WITHHELD), statement, spec)

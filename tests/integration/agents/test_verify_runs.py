@@ -9,6 +9,7 @@ the sandbox), one password-protected PDF. ``make eval`` runs the fuller set.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -18,6 +19,17 @@ from tests.integration.agents.test_corpus import cli, finish, summaries
 
 pytestmark = pytest.mark.usefixtures("no_leftovers", "parser_image")
 SEED = 7
+
+
+def passed_scan(tmp_path: Path, bank: str, rows: int, **case: Any) -> tuple[Path, dict[str, object], str]:
+    """Run the scan ``write_scanned`` makes of ``bank`` through the CLI; it must pass, both
+    compared and self-consistent. Returns its folder, its summary and the CLI's output."""
+    folder = write_scanned(tmp_path / "data", bank, rows, SEED, **case)
+    code, out, err = finish(cli(tmp_path, tmp_path / "data", "run", "--target", folder.name))
+    assert code == 0, out + err[-3000:]
+    (summary,) = summaries(tmp_path)
+    assert summary["status"] == "passed" and summary["verified"] == "both", summary
+    return folder, summary, out
 
 
 class TestWithoutCsv:
@@ -44,11 +56,7 @@ class TestScanned:
 
     def test_ocr_parser_passes_and_is_self_consistent(self, tmp_path: Path) -> None:
         """The OCR parser's frame equals result.csv, and the run reports both verifications."""
-        folder = write_scanned(tmp_path / "data", "dunmore", 8, SEED)
-        code, out, err = finish(cli(tmp_path, tmp_path / "data", "run", "--target", folder.name))
-        assert code == 0, out + err[-3000:]
-        (summary,) = summaries(tmp_path)
-        assert summary["status"] == "passed" and summary["verified"] == "both", summary
+        folder, _summary, _out = passed_scan(tmp_path, "dunmore", 8)
         parser = (tmp_path / "custom_parsers" / f"{folder.name}_parser.py").read_text()
         assert "pytesseract" in parser and "ocr_collect" in parser
 
@@ -58,11 +66,7 @@ class TestRepaired:
 
     def passed_with_two_repairs(self, tmp_path: Path, **case: bool) -> tuple[dict[str, object], list[str], str]:
         """Run the dunmore scan ``case`` makes; it must pass (both) with two repairs listed."""
-        folder = write_scanned(tmp_path / "data", "dunmore", 18, SEED, **case)
-        code, out, err = finish(cli(tmp_path, tmp_path / "data", "run", "--target", folder.name))
-        assert code == 0, out + err[-3000:]
-        (summary,) = summaries(tmp_path)
-        assert summary["status"] == "passed" and summary["verified"] == "both", summary
+        _folder, summary, out = passed_scan(tmp_path, "dunmore", 18, **case)
         repairs = summary["repairs"]
         assert isinstance(repairs, list) and len(repairs) == 2, summary
         return summary, [str(r) for r in repairs], out
@@ -90,11 +94,7 @@ class TestHeaderless:
 
     def test_columns_found_by_alignment_pass(self, tmp_path: Path) -> None:
         """The parser cuts the columns where the dated lines leave gaps; its frame equals result.csv."""
-        folder = write_scanned(tmp_path / "data", "brightwater", 24, SEED, headerless=True)
-        code, out, err = finish(cli(tmp_path, tmp_path / "data", "run", "--target", folder.name))
-        assert code == 0, out + err[-3000:]
-        (summary,) = summaries(tmp_path)
-        assert summary["status"] == "passed" and summary["verified"] == "both", summary
+        folder, _summary, out = passed_scan(tmp_path, "brightwater", 24, headerless=True)
         assert "by-alignment" in out and "deskewed by" in out
         assert "fixed_cuts=" in (tmp_path / "custom_parsers" / f"{folder.name}_parser.py").read_text()
 
@@ -105,11 +105,7 @@ class TestSkewed:
     def test_deskewed_and_every_line_found(self, tmp_path: Path) -> None:
         """The analysis states the angle it turned each page by; all 66 rows come back, equal to
         result.csv, and the scan's OCR cost per page is in summary.json."""
-        folder = write_scanned(tmp_path / "data", "brightwater", 66, SEED, angle=SKEW)
-        code, out, err = finish(cli(tmp_path, tmp_path / "data", "run", "--target", folder.name))
-        assert code == 0, out + err[-3000:]
-        (summary,) = summaries(tmp_path)
-        assert summary["status"] == "passed" and summary["verified"] == "both", summary
+        _folder, summary, out = passed_scan(tmp_path, "brightwater", 66, angle=SKEW)
         assert "deskewed by -0.7°" in out and "returned 66 rows" in out
         ocr = summary["ocr"]
         assert isinstance(ocr, dict) and ocr["pages"] == 2 and ocr["seconds_per_page"] > 0, ocr
