@@ -14,10 +14,14 @@ from tests.unit.controller.platform.store.contract import (
     ContractCancel,
     ContractClaim,
     ContractHistory,
+    ContractIdempotency,
+    ContractJournal,
     ContractLeases,
     ContractList,
     ContractSubmit,
+    ContractTakeover,
     ContractTokens,
+    ContractUploads,
     ContractWaiting,
 )
 
@@ -71,6 +75,22 @@ class TestWaiting(ContractWaiting):
 
 
 class TestHistory(ContractHistory):
+    pass
+
+
+class TestJournal(ContractJournal):
+    pass
+
+
+class TestIdempotency(ContractIdempotency):
+    pass
+
+
+class TestUploads(ContractUploads):
+    pass
+
+
+class TestTakeover(ContractTakeover):
     pass
 
 
