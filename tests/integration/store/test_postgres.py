@@ -17,12 +17,14 @@ from tests.unit.controller.platform.store.migration_contract import ContractMigr
 from tests.unit.controller.platform.store.contract import (
     Clock,
     ContractCancel,
+    ContractFencing,
     ContractClaim,
     ContractHistory,
     ContractIdempotency,
     ContractJournal,
     ContractLeases,
     ContractList,
+    ContractReplay,
     ContractSubmit,
     ContractTakeover,
     ContractTokens,
@@ -97,6 +99,14 @@ class TestUploads(ContractUploads):
 
 
 class TestTakeover(ContractTakeover):
+    pass
+
+
+class TestReplay(ContractReplay):
+    pass
+
+
+class TestFencing(ContractFencing):
     pass
 
 

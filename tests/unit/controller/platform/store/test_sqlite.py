@@ -12,12 +12,14 @@ from controller.platform.store.tokens import new_token, token_hash
 from tests.unit.controller.platform.store.contract import (
     Clock,
     ContractCancel,
+    ContractFencing,
     ContractClaim,
     ContractHistory,
     ContractIdempotency,
     ContractJournal,
     ContractLeases,
     ContractList,
+    ContractReplay,
     ContractSubmit,
     ContractTakeover,
     ContractTokens,
@@ -91,6 +93,14 @@ class TestUploads(ContractUploads):
 
 
 class TestTakeover(ContractTakeover):
+    pass
+
+
+class TestReplay(ContractReplay):
+    pass
+
+
+class TestFencing(ContractFencing):
     pass
 
 
