@@ -35,7 +35,7 @@ from controller.platform.store.rows import (
     COLUMNS,
     OPEN_SQL,
     history_filters,
-    parse_cursor,
+    list_filters,
     row_to_run,
 )
 
@@ -54,6 +54,9 @@ _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS tokens (
         name TEXT PRIMARY KEY, hash TEXT NOT NULL UNIQUE, admin INTEGER NOT NULL,
         created_at DOUBLE PRECISION NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS sessions (
+        hash TEXT PRIMARY KEY, token TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL,
+        expires_at DOUBLE PRECISION NOT NULL)""",
 )
 _ACTIVE_OF_OWNER = f"SELECT COUNT(*) FROM runs WHERE owner = %s AND status IN {OPEN_SQL}"
 
@@ -118,19 +121,11 @@ class PostgresStore:
         return row_to_run(row) if row else None
 
     def list_runs(self, *, owner: str | None, target: str | None, status: RunStatus | None, limit: int,
-                  cursor: str | None) -> RunPage:
-        where: list[str] = ["TRUE"]
-        params: list[Any] = []
-        for column, value in (("owner", owner), ("target", target), ("status", status)):
-            if value is not None:
-                where.append(f"{column} = %s")
-                params.append(value)
-        if cursor is not None:
-            where.append("seq < %s")
-            params.append(parse_cursor(cursor))
+                  cursor: str | None, agent: str | None = None, text: str | None = None) -> RunPage:
+        where, params = list_filters(owner, target, status, agent, text, cursor, "%s")
         with self._connect() as conn:
-            rows = conn.execute(f"SELECT {COLUMNS} FROM runs WHERE {' AND '.join(where)} "
-                                "ORDER BY seq DESC LIMIT %s", (*params, limit + 1)).fetchall()
+            rows = conn.execute(f"SELECT {COLUMNS} FROM runs WHERE {where} ORDER BY seq DESC LIMIT %s",
+                                (*params, limit + 1)).fetchall()
         runs = [row_to_run(r) for r in rows[:limit]]
         return RunPage(runs, str(runs[-1].seq) if len(rows) > limit else None)
 
@@ -275,7 +270,8 @@ class PostgresStore:
         return TokenRow(name, admin, now)
 
     def remove_token(self, name: str) -> bool:
-        with self._connect() as conn:
+        with self._transaction() as conn:
+            conn.execute("DELETE FROM sessions WHERE token = %s", (name,))
             return conn.execute("DELETE FROM tokens WHERE name = %s", (name,)).rowcount == 1
 
     def tokens(self) -> list[TokenRow]:
@@ -294,6 +290,27 @@ class PostgresStore:
     def has_tokens(self) -> bool:
         with self._connect() as conn:
             return conn.execute("SELECT 1 FROM tokens LIMIT 1").fetchone() is not None
+
+    # console sessions -------------------------------------------------------------------
+    def add_session(self, session_hash: str, token_name: str, expires_at: float) -> None:
+        now = self._clock()
+        with self._transaction() as conn:
+            conn.execute("DELETE FROM sessions WHERE expires_at <= %s", (now,))
+            conn.execute("INSERT INTO sessions (hash, token, created_at, expires_at) VALUES (%s, %s, %s, %s)",
+                         (session_hash, token_name, now, expires_at))
+
+    def session_token(self, session_hash: str) -> TokenRow | None:
+        with self._connect() as conn:
+            row = conn.execute("SELECT t.name, t.admin, t.created_at, s.hash FROM sessions s "
+                               "JOIN tokens t ON t.name = s.token WHERE s.hash = %s AND s.expires_at > %s",
+                               (session_hash, self._clock())).fetchone()
+        if row is None or not hmac.compare_digest(str(row[3]), session_hash):
+            return None
+        return TokenRow(str(row[0]), bool(row[1]), float(row[2]))
+
+    def remove_session(self, session_hash: str) -> None:
+        with self._connect() as conn:
+            conn.execute("DELETE FROM sessions WHERE hash = %s", (session_hash,))
 
 
 def _scalar(conn: psycopg.Connection[tuple[Any, ...]], sql: str, params: tuple[Any, ...]) -> int:

@@ -36,6 +36,29 @@ def history_filters(owner: str | None, agent: str | None, target: str | None, cu
     return " AND ".join(where), params
 
 
+#: The columns a listing's text search looks in (``list_filters``' ``text``).
+SEARCHED = ("id", "target", "agent", "owner", "error")
+
+
+def list_filters(owner: str | None, target: str | None, status: str | None, agent: str | None, text: str | None,
+                 cursor: str | None, mark: str) -> tuple[str, list[Any]]:
+    """The WHERE clause (and its parameters, ``mark`` their placeholder) of a run listing: each filter that
+    is given, ``text`` as a case-insensitive substring of any of :data:`SEARCHED`, before ``cursor``."""
+    where, params = ["1 = 1"], []  # type: list[str], list[Any]
+    for column, value in (("owner", owner), ("target", target), ("status", status), ("agent", agent)):
+        if value is not None:
+            where.append(f"{column} = {mark}")
+            params.append(value)
+    if text:
+        pattern = "%" + text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        where.append("(" + " OR ".join(f"LOWER({column}) LIKE {mark} ESCAPE '\\'" for column in SEARCHED) + ")")
+        params.extend([pattern] * len(SEARCHED))
+    if cursor is not None:
+        where.append(f"seq < {mark}")
+        params.append(parse_cursor(cursor))
+    return " AND ".join(where), params
+
+
 def parse_cursor(cursor: str) -> int:
     if not (cursor.isascii() and cursor.isdigit()) or len(cursor) > 18:  # "²".isdigit() is True
         raise ConfigError(f"{cursor[:40]!r} is not a cursor this service gave", hint="use the next_cursor of a listing")

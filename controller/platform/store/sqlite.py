@@ -23,7 +23,7 @@ from controller.platform.store.rows import (
     COLUMNS,
     OPEN_SQL,
     history_filters,
-    parse_cursor,
+    list_filters,
     row_to_run,
 )
 from controller.platform.store.models import (
@@ -66,6 +66,12 @@ CREATE TABLE IF NOT EXISTS tokens (
     hash TEXT NOT NULL UNIQUE,
     admin INTEGER NOT NULL,
     created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS sessions (
+    hash TEXT PRIMARY KEY,
+    token TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    expires_at REAL NOT NULL
 );
 """
 _COLUMNS = COLUMNS
@@ -142,18 +148,11 @@ class SqliteStore:
         return row_to_run(row) if row else None
 
     def list_runs(self, *, owner: str | None, target: str | None, status: RunStatus | None, limit: int,
-             cursor: str | None) -> RunPage:
-        where, params = ["1 = 1"], []  # type: list[str], list[Any]
-        for column, value in (("owner", owner), ("target", target), ("status", status)):
-            if value is not None:
-                where.append(f"{column} = ?")
-                params.append(value)
-        if cursor is not None:
-            where.append("seq < ?")
-            params.append(parse_cursor(cursor))
+                  cursor: str | None, agent: str | None = None, text: str | None = None) -> RunPage:
+        where, params = list_filters(owner, target, status, agent, text, cursor, "?")
         with self._connect() as conn:
-            rows = conn.execute(f"SELECT {_COLUMNS} FROM runs WHERE {' AND '.join(where)} "
-                                "ORDER BY seq DESC LIMIT ?", (*params, limit + 1)).fetchall()
+            rows = conn.execute(f"SELECT {_COLUMNS} FROM runs WHERE {where} ORDER BY seq DESC LIMIT ?",
+                                (*params, limit + 1)).fetchall()
         runs = [row_to_run(r) for r in rows[:limit]]
         return RunPage(runs, str(runs[-1].seq) if len(rows) > limit else None)
 
@@ -299,7 +298,8 @@ class SqliteStore:
         return TokenRow(name, admin, now)
 
     def remove_token(self, name: str) -> bool:
-        with self._connect() as conn:
+        with self._transaction() as conn:
+            conn.execute("DELETE FROM sessions WHERE token = ?", (name,))
             return conn.execute("DELETE FROM tokens WHERE name = ?", (name,)).rowcount == 1
 
     def tokens(self) -> list[TokenRow]:
@@ -319,6 +319,27 @@ class SqliteStore:
     def has_tokens(self) -> bool:
         with self._connect() as conn:
             return conn.execute("SELECT 1 FROM tokens LIMIT 1").fetchone() is not None
+
+    # console sessions -------------------------------------------------------------------
+    def add_session(self, session_hash: str, token_name: str, expires_at: float) -> None:
+        now = self._clock()
+        with self._transaction() as conn:
+            conn.execute("DELETE FROM sessions WHERE expires_at <= ?", (now,))
+            conn.execute("INSERT INTO sessions (hash, token, created_at, expires_at) VALUES (?, ?, ?, ?)",
+                         (session_hash, token_name, now, expires_at))
+
+    def session_token(self, session_hash: str) -> TokenRow | None:
+        with self._connect() as conn:
+            row = conn.execute("SELECT t.name, t.admin, t.created_at, s.hash FROM sessions s "
+                               "JOIN tokens t ON t.name = s.token WHERE s.hash = ? AND s.expires_at > ?",
+                               (session_hash, self._clock())).fetchone()
+        if row is None or not hmac.compare_digest(str(row[3]), session_hash):
+            return None
+        return TokenRow(str(row[0]), bool(row[1]), float(row[2]))
+
+    def remove_session(self, session_hash: str) -> None:
+        with self._connect() as conn:
+            conn.execute("DELETE FROM sessions WHERE hash = ?", (session_hash,))
 
     def _require(self, run_id: str) -> RunRow:
         row = self.get(run_id)

@@ -19,6 +19,7 @@ from tests.unit.controller.platform.store.contract import (
     ContractHistory,
     ContractLeases,
     ContractList,
+    ContractSessions,
     ContractSubmit,
     ContractTokens,
     ContractWaiting,
@@ -67,6 +68,10 @@ class TestList(ContractList):
 
 
 class TestTokens(ContractTokens):
+    pass
+
+
+class TestSessions(ContractSessions):
     pass
 
 

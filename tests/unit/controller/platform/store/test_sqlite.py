@@ -16,6 +16,7 @@ from tests.unit.controller.platform.store.contract import (
     ContractHistory,
     ContractLeases,
     ContractList,
+    ContractSessions,
     ContractSubmit,
     ContractTokens,
     ContractWaiting,
@@ -63,6 +64,10 @@ class TestList(ContractList):
 
 
 class TestTokens(ContractTokens):
+    pass
+
+
+class TestSessions(ContractSessions):
     pass
 
 
