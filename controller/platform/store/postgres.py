@@ -9,7 +9,6 @@ Each call opens its own connection (a service makes a few calls a second).
 
 from __future__ import annotations
 
-import hmac
 import json
 import time
 from collections.abc import Callable, Collection, Iterator
@@ -37,6 +36,8 @@ from controller.platform.store.rows import (
     history_filters,
     list_filters,
     row_to_run,
+    session_query,
+    token_of,
 )
 
 #: The advisory lock key submissions (and resumes) serialise on.
@@ -283,9 +284,7 @@ class PostgresStore:
         with self._connect() as conn:
             row = conn.execute("SELECT name, admin, created_at, hash FROM tokens WHERE hash = %s",
                                (token_hash,)).fetchone()
-        if row is None or not hmac.compare_digest(str(row[3]), token_hash):
-            return None
-        return TokenRow(str(row[0]), bool(row[1]), float(row[2]))
+        return token_of(row, token_hash)
 
     def has_tokens(self) -> bool:
         with self._connect() as conn:
@@ -301,12 +300,8 @@ class PostgresStore:
 
     def session_token(self, session_hash: str) -> TokenRow | None:
         with self._connect() as conn:
-            row = conn.execute("SELECT t.name, t.admin, t.created_at, s.hash FROM sessions s "
-                               "JOIN tokens t ON t.name = s.token WHERE s.hash = %s AND s.expires_at > %s",
-                               (session_hash, self._clock())).fetchone()
-        if row is None or not hmac.compare_digest(str(row[3]), session_hash):
-            return None
-        return TokenRow(str(row[0]), bool(row[1]), float(row[2]))
+            row = conn.execute(session_query("%s"), (session_hash, self._clock())).fetchone()
+        return token_of(row, session_hash)
 
     def remove_session(self, session_hash: str) -> None:
         with self._connect() as conn:

@@ -1,12 +1,13 @@
-"""Rows as both stores read them: the column list, the run row decoder and the listing cursor."""
+"""Rows as both stores read them: columns, the run row decoder, listing filters and cursor, tokens."""
 
 from __future__ import annotations
 
+import hmac
 import json
 from typing import Any, cast
 
 from agents.ports.errors import ConfigError
-from controller.platform.store.models import RunRow, RunStatus
+from controller.platform.store.models import RunRow, RunStatus, TokenRow
 
 COLUMNS = ("id, seq, owner, agent, target, options, status, worker, lease_until, cancel_requested, "
            "takeovers, created_at, started_at, finished_at, exit_code, summary, error")
@@ -75,3 +76,17 @@ def row_to_run(row: tuple[Any, ...]) -> RunRow:
         started_at=started, finished_at=finished, exit_code=exit_code,
         summary=None if summary is None else dict(json.loads(summary)), error=str(error or ""),
     )
+
+
+def session_query(mark: str) -> str:
+    """The SELECT of a live console session's token (``mark`` the placeholder: hash, then now)."""
+    return ("SELECT t.name, t.admin, t.created_at, s.hash FROM sessions s JOIN tokens t ON t.name = s.token "
+            f"WHERE s.hash = {mark} AND s.expires_at > {mark}")
+
+
+def token_of(row: tuple[Any, ...] | None, digest: str) -> TokenRow | None:
+    """The token of a (name, admin, created_at, hash) row found by ``digest``; the index found the row,
+    the constant-time comparison is what decides."""
+    if row is None or not hmac.compare_digest(str(row[3]), digest):
+        return None
+    return TokenRow(str(row[0]), bool(row[1]), float(row[2]))

@@ -8,7 +8,6 @@ one worker. ``synchronous=FULL``: a submission is on disk before the service ans
 
 from __future__ import annotations
 
-import hmac
 import json
 import sqlite3
 import time
@@ -25,6 +24,8 @@ from controller.platform.store.rows import (
     history_filters,
     list_filters,
     row_to_run,
+    session_query,
+    token_of,
 )
 from controller.platform.store.models import (
     DuplicateRunId,
@@ -311,10 +312,7 @@ class SqliteStore:
         with self._connect() as conn:
             row = conn.execute("SELECT name, admin, created_at, hash FROM tokens WHERE hash = ?",
                                (token_hash,)).fetchone()
-        # The index finds the row; the digest comparison is what decides.
-        if row is None or not hmac.compare_digest(str(row[3]), token_hash):
-            return None
-        return TokenRow(str(row[0]), bool(row[1]), float(row[2]))
+        return token_of(row, token_hash)
 
     def has_tokens(self) -> bool:
         with self._connect() as conn:
@@ -330,12 +328,8 @@ class SqliteStore:
 
     def session_token(self, session_hash: str) -> TokenRow | None:
         with self._connect() as conn:
-            row = conn.execute("SELECT t.name, t.admin, t.created_at, s.hash FROM sessions s "
-                               "JOIN tokens t ON t.name = s.token WHERE s.hash = ? AND s.expires_at > ?",
-                               (session_hash, self._clock())).fetchone()
-        if row is None or not hmac.compare_digest(str(row[3]), session_hash):
-            return None
-        return TokenRow(str(row[0]), bool(row[1]), float(row[2]))
+            row = conn.execute(session_query("?"), (session_hash, self._clock())).fetchone()
+        return token_of(row, session_hash)
 
     def remove_session(self, session_hash: str) -> None:
         with self._connect() as conn:
