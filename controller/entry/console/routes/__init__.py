@@ -1,0 +1,9 @@
+"""The console's routes, one module per page (or group of forms)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from controller.entry.console.routes import runs, sign_in
+
+ROUTERS: tuple[APIRouter, ...] = (sign_in.router, runs.router)
