@@ -74,7 +74,13 @@ def segment(value: str) -> str:
     return quote(value, safe="")
 
 
+def path_url(value: str) -> str:
+    """A relative path (``attempts/1/parser.py``) quoted part by part for a URL."""
+    return quote(value, safe="/")
+
+
 FILTERS: dict[str, Callable[..., Any]] = {
     "iso": iso, "exact": exact, "ago": ago, "duration": duration, "size": size, "percent": percent,
     "seg": segment,
+    "pathq": path_url,
 }

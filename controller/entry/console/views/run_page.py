@@ -1,0 +1,67 @@
+"""The run page: the run's facts, its graph with node states, its progress lines, attempts, files."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+from markupsafe import Markup
+
+from agents.ports.artefacts import SUMMARY_FILE
+from agents.registry import AGENTS
+from controller.entry.console.views.attempts import Attempt, attempts
+from controller.entry.console.views.graph_svg import graph_svg
+from controller.entry.console.views.lines import Window, window
+from controller.entry.console.views.nodes import NodeStates, node_states
+from controller.entry.console.views.run_rows import duration_of
+from controller.entry.console.views.summary import summary_facts
+from controller.entry.service import artefacts, child
+from controller.entry.service.events import CONSOLE_FILE
+from controller.platform.store import RunRow
+
+
+@dataclass(frozen=True)
+class RunView:
+    """What the run page shows."""
+
+    row: RunRow
+    href: str
+    duration: float | None
+    graph: Markup
+    nodes: NodeStates
+    lines: Window
+    node: str
+    attempts: list[Attempt]
+    files: list[tuple[str, int]]
+    summary: list[tuple[str, str]]
+    can_cancel: bool
+    can_resume: bool
+
+
+def resumable(row: RunRow, run_dir: Path) -> bool:
+    """Whether Resume would be accepted (the API's rule: ended in error or cancelled, started, unfinished)."""
+    return (row.status in ("error", "cancelled") and child.resumable(run_dir)
+            and not (run_dir / SUMMARY_FILE).is_file())
+
+
+def graph_of(row: RunRow, states: NodeStates, node: str) -> Markup:
+    """The agent's graph, nodes classed by how they ended (and the running and the selected one)."""
+    if row.agent not in AGENTS:
+        return Markup("")
+    classes = states.classes(frozenset(AGENTS[row.agent].info.failure_reasons), live=not row.ended)
+    if node:
+        classes[node] = f"{classes.get(node, '')} selected".strip()
+    return graph_svg(row.agent, classes, f"/runs/{quote(row.id, safe='')}?node={{node}}#lines")
+
+
+def run_view(row: RunRow, run_dir: Path, node: str, start: int | None) -> RunView:
+    """The page of ``row`` (its folder ``run_dir``); ``node`` filters the lines, ``start`` pages them."""
+    states = node_states(run_dir)
+    return RunView(
+        row=row, href=f"/runs/{quote(row.id, safe='')}", duration=duration_of(row, time.time()),
+        graph=graph_of(row, states, node), nodes=states, lines=window(run_dir / CONSOLE_FILE, start), node=node,
+        attempts=attempts(run_dir, states.ends), files=artefacts.listing(run_dir), summary=summary_facts(row.summary),
+        can_cancel=not row.ended, can_resume=resumable(row, run_dir),
+    )
