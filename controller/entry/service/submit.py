@@ -11,12 +11,14 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from agents.base import Agent
 from agents.ports.errors import ConfigError, PlatformError
 from agents.registry import agent_for_target
+from agents.targets import check_target_name
 from controller.entry.service.schemas import RunRequest
 from controller.platform.artefacts import new_run_id
 from controller.platform.settings import Settings, agent_config
@@ -91,13 +93,24 @@ def scrub_staging(exc: PlatformError, staging: Path) -> None:
 def accept_upload(settings: Settings, store: RunStore, owner: str, request: RunRequest,
                   files: dict[str, bytes]) -> RunRow:
     """A run on an uploaded target: ``files`` maps fixed file names (statement.pdf, …) to their bytes."""
+
+    def write(target: Path) -> None:
+        target.mkdir()
+        for name, data in files.items():
+            (target / name).write_bytes(data)
+
+    return accept_staged(settings, store, owner, request, write)
+
+
+def accept_staged(settings: Settings, store: RunStore, owner: str, request: RunRequest,
+                  fill: Callable[[Path], None]) -> RunRow:
+    """A run on a target folder that ``fill`` creates (at the path it is given) in a staging folder:
+    planned there, then moved under ``runs/uploads/<run id>/`` and queued; a refusal leaves nothing."""
     staging = settings.runs_dir / UPLOADS / f".staging-{secrets.token_hex(8)}"
     final: Path | None = None
     try:
-        target = staging / request.target
-        target.mkdir(parents=True)
-        for name, data in files.items():
-            (target / name).write_bytes(data)
+        staging.mkdir(parents=True)
+        fill(staging / check_target_name(request.target))  # a plain name: never a path out of the staging folder
         try:
             agent = plan(settings, request, staging)
         except PlatformError as exc:
