@@ -9,6 +9,7 @@ from urllib.parse import quote
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import RedirectResponse, Response, StreamingResponse
+from pydantic import ValidationError
 
 from controller.entry.console import forms
 from controller.entry.console.routes.deps import RunId, Viewer, run_of
@@ -17,6 +18,8 @@ from controller.entry.console.viewer import state_of
 from controller.entry.console.views.run_page import run_view
 from controller.entry.service import artefacts
 from controller.entry.service.child import is_check
+from controller.entry.service.conversation import ReplyIn, send_input
+from controller.entry.service.problems import Problem, validation_line
 from controller.entry.service.routes import cancel_run, resume_run
 
 router = APIRouter()
@@ -31,7 +34,7 @@ def run_page(run_id: RunId, request: Request, who: Viewer, node: Node = "", line
     if is_check(row):
         return RedirectResponse(f"/checks/{quote(row.id, safe='')}", status_code=303)
     view = run_view(row, run_dir, node, lines)
-    return page(request, "run.html", title=f"Run {row.id}", run=view, viewer=who)
+    return page(request, "run.html", title=f"Run {row.id}", run=view, viewer=who, reply_error="", reply_value="")
 
 
 @router.get("/runs/{run_id}/files/{path:path}")
@@ -71,3 +74,20 @@ def _back(request: Request, run_id: str) -> str:
     row = state_of(request).store.get(run_id)
     kind = "checks" if row is not None and is_check(row) else "runs"
     return f"/{kind}/{quote(run_id, safe='')}"
+
+
+@router.post("/runs/{run_id}/reply")
+async def reply(run_id: RunId, request: Request, who: Viewer) -> Response:
+    """Answer the question a waiting conversation asked (the API's ``POST /v1/runs/{id}/input``)."""
+    form = await forms.posted(request)
+    text = forms.text(form, "reply")
+    try:
+        send_input(run_id, ReplyIn(reply=text), request, who)
+    except (ValidationError, Problem) as exc:
+        line = validation_line(exc.errors()) if isinstance(exc, ValidationError) else exc.detail
+        row, run_dir = run_of(request, who, run_id)
+        view = run_view(row, run_dir, "", None)
+        status = 422 if isinstance(exc, ValidationError) else exc.status
+        return page(request, "run.html", status=status, title=f"Run {row.id}", run=view, viewer=who,
+                    reply_error=line.replace("invalid reply", "your reply"), reply_value=text)
+    return RedirectResponse(f"/runs/{quote(run_id, safe='')}#conversation", status_code=303)

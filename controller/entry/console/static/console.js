@@ -138,6 +138,8 @@
       }
       const label = $("#current-node");
       if (label) label.textContent = cls === "running" ? name : "";
+      const note = $("#running-note");
+      if (note) note.hidden = cls !== "running";
     }
 
     function setStatus(value) {
@@ -169,9 +171,19 @@
       setNode(data.node, /fail|error|mismatch|timeout|oom/.test(data.outcome) ? "failed" : "done");
     });
     source.addEventListener("status", (event) => setStatus(JSON.parse(event.data).status));
-    source.addEventListener("question", () => {
+    source.addEventListener("question", (event) => {
+      const form = $("#reply-form");
+      if (form && form.dataset.turn === String(JSON.parse(event.data).turn)) return;  // on the page already
       const note = $("#run-notice");
-      if (note) { note.hidden = false; note.textContent = "The run asks a question: reload to answer it."; }
+      if (note) {
+        note.hidden = false;
+        note.textContent = "The run asks a question. ";
+        const link = document.createElement("a");
+        link.href = window.location.pathname + "#conversation";
+        link.textContent = "Answer it";
+        link.addEventListener("click", () => window.location.reload());
+        note.append(link);
+      }
       setStatus("waiting");
     });
     source.addEventListener("end", (event) => {

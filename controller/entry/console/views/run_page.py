@@ -11,6 +11,7 @@ from markupsafe import Markup
 
 from agents.ports.artefacts import SUMMARY_FILE
 from agents.registry import AGENTS
+from controller.entry.console.views.agent_sections import BlueprintView, IntakeView, blueprint_view, intake_view
 from controller.entry.console.views.attempts import Attempt, attempts
 from controller.entry.console.views.graph_svg import graph_svg
 from controller.entry.console.views.lines import Window, window
@@ -38,6 +39,8 @@ class RunView:
     summary: list[tuple[str, str]]
     can_cancel: bool
     can_resume: bool
+    intake: IntakeView | None = None
+    blueprint: BlueprintView | None = None
 
 
 def resumable(row: RunRow, run_dir: Path) -> bool:
@@ -64,4 +67,6 @@ def run_view(row: RunRow, run_dir: Path, node: str, start: int | None) -> RunVie
         graph=graph_of(row, states, node), nodes=states, lines=window(run_dir / CONSOLE_FILE, start), node=node,
         attempts=attempts(run_dir, states.ends), files=artefacts.listing(run_dir), summary=summary_facts(row.summary),
         can_cancel=not row.ended, can_resume=resumable(row, run_dir),
+        intake=intake_view(row, run_dir) if AGENTS.get(row.agent) and AGENTS[row.agent].info.replies else None,
+        blueprint=blueprint_view(run_dir, states.ends) if row.agent == "blueprint" else None,
     )
