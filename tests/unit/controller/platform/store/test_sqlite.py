@@ -14,11 +14,15 @@ from tests.unit.controller.platform.store.contract import (
     ContractCancel,
     ContractClaim,
     ContractHistory,
+    ContractIdempotency,
+    ContractJournal,
     ContractLeases,
     ContractList,
     ContractSessions,
     ContractSubmit,
+    ContractTakeover,
     ContractTokens,
+    ContractUploads,
     ContractWaiting,
 )
 
@@ -76,6 +80,22 @@ class TestWaiting(ContractWaiting):
 
 
 class TestHistory(ContractHistory):
+    pass
+
+
+class TestJournal(ContractJournal):
+    pass
+
+
+class TestIdempotency(ContractIdempotency):
+    pass
+
+
+class TestUploads(ContractUploads):
+    pass
+
+
+class TestTakeover(ContractTakeover):
     pass
 
 
