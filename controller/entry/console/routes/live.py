@@ -1,5 +1,9 @@
 """The console's live endpoints (``EventSource``, authenticated by the session cookie).
 
+``/live/runs`` follows the rows of an open runs list: a row whose status or attempts changed
+is sent again, rendered by the same template; newer runs are counted, not inserted (the list
+does not move under the reader), and the page offers to show them.
+
 ``/runs/{id}/live`` serves the run's event stream, the same
 :func:`controller.entry.service.events.stream` the API's ``/v1/runs/{id}/events`` serves,
 from after the last line the page rendered (``?after=N``), or after the last line the browser
@@ -9,6 +13,8 @@ neither loses nor repeats a line.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import AsyncIterator
 from typing import Annotated
 
@@ -16,8 +22,13 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 
 from controller.entry.console.routes.deps import RunId, Viewer, run_of
+from controller.entry.console.routes.runs import filters_of
+from controller.entry.console.templating import ENV
 from controller.entry.console.viewer import state_of
+from controller.entry.console.views.run_rows import MAX_TEXT, Filters, RunLine, line_of, runs_page
 from controller.entry.service import events
+from controller.entry.service.auth import Principal
+from controller.entry.service.events import sse
 from controller.entry.service.schemas import RunOut
 
 router = APIRouter()
@@ -51,4 +62,52 @@ def run_live(run_id: RunId, request: Request, who: Viewer,
     body = events.stream(run_dir, lambda: state.store.get(row.id), lambda r: RunOut.of(r).model_dump(mode="json"),
                          state.draining.is_set, lambda seconds: state.signals.wait(row.id, seconds))
     return StreamingResponse(numbered(body, last_seen(request, after)), media_type="text/event-stream",
+                             headers=SSE_HEADERS)
+
+
+ROW_POLL_SECONDS = 1.0
+MAX_IDS = 100
+
+
+def _row_html(line: RunLine, who: Principal) -> str:
+    return ENV.get_template("_run_row.html").render(line=line, viewer=who)
+
+
+async def _runs_events(request: Request, who: Principal, filters: Filters, ids: list[str]) -> AsyncIterator[str]:
+    """``row`` when a listed run changes (its row, rendered), ``new`` when runs newer than the page exist."""
+    state = state_of(request)
+    shown: dict[str, RunLine] = {}
+    newest = ids[0] if ids else ""
+    quiet, announced = 0.0, 0
+    while not state.draining.is_set():
+        now = time.time()
+        for run_id in ids:
+            row = await asyncio.to_thread(state.store.get, run_id)
+            if row is None or not who.sees(row):
+                continue
+            line = line_of(row, now)
+            before = shown.get(run_id)
+            if before is not None and (before.status, before.attempts) != (line.status, line.attempts):
+                yield sse("row", {"id": run_id, "html": _row_html(line, who)})
+                quiet = 0.0
+            shown[run_id] = line
+        page = await asyncio.to_thread(runs_page, state.store, who, Filters(**{**filters.__dict__, "cursor": ""}))
+        fresh = next((i for i, line in enumerate(page.lines) if line.id == newest), len(page.lines))
+        if fresh != announced:
+            announced = fresh
+            yield sse("new", {"count": fresh})
+        quiet += ROW_POLL_SECONDS
+        if quiet >= events.KEEPALIVE_SECONDS:
+            quiet = 0.0
+            yield ": keep-alive\n\n"
+        await asyncio.sleep(ROW_POLL_SECONDS)
+
+
+@router.get("/live/runs")
+def runs_live(request: Request, who: Viewer, status: str = "", agent: str = "", target: str = "", q: str = "",
+              ids: Annotated[str, Query(max_length=MAX_IDS * 130)] = "") -> StreamingResponse:
+    """The runs list's changes while it is open: changed rows and the count of newer runs."""
+    listed = [i for i in ids.split(",") if i][:MAX_IDS]
+    filters = filters_of(status, agent, target[:128], q[:MAX_TEXT], "")
+    return StreamingResponse(_runs_events(request, who, filters, listed), media_type="text/event-stream",
                              headers=SSE_HEADERS)
