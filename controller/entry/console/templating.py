@@ -37,6 +37,7 @@ def _secret(request: Request) -> tuple[str, bool]:
 def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
     """The page ``template`` with ``context``, plus the viewer, the form token and the signed-in flag."""
     context.setdefault("viewer", None)
+    context.setdefault("title", "Console")
     secret, fresh = _secret(request)
     signed_in = sessions.cookie(request, sessions.SESSION_COOKIE) is not None
     html = ENV.get_template(template).render(

@@ -26,7 +26,7 @@ def safe_next(target: str) -> str:
 @router.get("/sign-in")
 def sign_in_form(request: Request, next: str = "/") -> Response:
     """The sign-in form (in the local mode: a note that no sign-in is needed)."""
-    return page(request, "sign_in.html", next=safe_next(next), error="")
+    return page(request, "sign_in.html", title="Sign in", next=safe_next(next), error="")
 
 
 @router.post("/sign-in")
@@ -37,7 +37,7 @@ async def sign_in(request: Request) -> Response:
     token, target = forms.text(form, "token"), safe_next(forms.text(form, "next", "/"))
     found = state.store.token_by_hash(token_hash(token)) if 0 < len(token) <= _MAX_TOKEN else None
     if found is None:
-        return page(request, "sign_in.html", status=401, next=target,
+        return page(request, "sign_in.html", title="Sign in", status=401, next=target,
                     error="that token is not valid: paste the whole token `tokens add` printed (sbx_…)")
     session = sessions.start_session(state.store, found, state.settings.service.session_hours, time.time())
     response = RedirectResponse(target, status_code=303)
