@@ -131,8 +131,9 @@ async def submit_upload(request: Request, who: Viewer) -> Response:
             row = await run_in_threadpool(accept_upload, state.settings, state.store, who.name, run, files)
     except (ValidationError, Problem, PlatformError) as exc:
         status, errors = _refused(exc, names)
-        if errors.get(FORM, "").startswith("choose the statement"):
-            errors = {"statement": errors[FORM]}
+        line = next(iter(errors.values()))
+        if line.startswith("choose the statement"):
+            errors = {"statement": line}
         return submit_page(request, who, "upload", errors, fields, status)
     return _accepted(request, row)
 
@@ -154,7 +155,8 @@ async def submit_check(request: Request, who: Viewer) -> Response:
         row = await run_in_threadpool(accept_check, state.settings, state.store, who.name, upload)
     except (ValidationError, Problem, PlatformError) as exc:
         status, errors = _refused(exc, names)
-        if errors.get(FORM, "").startswith("a check needs"):
-            errors = {"parser": errors[FORM]}
+        line = next(iter(errors.values()))
+        if line.startswith("a check needs"):  # about both file inputs: said at the first
+            errors = {"parser": line}
         return submit_page(request, who, "check", errors, fields, status)
     return _accepted(request, row, "checks")
