@@ -23,7 +23,7 @@ from controller.entry.console.errors import PageError
 from controller.entry.console.routes.deps import Viewer
 from controller.entry.console.templating import page
 from controller.entry.console.viewer import state_of
-from controller.entry.console.views.refusals import FORM, field_of, validation_field
+from controller.entry.console.views.refusals import field_of, validation_field
 from controller.entry.console.views.submissions import (
     CHECK_FIELDS, RUN_FIELDS, files_of, target_files, text_fields, unzip_into,
 )
