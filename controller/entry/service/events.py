@@ -3,7 +3,8 @@
 Two files of the run folder are followed from their start, so a late subscriber gets the
 whole run: ``console.txt`` (the lines ``python -m controller run`` printed, which the worker
 copies there) as ``line`` events, and ``events.jsonl`` (the run's structured log) whose
-``node.finished`` records become ``node`` events. A ``status`` event comes first and an
+``node.started`` records become ``started`` events (the running node) and ``node.finished``
+records ``node`` events. A ``status`` event comes first and an
 ``end`` event, with the final run document, last; the stream ends when the run has ended
 and both files are read, or when the service drains. While a conversation's run waits for a
 reply (status ``waiting``), its question (``question.json``) is sent once as a ``question``
@@ -55,13 +56,26 @@ class Tail:
         return [line[:MAX_LINE].decode("utf-8", "replace") for line in lines]
 
 
-def node_event(line: str) -> dict[str, Any] | None:
-    """A ``node`` event from one events.jsonl record, if it is a node's end."""
+def started_event(line: str) -> dict[str, Any] | None:
+    """A ``started`` event from one events.jsonl record, if it is a node's start (the running node)."""
+    record = _record(line)
+    if record is None or record.get("event") != "node.started":
+        return None
+    return {"node": str(record.get("node", "")), "attempt": _int(record.get("attempt"))}
+
+
+def _record(line: str) -> dict[str, Any] | None:
     try:
         record = json.loads(line)
     except ValueError:
         return None
-    if not isinstance(record, dict) or record.get("event") != "node.finished":
+    return record if isinstance(record, dict) else None
+
+
+def node_event(line: str) -> dict[str, Any] | None:
+    """A ``node`` event from one events.jsonl record, if it is a node's end."""
+    record = _record(line)
+    if record is None or record.get("event") != "node.finished":
         return None
     return {"node": str(record.get("node", "")), "attempt": _int(record.get("attempt")),
             "outcome": str(record.get("outcome", "")), "seconds": _float(record.get("duration_seconds")),
@@ -105,10 +119,10 @@ async def stream(run_dir: Path, load: Callable[[], RunRow | None], document: Cal
             yield sse("line", {"text": text})
             sent = True
         for text in await asyncio.to_thread(log.read):
-            node = node_event(text)
-            if node is not None:
-                yield sse("node", node)
-                sent = True
+            for kind, data in (("started", started_event(text)), ("node", node_event(text))):
+                if data is not None:
+                    yield sse(kind, data)
+                    sent = True
         if row is None or row.ended:
             if row is not None:
                 yield sse("end", document(row))
