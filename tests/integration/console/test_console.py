@@ -35,6 +35,21 @@ def status_in_page(browser: Browser) -> str:
     return str(browser.page.text_content("#run-status")).strip()
 
 
+def wait_status(browser: Browser, *wanted: str) -> None:
+    """Until the page's status is one of ``wanted``: live updates first, a reload every 10 s besides."""
+    last = [time.monotonic()]
+
+    def reached() -> bool:
+        if status_in_page(browser) in wanted:
+            return True
+        if time.monotonic() - last[0] > 10:
+            browser.page.reload()
+            last[0] = time.monotonic()
+        return False
+
+    wait_for(reached, f"status {' or '.join(wanted)}")
+
+
 def run_id_of(browser: Browser) -> str:
     found = re.search(r"/(?:runs|checks)/([^/?#]+)", browser.page.url)
     assert found, browser.page.url
@@ -109,12 +124,13 @@ class TestRunFromTheBrowser:
         assert run_id in page.text_content("#runs")
         alice.look("runs")
         assert alice.open("/?status=failed&target=icici").query_selector(f"#run-{run_id}") is None
+        page = alice.open(f"/?q={run_id[-12:]}")
         page.click(f"#run-{run_id} a")  # Enter on a row opens it too: the link is what j/k select
         page.wait_for_url(re.compile(f".*/runs/{run_id}$"))
 
     def test_the_diff_of_a_failed_attempt_and_compare(self, alice: Browser, service: Service, tmp_path: Path):
         run_id = submit_upload(alice, "icici-wrong", wrong_result(tmp_path), 1)
-        wait_for(lambda: status_in_page(alice) == "failed" or (alice.page.reload() and False), "the run to fail")
+        wait_status(alice, "failed")
         page = alice.open(f"/runs/{run_id}/attempts/1")
         assert "row(s) differ" in page.text_content("#frame")
         first = page.query_selector("#d1")
@@ -138,10 +154,11 @@ class TestRunFromTheBrowser:
     def test_cancel_ends_a_running_run_and_leaves_no_container(self, alice: Browser, service: Service,
                                                                tmp_path: Path):
         run_id = submit_upload(alice, "icici-long", wrong_result(tmp_path), 30)
-        wait_for(lambda: status_in_page(alice) == "running" or (alice.page.reload() and False), "the run to start")
+        wait_status(alice, "running")
         wait_for(lambda: len(lines_of(alice)) >= 3, "a few lines")
         alice.page.click("text=Cancel run")
-        wait_for(lambda: status_in_page(alice) == "cancelled" or (alice.page.reload() and False), "the cancel")
+        wait_status(alice, "cancelled")
+        assert "attempt 30" not in " ".join(console_lines(service, run_id))  # stopped long before its end
         alice.look("run-cancelled")
 
 
@@ -156,7 +173,7 @@ class TestConversation:
         run_id = run_id_of(alice)
         for number, reply in enumerate(script(), start=1):
             wait_for(lambda: alice.page.query_selector("#reply-form") is not None
-                     or (alice.page.reload() and False), f"question {number}")
+                     or bool(alice.page.reload()) and False, f"question {number}")
             if number == 1:
                 alice.look("intake-question")
             if number == 2:  # a reload mid-run: the page starts again from the server's backlog
@@ -164,7 +181,7 @@ class TestConversation:
             alice.page.fill("#reply", reply)
             alice.page.click("#reply-form button[type=submit]")
             alice.page.wait_for_url(re.compile(f".*/runs/{run_id}(#conversation)?$"))
-        wait_for(lambda: status_in_page(alice) == "passed" or (alice.page.reload() and False), "the end")
+        wait_status(alice, "passed")
         assert [text for _, text in lines_of(alice)] == console_lines(service, run_id)
         ids = [anchor for anchor, _ in lines_of(alice)]
         assert ids == [f"L{n}" for n in range(1, len(ids) + 1)]
@@ -182,7 +199,7 @@ class TestHostileText:
         page.set_input_files("#check-parser", str(evil))
         page.click("#check button[type=submit]")
         page.wait_for_url(re.compile(r".*/checks/[^/]+$"))
-        wait_for(lambda: "failed" in status_in_page(alice) or (alice.page.reload() and False), "the check")
+        wait_status(alice, "failed")
         assert HOSTILE in page.text_content("#verdicts")  # shown as text
         alice.look("check")
         alice.page.click("#verdicts a")
@@ -192,8 +209,7 @@ class TestHostileText:
         page.select_option("#run-target", "hostile-research")
         page.click("#run button[type=submit]")
         page.wait_for_url(re.compile(r".*/runs/[^/]+$"))
-        wait_for(lambda: status_in_page(alice) in ("passed", "failed") or (alice.page.reload() and False),
-                 "the blueprint run")
+        wait_status(alice, "passed", "failed")
         alice.page.reload()
         report = alice.page.inner_html("#report")
         assert "alert(1)" in alice.page.text_content("#report")  # the text is there, as text

@@ -153,6 +153,6 @@ def graph_svg(agent: str, states: dict[str, str], href: str) -> Markup:
     nodes = "".join(_node(b, states.get(b.name, ""), href.replace("{node}", b.name)) for b in shape.boxes)
     arrow = ('<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" '
              'orient="auto-start-reverse"><path class="arrow" d="M0,0 L10,5 L0,10 z"/></marker></defs>')
-    return Markup(f'<svg class="graph" role="img" aria-label="the {escape(agent)} agent\'s graph" '
+    return Markup(f'<svg class="graph" role="group" aria-label="the {escape(agent)} agent\'s graph" '
                   f'viewBox="0 0 {shape.width:.0f} {shape.height:.0f}" width="{shape.width:.0f}" '
                   f'height="{shape.height:.0f}" xmlns="http://www.w3.org/2000/svg">{arrow}{edges}{nodes}</svg>')
