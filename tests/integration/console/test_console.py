@@ -200,6 +200,7 @@ class TestHostileText:
         page.click("#check button[type=submit]")
         page.wait_for_url(re.compile(r".*/checks/[^/]+$"))
         wait_status(alice, "failed")
+        page.reload()  # the verdicts are rendered by the server once the check ended
         assert HOSTILE in page.text_content("#verdicts")  # shown as text
         alice.look("check")
         alice.page.click("#verdicts a")
