@@ -98,7 +98,7 @@ def big_run(root: Path) -> None:
 def node_latency(root: Path) -> None:
     from playwright.sync_api import sync_playwright  # lazy: a dev dependency, for this part only
 
-    from tests.integration.service.harness import Service, free_port  # the tests' own serve harness
+    from tests.integration.service.harness import Service, free_port  # lazy: the tests' serve harness
     env = {**os.environ, "SBX_RUNS_DIR": str(root / "runs"), "SBX_PARSERS_DIR": str(root / "parsers"),
            "SBX_PARALLEL_RUNS": "1"}
     store = SqliteStore(root / "runs" / "service.sqlite")
