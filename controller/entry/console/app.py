@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fastapi import FastAPI
+from fastapi.responses import RedirectResponse
 from starlette.staticfiles import StaticFiles
 
 from controller.entry.console import errors
@@ -27,6 +28,8 @@ def console_app(state: ServiceState) -> FastAPI:
     app.state.service = state
     errors.install(app)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.add_api_route("/favicon.ico", lambda: RedirectResponse("/static/favicon.svg", status_code=301),
+                      include_in_schema=False)
     for router in ROUTERS:
         app.include_router(router)
     app.add_middleware(SecurityHeaders)
