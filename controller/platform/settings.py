@@ -122,6 +122,25 @@ class ServiceSettings(BaseModel):
     session_hours: float = Field(
         12.0, gt=0, le=24 * 30, description="How long a web console sign-in lasts (its session cookie and row)."
     )
+    max_takeovers: int = Field(
+        3, ge=0, le=100,
+        description="How often a run whose worker died goes back to the queue; the next death ends it as error.",
+    )
+    idempotency_seconds: float = Field(
+        86400.0, ge=86400.0, le=30 * 86400.0, description="How long an Idempotency-Key is kept (at least 24 h).",
+    )
+    upload_quota_bytes: int = Field(
+        512 * 1024**2, ge=1024, le=1024**4,
+        description="Most bytes one token's uploads may hold on disk until their runs end (429 beyond).",
+    )
+    min_free_bytes: int = Field(
+        512 * 1024**2, ge=0, le=1024**4,
+        description="Free disk the runs folder keeps in reserve: no upload is accepted below it (507).",
+    )
+    sweep_seconds: float = Field(
+        10.0, gt=0, le=3600,
+        description="How often uploads of ended runs, orphaned uploads and old idempotency keys are removed.",
+    )
 
     @model_validator(mode="after")
     def _renew_before_expiry(self) -> ServiceSettings:

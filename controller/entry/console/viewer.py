@@ -16,7 +16,8 @@ import ipaddress
 from starlette.requests import Request
 
 from controller.entry.console import sessions
-from controller.entry.service.auth import LOCAL_OWNER, Principal
+from controller.entry.service.auth import Principal
+from controller.platform.store import LOCAL_OWNER
 from controller.entry.service.state import ServiceState
 
 _LOOPBACK_NAMES = {"localhost", "localhost."}

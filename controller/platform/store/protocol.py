@@ -34,8 +34,19 @@ class RunStore(Protocol):
         """
         ...
 
-    def append_events(self, run_id: str, entries: Sequence[tuple[str, dict[str, Any]]]) -> int:
-        """Journal ``entries`` (kind, data) for the run, numbered on; the last number (0: no such run)."""
+    def replay(self, owner: str, idempotency: Idempotency, *, keep_seconds: float = 86400.0) -> RunRow | None:
+        """The run ``owner``'s earlier submission with this key made (None: the key is new or expired).
+
+        Raises:
+            IdempotencyConflict: the key came with a different request.
+        """
+        ...
+
+    def append_events(self, run_id: str, entries: Sequence[tuple[str, dict[str, Any]]], *,
+                      holder: str | None = None) -> int:
+        """Journal ``entries`` (kind, data) for the run, numbered on (with ``holder``: only while that
+        worker runs it, so a worker whose run was taken over writes nothing more); the last number
+        (0: nothing appended)."""
         ...
 
     def events(self, run_id: str, *, after: int, limit: int) -> list[RunEvent]:

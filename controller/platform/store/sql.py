@@ -110,11 +110,15 @@ class SqlStore:
             conn.execute(text(self._dialect.submit_lock))
 
     # the journal --------------------------------------------------------------------------
-    def _journal(self, conn: Connection, run_id: str, entries: Sequence[Entry]) -> int:
-        """Append ``entries`` to the run's journal inside ``conn``'s transaction; the last number (0: no run)."""
+    def _journal(self, conn: Connection, run_id: str, entries: Sequence[Entry], holder: str | None = None) -> int:
+        """Append ``entries`` to the run's journal inside ``conn``'s transaction (only while ``holder``
+        runs it, if given); the last number (0: nothing appended)."""
         if not entries:
             return 0
-        last = conn.execute(update(runs).where(runs.c.id == run_id)
+        where = [runs.c.id == run_id]
+        if holder is not None:  # a worker that lost its run (taken over) writes nothing more to it
+            where += [runs.c.worker == holder, runs.c.status == "running"]
+        last = conn.execute(update(runs).where(*where)
                             .values(last_event=runs.c.last_event + len(entries))
                             .returning(runs.c.last_event)).scalar_one_or_none()
         if last is None:
@@ -125,9 +129,9 @@ class SqlStore:
             for n, (kind, data) in enumerate(entries)])
         return int(last)
 
-    def append_events(self, run_id: str, entries: Sequence[Entry]) -> int:
+    def append_events(self, run_id: str, entries: Sequence[Entry], *, holder: str | None = None) -> int:
         with self._write() as conn:
-            return self._journal(conn, run_id, entries)
+            return self._journal(conn, run_id, entries, holder)
 
     def events(self, run_id: str, *, after: int, limit: int) -> list[RunEvent]:
         query = (select(run_events.c.seq, run_events.c.kind, run_events.c.data, run_events.c.at)
@@ -172,6 +176,10 @@ class SqlStore:
                 raise DuplicateRunId(f"a run {run.id} exists already") from None
             raise
         return self._require(run.id)
+
+    def replay(self, owner: str, idempotency: Idempotency, *, keep_seconds: float = 86400.0) -> RunRow | None:
+        with self._write() as conn:
+            return self._idempotent(conn, owner, idempotency, keep_seconds)
 
     def _idempotent(self, conn: Connection, owner: str, idempotency: Idempotency | None,
                     keep_seconds: float) -> RunRow | None:

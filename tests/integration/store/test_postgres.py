@@ -17,6 +17,7 @@ from tests.unit.controller.platform.store.migration_contract import ContractMigr
 from tests.unit.controller.platform.store.contract import (
     Clock,
     ContractCancel,
+    ContractFencing,
     ContractClaim,
     ContractHistory,
     ContractIdempotency,
@@ -24,6 +25,7 @@ from tests.unit.controller.platform.store.contract import (
     ContractLeases,
     ContractList,
     ContractSessions,
+    ContractReplay,
     ContractSubmit,
     ContractTakeover,
     ContractTokens,
@@ -102,6 +104,14 @@ class TestUploads(ContractUploads):
 
 
 class TestTakeover(ContractTakeover):
+    pass
+
+
+class TestReplay(ContractReplay):
+    pass
+
+
+class TestFencing(ContractFencing):
     pass
 
 

@@ -1,14 +1,14 @@
 """The console's live endpoints (``EventSource``, authenticated by the session cookie).
 
+``/runs/{id}/live`` serves the run's journal exactly as the API's ``/v1/runs/{id}/events``
+does (:func:`controller.entry.service.routes.event_stream`): each event carries its id, the
+page names the stream after the last event it rendered (``?after=N``), and a browser that
+reconnects by itself sends ``Last-Event-ID``; so a reload or a dropped connection neither loses
+nor repeats a line.
+
 ``/live/runs`` follows the rows of an open runs list: a row whose status or attempts changed
 is sent again, rendered by the same template; newer runs are counted, not inserted (the list
 does not move under the reader), and the page offers to show them.
-
-``/runs/{id}/live`` serves the run's event stream, the same
-:func:`controller.entry.service.events.stream` the API's ``/v1/runs/{id}/events`` serves,
-from after the last line the page rendered (``?after=N``), or after the last line the browser
-received when it reconnects by itself (``Last-Event-ID``): a reload or a dropped connection
-neither loses nor repeats a line.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import StreamingResponse
 
 from controller.entry.console.routes.deps import RunId, Viewer, run_of
@@ -29,45 +29,20 @@ from controller.entry.console.views.run_rows import MAX_TEXT, Filters, RunLine, 
 from controller.entry.service import events
 from controller.entry.service.auth import Principal
 from controller.entry.service.events import sse
-from controller.entry.service.schemas import RunOut
+from controller.entry.service.routes import event_stream
 
 router = APIRouter()
-#: How often an open run page's stream looks at the run's files (the API's stream: every 0.25 s). A
-#: node's end is written by the run's own process, which wakes no stream: this bounds how late a
-#: page sees it (the issue asks for 100 ms), at the cost of one row read per open page per poll.
-LIVE_POLL_SECONDS = 0.05
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-
-
-def last_seen(request: Request, after: int) -> int:
-    """The last line the browser has: its ``Last-Event-ID`` when it reconnects, else ``after``."""
-    header = request.headers.get("last-event-id", "")
-    return int(header) if header.isascii() and header.isdigit() and len(header) < 12 else after
-
-
-async def numbered(body: AsyncIterator[str], skip: int) -> AsyncIterator[str]:
-    """The stream with each ``line`` event numbered (its SSE id), the first ``skip`` lines left out."""
-    count = 0
-    async for chunk in body:
-        if chunk.startswith("event: line\n"):
-            count += 1
-            if count <= skip:
-                continue
-            chunk = f"id: {count}\n{chunk}"
-        yield chunk
 
 
 @router.get("/runs/{run_id}/live")
 def run_live(run_id: RunId, request: Request, who: Viewer,
-             after: Annotated[int, Query(ge=0, le=10**9)] = 0) -> StreamingResponse:
-    """The run's events after line ``after`` (or ``Last-Event-ID``), until it ends."""
-    row, run_dir = run_of(request, who, run_id)
-    state = state_of(request)
-    body = events.stream(run_dir, lambda: state.store.get(row.id), lambda r: RunOut.of(r).model_dump(mode="json"),
-                         state.draining.is_set,
-                         lambda seconds: state.signals.wait(row.id, min(seconds, LIVE_POLL_SECONDS)))
-    return StreamingResponse(numbered(body, last_seen(request, after)), media_type="text/event-stream",
-                             headers=SSE_HEADERS)
+             after: Annotated[int | None, Query(ge=0, le=events.MAX_ID)] = None,
+             last_event_id: Annotated[str | None, Header(max_length=32)] = None) -> StreamingResponse:
+    """The run's events after ``after`` (or ``Last-Event-ID``), until it ends."""
+    row, _ = run_of(request, who, run_id)
+    body = event_stream(state_of(request), row.id, events.last_event_id(last_event_id, after))
+    return StreamingResponse(body, media_type="text/event-stream", headers=SSE_HEADERS)
 
 
 ROW_POLL_SECONDS = 1.0

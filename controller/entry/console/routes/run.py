@@ -33,7 +33,7 @@ def run_page(run_id: RunId, request: Request, who: Viewer, node: Node = "", line
     row, run_dir = run_of(request, who, run_id)
     if is_check(row):
         return RedirectResponse(f"/checks/{quote(row.id, safe='')}", status_code=303)
-    view = run_view(row, run_dir, node, lines)
+    view = run_view(state_of(request).store, row, run_dir, node, lines)
     return page(request, "run.html", title=f"Run {row.id}", run=view, viewer=who, reply_error="", reply_value="")
 
 
@@ -86,7 +86,7 @@ async def reply(run_id: RunId, request: Request, who: Viewer) -> Response:
     except (ValidationError, Problem) as exc:
         line = validation_line(exc.errors()) if isinstance(exc, ValidationError) else exc.detail
         row, run_dir = run_of(request, who, run_id)
-        view = run_view(row, run_dir, "", None)
+        view = run_view(state_of(request).store, row, run_dir, "", None)
         status = 422 if isinstance(exc, ValidationError) else exc.status
         return page(request, "run.html", status=status, title=f"Run {row.id}", run=view, viewer=who,
                     reply_error=line.replace("invalid reply", "your reply"), reply_value=text)

@@ -165,7 +165,7 @@
     const url = box.dataset.stream;
     const source = new EventSource(url);
     source.addEventListener("line", (event) => { number += 1; addLine(number, JSON.parse(event.data).text); });
-    source.addEventListener("started", (event) => setNode(JSON.parse(event.data).node, "running"));
+    source.addEventListener("node_started", (event) => setNode(JSON.parse(event.data).node, "running"));
     source.addEventListener("node", (event) => {
       const data = JSON.parse(event.data);
       setNode(data.node, /fail|error|mismatch|timeout|oom/.test(data.outcome) ? "failed" : "done");

@@ -13,6 +13,7 @@ from agents.ports.artefacts import SUMMARY_FILE
 from agents.registry import AGENTS
 from controller.entry.console.views.agent_sections import BlueprintView, IntakeView, blueprint_view, intake_view
 from controller.entry.console.views.attempts import Attempt, attempts
+from controller.entry.console.views.backlog import backlog
 from controller.entry.console.views.graph_svg import graph_svg
 from controller.entry.console.views.lines import Window, window
 from controller.entry.console.views.nodes import NodeStates, node_states
@@ -20,7 +21,7 @@ from controller.entry.console.views.run_rows import duration_of
 from controller.entry.console.views.summary import summary_facts
 from controller.entry.service import artefacts, child
 from controller.entry.service.events import CONSOLE_FILE
-from controller.platform.store import RunRow
+from controller.platform.store import RunRow, RunStore
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class RunView:
     graph: Markup
     nodes: NodeStates
     lines: Window
+    stream_after: int | None
     node: str
     attempts: list[Attempt]
     files: list[tuple[str, int]]
@@ -59,12 +61,22 @@ def graph_of(row: RunRow, states: NodeStates, node: str) -> Markup:
     return graph_svg(row.agent, classes, f"/runs/{quote(row.id, safe='')}?node={{node}}#lines")
 
 
-def run_view(row: RunRow, run_dir: Path, node: str, start: int | None) -> RunView:
+def progress(store: RunStore, row: RunRow, run_dir: Path, start: int | None) -> tuple[Window, int | None]:
+    """The lines the page shows, and the journal id its live stream starts after (None: no stream).
+    A live run's last lines come from its journal (see :mod:`~controller.entry.console.views.backlog`);
+    an ended run's, or an earlier page of lines, from console.txt."""
+    if row.ended or start is not None:
+        return window(run_dir / CONSOLE_FILE, start), None
+    return backlog(store, row.id, row.last_event), row.last_event
+
+
+def run_view(store: RunStore, row: RunRow, run_dir: Path, node: str, start: int | None) -> RunView:
     """The page of ``row`` (its folder ``run_dir``); ``node`` filters the lines, ``start`` pages them."""
     states = node_states(run_dir)
+    lines, after = progress(store, row, run_dir, start)
     return RunView(
         row=row, href=f"/runs/{quote(row.id, safe='')}", duration=duration_of(row, time.time()),
-        graph=graph_of(row, states, node), nodes=states, lines=window(run_dir / CONSOLE_FILE, start), node=node,
+        graph=graph_of(row, states, node), nodes=states, lines=lines, stream_after=after, node=node,
         attempts=attempts(run_dir, states.ends), files=artefacts.listing(run_dir), summary=summary_facts(row.summary),
         can_cancel=not row.ended, can_resume=resumable(row, run_dir),
         intake=intake_view(row, run_dir) if AGENTS.get(row.agent) and AGENTS[row.agent].info.replies else None,

@@ -6,7 +6,8 @@ reserved owner of runs made before any token existed.
 - ``idempotency_keys``: a submission's ``Idempotency-Key`` per owner, kept at least 24 hours.
 - ``runs.kind``: ``run`` or ``check`` as a column (it was only inside ``options``).
 - ``runs.upload_bytes`` / ``upload_held``: an upload's size and whether it is still on disk, so
-  that quotas count uploads until they are removed, not until their run is cancelled.
+  that quotas count uploads until they are removed, not until their run is cancelled. Open runs
+  with an upload hold it; ended runs' uploads are orphans for the sweeper.
 - Runs submitted while no token existed belonged to ``local``, a name a token could take; they
   now belong to ``~local``, which no token name can be (a token name starts with a letter or
   digit). Runs of ``local`` made after the oldest existing token are that token's and stay.
@@ -26,7 +27,8 @@ branch_labels = None
 depends_on = None
 
 runs = sa.table("runs", sa.column("owner", sa.Text), sa.column("created_at", sa.Double),
-                sa.column("options", sa.Text), sa.column("kind", sa.Text))
+                sa.column("options", sa.Text), sa.column("kind", sa.Text), sa.column("status", sa.Text),
+                sa.column("upload_held", sa.Integer))
 tokens = sa.table("tokens", sa.column("created_at", sa.Double))
 
 
@@ -55,12 +57,21 @@ def upgrade() -> None:
     )
     op.create_index("idempotency_by_age", "idempotency_keys", ["created_at"])
     _checks_get_their_kind()
+    _open_uploads_are_held()
     _pre_token_runs_get_the_reserved_owner()
 
 
 def _checks_get_their_kind() -> None:
     # options is JSON text written by json.dumps: '"kind": "check"' is how a check's options read.
     op.execute(runs.update().where(runs.c.options.like('%"kind": "check"%')).values(kind="check"))
+
+
+def _open_uploads_are_held() -> None:
+    # An open run with an upload still needs it (an ended one's is swept as an orphan). Sizes are
+    # not known here: 0 until the run ends, which it will.
+    has_upload = sa.or_(runs.c.kind == "check", runs.c.options.like('%"upload": %'))
+    op.execute(runs.update().where(runs.c.status.in_(("queued", "running", "waiting")), has_upload)
+               .values(upload_held=1))
 
 
 def _pre_token_runs_get_the_reserved_owner() -> None:

@@ -15,7 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from controller.entry.service.app import create_app
-from controller.entry.service.auth import LOCAL_OWNER
+from controller.platform.store import LOCAL_OWNER
 from controller.entry.service.state import ServiceState
 from controller.platform.store import NewRun, RunRow
 from controller.platform.store.sqlite import SqliteStore

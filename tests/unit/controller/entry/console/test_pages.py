@@ -76,11 +76,29 @@ class TestRunPage:
         assert "<script>alert(1)" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
         assert 'id="L2" data-node="execute"' in html and 'href="#L2"' in html
 
-    def test_a_live_run_names_its_stream_after_the_rendered_lines(self, console: Console):
+    def test_a_live_run_renders_its_journal_and_names_its_stream_after_it(self, console: Console):
+        """A running run's lines come from its journal up to its newest event N, and the stream starts
+        after N: what the page shows and what the stream sends neither overlap nor leave a gap."""
         console.run("run-2", lines="a\n")
-        console.run("run-1", status="queued", lines="a\nb\nc\n")
-        assert 'data-stream="/runs/run-1/live?after=3"' in console.client.get("/runs/run-1").text
+        console.run("run-1", status="queued")
+        console.store.claim("w", 30.0)
+        last = console.store.append_events("run-1", [("line", {"text": "one"}), ("node_started", {"node": "analyze"}),
+                                                     ("line", {"text": "two <b>"})], holder="w")
+        html = console.client.get("/runs/run-1").text
+        assert f'data-stream="/runs/run-1/live?after={last}"' in html and 'data-lines="2"' in html
+        assert '<span>one</span>' in html and '<span>two &lt;b&gt;</span>' in html
         assert "data-stream" not in console.client.get("/runs/run-2").text  # ended: nothing to follow
+        assert "data-stream" not in console.client.get("/runs/run-1?lines=1").text  # an earlier page
+
+    def test_the_live_stream_starts_after_the_id_the_page_gave(self, console: Console):
+        console.run("run-1", status="queued")
+        console.store.claim("w", 30.0)
+        console.store.append_events("run-1", [("line", {"text": f"line {n}"}) for n in range(5)], holder="w")
+        console.store.finish("run-1", "w", "passed", exit_code=0, summary={"status": "passed"})
+        first = console.client.get("/runs/run-1/live?after=0").text
+        later = console.client.get("/runs/run-1/live", headers={"Last-Event-ID": "5"}).text  # 1, 2: statuses; 3-7: lines
+        assert first.count("event: line") == 5 and later.count("event: line") == 2
+        assert "line 2" not in later and "line 3" in later and "event: end" in later
 
     def test_the_frame_diff_of_a_failed_attempt_marks_the_first_difference(self, console: Console, tmp_path):
         data = tmp_path / "data" / "icici"

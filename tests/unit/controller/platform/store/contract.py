@@ -525,3 +525,27 @@ class ContractTakeover:
                      quota=9, queue_limit=9)
         store.submit(new_run(1), quota=9, queue_limit=9)
         assert (store.get("check-1").kind, store.get("run-0001").kind) == ("check", "run")
+
+
+class ContractReplay:
+    def test_a_replay_is_found_before_anything_is_staged(self, store):
+        assert store.replay("alice", Idempotency("k1", "h1")) is None
+        store.submit(new_run(1), quota=9, queue_limit=9, idempotency=Idempotency("k1", "h1"))
+        assert store.replay("alice", Idempotency("k1", "h1")).id == "run-0001"
+        assert store.replay("bob", Idempotency("k1", "h1")) is None
+        with pytest.raises(IdempotencyConflict):
+            store.replay("alice", Idempotency("k1", "other"))
+
+
+class ContractFencing:
+    def test_a_worker_that_lost_its_run_journals_nothing_more(self, store, clock):
+        store.submit(new_run(1), quota=9, queue_limit=9)
+        store.claim("old", 30.0)
+        assert store.append_events("run-0001", [("line", {"text": "mine"})], holder="old") == 3
+        clock.now += 31
+        store.take_over("run-0001", "old", requeue=True)
+        store.claim("new", 30.0)
+        assert store.append_events("run-0001", [("line", {"text": "stale"})], holder="old") == 0
+        assert store.append_events("run-0001", [("line", {"text": "fresh"})], holder="new") == 6
+        texts = [e.data.get("text") for e in store.events("run-0001", after=0, limit=9)]
+        assert "stale" not in texts and texts[-1] == "fresh"

@@ -12,6 +12,7 @@ from controller.platform.store.tokens import new_token, token_hash
 from tests.unit.controller.platform.store.contract import (
     Clock,
     ContractCancel,
+    ContractFencing,
     ContractClaim,
     ContractHistory,
     ContractIdempotency,
@@ -19,6 +20,7 @@ from tests.unit.controller.platform.store.contract import (
     ContractLeases,
     ContractList,
     ContractSessions,
+    ContractReplay,
     ContractSubmit,
     ContractTakeover,
     ContractTokens,
@@ -96,6 +98,14 @@ class TestUploads(ContractUploads):
 
 
 class TestTakeover(ContractTakeover):
+    pass
+
+
+class TestReplay(ContractReplay):
+    pass
+
+
+class TestFencing(ContractFencing):
     pass
 
 
