@@ -89,15 +89,26 @@ def hostile_blueprint(data: Path) -> None:
     profile.write_text(json.dumps(company))
 
 
+def wrong_icici(data: Path) -> None:
+    """icici-wrong: ICICI with one balance of its result.csv changed, so every attempt's frame differs there."""
+    shutil.copytree(PROJECT_ROOT / "data" / "icici", data / "icici-wrong")
+    rows = (data / "icici-wrong" / "result.csv").read_text().splitlines()
+    fields = rows[3].split(",")
+    fields[-1] = "99999.99"
+    rows[3] = ",".join(fields)
+    (data / "icici-wrong" / "result.csv").write_text("\n".join(rows) + "\n")
+
+
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
-    """A service with tokens (alice, bob), the ICICI, intake and a hostile blueprint target."""
+    """A service with tokens (alice, bob), the ICICI, intake, a failing ICICI and a hostile blueprint target."""
     root = tmp_path_factory.mktemp("console")
     data = root / "data"
     for target in ("icici", "intake-cross-node"):
         shutil.copytree(PROJECT_ROOT / "data" / target, data / target)
     (data / "intake-cross-node" / "replies.txt").unlink()  # the replies come from the page
     hostile_blueprint(data)
+    wrong_icici(data)
     env = {**os.environ, "SBX_DATA_DIR": str(data), "SBX_RUNS_DIR": str(root / "runs"),
            "SBX_PARSERS_DIR": str(root / "custom_parsers"), "SBX_CACHE_DIR": str(PROJECT_ROOT / ".cache"),
            "SBX_LOG_FORMAT": "json", "SBX_PARALLEL_RUNS": "2", "SBX_SERVICE__POLL_SECONDS": "0.2"}

@@ -128,8 +128,13 @@ class TestRunFromTheBrowser:
         page.click(f"#run-{run_id} a")  # Enter on a row opens it too: the link is what j/k select
         page.wait_for_url(re.compile(f".*/runs/{run_id}$"))
 
-    def test_the_diff_of_a_failed_attempt_and_compare(self, alice: Browser, service: Service, tmp_path: Path):
-        run_id = submit_upload(alice, "icici-wrong", wrong_result(tmp_path), 1)
+    def test_the_diff_of_a_failed_attempt_and_compare(self, alice: Browser, service: Service):
+        page = alice.open("/submit")
+        page.select_option("#run-target", "icici-wrong")
+        page.fill("#run-max_attempts", "1")
+        page.click("#run button[type=submit]")
+        page.wait_for_url(re.compile(r".*/runs/[^/]+$"))
+        run_id = run_id_of(alice)
         wait_status(alice, "failed")
         page = alice.open(f"/runs/{run_id}/attempts/1")
         assert "row(s) differ" in page.text_content("#frame")

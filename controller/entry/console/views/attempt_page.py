@@ -9,6 +9,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from controller.entry.service.submit import UPLOADS
 from controller.entry.console.views.attempts import Attempt, read_json, read_text
 from controller.entry.console.views.code import highlighted
 from controller.entry.console.views.frames import expected_frame, produced_frame
@@ -57,6 +58,8 @@ def frame_diff(folder: Path, expected: Path) -> FrameDiff | None:
         return None
     produced, wanted = produced_frame(folder / "result.json"), expected_frame(expected)
     problem = produced.problem or wanted.problem
+    if UPLOADS in expected.parts and not expected.exists():
+        problem = "the uploaded target was removed when its run ended (uploads are kept while their run goes on)"
     if produced.problem or not wanted.lines:
         return FrameDiff(None, problem)
     return FrameDiff(side_by_side(wanted.lines, produced.lines), problem)
