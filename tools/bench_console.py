@@ -84,6 +84,8 @@ def runs_page(root: Path) -> None:
 def big_run(root: Path) -> None:
     client, store = app_client(root)
     store.submit(NewRun("big", "~local", "bank_parser", "icici"), quota=10, queue_limit=10)
+    store.claim("bench", 60)
+    store.finish("big", "bench", "failed", exit_code=1, summary={"status": "failed", "attempts": 1})
     folder = root / "runs" / "big"
     (folder / "attempts" / "1").mkdir(parents=True)
     line = b"parsing page 1: a row of the statement, as a chatty parser prints it\n"
@@ -123,6 +125,7 @@ def node_latency(root: Path, runs: int = 5) -> None:
     env = {**os.environ, "SBX_RUNS_DIR": str(root / "runs"), "SBX_PARSERS_DIR": str(root / "parsers"),
            "SBX_DATA_DIR": str(PROJECT_ROOT / "data"), "SBX_CACHE_DIR": str(PROJECT_ROOT / ".cache"),
            "SBX_PARALLEL_RUNS": "1"}
+    root.mkdir(parents=True)
     service = Service(root, env, free_port())
     service.start()
     samples: list[float] = []
