@@ -6,6 +6,7 @@ Each refusal is the service's one line, shown next to the field it is about
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import quote
 
@@ -31,7 +32,9 @@ from controller.entry.service.check_models import CheckRequest
 from controller.entry.service.check_submit import CheckUpload, accept_check, check_parts
 from controller.entry.service.problems import Problem, status_of, validation_line
 from controller.entry.service.schemas import RunRequest
+from controller.entry.service.auth import Principal
 from controller.entry.service.submit import accept, accept_staged, accept_upload
+from controller.entry.service.uploads import require_free_space
 from controller.platform.store import RunRow
 
 router = APIRouter()
@@ -72,14 +75,29 @@ async def _multipart(request: Request) -> FormData:
     return form
 
 
-def _refused(exc: Exception, fields: tuple[str, ...]) -> tuple[int, dict[str, str]]:
+#: Refusals about more than one input, said next to the first of them (their start → the field).
+SAID_AT = {"choose the statement": "statement", "a check needs": "parser"}
+
+
+def _refused(exc: ValidationError | Problem | PlatformError, fields: tuple[str, ...]) -> tuple[int, dict[str, str]]:
     """The status and the field → line of a refusal."""
     if isinstance(exc, ValidationError):
         return 422, {validation_field(exc.errors(), fields): validation_line(exc.errors())}
-    if isinstance(exc, Problem):
-        return exc.status, {field_of(exc.detail, fields): exc.detail}
-    assert isinstance(exc, PlatformError)
-    return status_of(exc), {field_of(exc.one_line(), fields): exc.one_line()}
+    status, line = (exc.status, exc.detail) if isinstance(exc, Problem) else (status_of(exc), exc.one_line())
+    said_at = next((field for start, field in SAID_AT.items() if line.startswith(start)), None)
+    return status, {said_at or field_of(line, fields): line}
+
+
+async def _submission(request: Request, who: Principal, form_id: str, fields: dict[str, Any],
+                      names: tuple[str, ...], accept_it: Callable[[], Awaitable[RunRow]],
+                      kind: str = "runs") -> Response:
+    """Accept with ``accept_it``: the new run's page, or the form again with the refusal at its field."""
+    try:
+        row = await accept_it()
+    except (ValidationError, Problem, PlatformError) as exc:
+        status, errors = _refused(exc, names)
+        return submit_page(request, who, form_id, errors, fields, status)
+    return _accepted(request, row, kind)
 
 
 def _accepted(request: Request, row: RunRow, kind: str = "runs") -> Response:
@@ -96,16 +114,14 @@ def _not_draining(request: Request) -> None:
 async def submit_run(request: Request, who: Viewer) -> Response:
     """A run on a target of the service's data folder (the API's JSON submission)."""
     _not_draining(request)
-    form = await forms.posted(request)
-    fields = text_fields(form, RUN_FIELDS)
+    fields = text_fields(await forms.posted(request), RUN_FIELDS)
     state = state_of(request)
-    try:
+
+    async def accept_it() -> RunRow:
         run = RunRequest.model_validate(fields)
-        row = await run_in_threadpool(accept, state.settings, state.store, who.name, run)
-    except (ValidationError, Problem, PlatformError) as exc:
-        status, errors = _refused(exc, RUN_FIELDS)
-        return submit_page(request, who, "run", errors, fields, status)
-    return _accepted(request, row)
+        return await run_in_threadpool(accept, state.settings, state.store, who.name, run)
+
+    return await _submission(request, who, "run", fields, RUN_FIELDS, accept_it)
 
 
 @router.post("/submit/upload")
@@ -113,29 +129,23 @@ async def submit_upload(request: Request, who: Viewer) -> Response:
     """A run on an uploaded target: its files, or its whole folder as one zip."""
     _not_draining(request)
     form = await _multipart(request)
-    fields = text_fields(form, RUN_FIELDS)
-    fields.setdefault("target", "upload")
-    state = state_of(request)
-    names = (*RUN_FIELDS, *FILES_AND_FOLDER)
-    try:
+    fields = {"target": "upload", **text_fields(form, RUN_FIELDS)}
+    settings, store = state_of(request).settings, state_of(request).store
+
+    async def accept_it() -> RunRow:
         run = RunRequest.model_validate(fields)
         folder = files_of(form, "folder")
         if folder:
             data = await folder[0].read()
-            row = await run_in_threadpool(accept_staged, state.settings, state.store, who.name, run,
-                                          lambda target: unzip_into(data, target, state.settings.service))
-        else:
-            files = await target_files(form)
-            if "statement.pdf" not in files:
-                raise Problem(422, "choose the statement PDF, or the target's whole folder as a zip")
-            row = await run_in_threadpool(accept_upload, state.settings, state.store, who.name, run, files)
-    except (ValidationError, Problem, PlatformError) as exc:
-        status, errors = _refused(exc, names)
-        line = next(iter(errors.values()))
-        if line.startswith("choose the statement"):
-            errors = {"statement": line}
-        return submit_page(request, who, "upload", errors, fields, status)
-    return _accepted(request, row)
+            require_free_space(settings, len(data))
+            return await run_in_threadpool(accept_staged, settings, store, who.name, run,
+                                           lambda target: unzip_into(data, target, settings.service))
+        files = await target_files(form)
+        if "statement.pdf" not in files:
+            raise Problem(422, "choose the statement PDF, or the target's whole folder as a zip")
+        return await run_in_threadpool(accept_upload, settings, store, who.name, run, files)
+
+    return await _submission(request, who, "upload", fields, (*RUN_FIELDS, *FILES_AND_FOLDER), accept_it)
 
 
 @router.post("/submit/check")
@@ -145,18 +155,14 @@ async def submit_check(request: Request, who: Viewer) -> Response:
     form = await _multipart(request)
     fields = text_fields(form, CHECK_FIELDS)
     state = state_of(request)
-    names = (*CHECK_FIELDS, "parser", "submission")
-    try:
+
+    async def accept_it() -> RunRow:
         upload = CheckUpload(CheckRequest(target="upload"))
         upload.parsers = [(f.filename or "", await f.read()) for f in files_of(form, "parser")]
         upload.zips = [(f.filename or "", await f.read()) for f in files_of(form, "submission")]
         check_parts(upload, fields)
         upload.request = CheckRequest.model_validate(fields)
-        row = await run_in_threadpool(accept_check, state.settings, state.store, who.name, upload)
-    except (ValidationError, Problem, PlatformError) as exc:
-        status, errors = _refused(exc, names)
-        line = next(iter(errors.values()))
-        if line.startswith("a check needs"):  # about both file inputs: said at the first
-            errors = {"parser": line}
-        return submit_page(request, who, "check", errors, fields, status)
-    return _accepted(request, row, "checks")
+        return await run_in_threadpool(accept_check, state.settings, state.store, who.name, upload)
+
+    return await _submission(request, who, "check", fields, (*CHECK_FIELDS, "parser", "submission"), accept_it,
+                             "checks")
