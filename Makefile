@@ -78,9 +78,10 @@ lint: $(STAMP) ## ruff (unused or undefined names, bugbear), import-linter (the 
 	@$(VENV)/bin/lint-imports --no-cache
 	@$(PY) -m mypy
 
-bench: $(STAMP) ## Time the ICICI parser in-process, as a fresh process, in cold and warm sandboxes (phases); check of 100 parsers; a warm run; the service (first event, overhead, 100 queued runs)
+bench: $(STAMP) ## Time the ICICI parser in-process, as a fresh process, in cold and warm sandboxes (phases); check of 100 parsers; a warm run; the service (first event, overhead, 100 queued runs); the console (10,000 runs, 1,000,000 lines, a node's end)
 	@$(PY) -m tools.bench
 	@$(PY) -m tools.bench_service
+	@$(PY) -m tools.bench_console
 
 # The observability stack (deploy/): exporter, Prometheus, Pushgateway, Grafana.
 # STACK_IMAGES=debian builds Prometheus and the Pushgateway from Debian's packages and leaves

@@ -119,6 +119,9 @@ class ServiceSettings(BaseModel):
         100, ge=2, le=100_000, description="Most a zip member may inflate per compressed byte, past 1 MiB (413 beyond)."
     )
     zip_depth: int = Field(16, ge=1, le=64, description="Deepest folder nesting in an uploaded zip (422 beyond).")
+    session_hours: float = Field(
+        12.0, gt=0, le=24 * 30, description="How long a web console sign-in lasts (its session cookie and row)."
+    )
     max_takeovers: int = Field(
         3, ge=0, le=100,
         description="How often a run whose worker died goes back to the queue; the next death ends it as error.",

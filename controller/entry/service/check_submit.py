@@ -71,12 +71,17 @@ async def read_check_upload(request: Request, service: ServiceSettings) -> Check
     if len(upload.parsers) + len(upload.zips) > service.check_files:
         raise Problem(422, f"a check takes at most {service.check_files} parser and zip files "
                            "(SBX_SERVICE__CHECK_FILES)")
-    _check_parts(upload, fields)
+    check_parts(upload, fields)
     upload.request = CheckRequest.model_validate(fields)
     return upload
 
 
-def _check_parts(upload: CheckUpload, fields: dict[str, str]) -> None:
+def check_parts(upload: CheckUpload, fields: dict[str, str]) -> None:
+    """Refuse a check without parsers or submissions, or without a target (named or uploaded).
+
+    Raises:
+        Problem: 422.
+    """
     if not upload.parsers and not upload.zips:
         raise Problem(422, "a check needs parser files (file parts 'parser', .py) or zipped submissions "
                            "(file parts 'submission', .zip)")

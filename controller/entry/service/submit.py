@@ -11,12 +11,14 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from agents.base import Agent
 from agents.ports.errors import ConfigError, PlatformError
 from agents.registry import agent_for_target
+from agents.targets import check_target_name
 from controller.entry.service.schemas import RunRequest
 from controller.platform.artefacts import new_run_id
 from controller.platform.settings import Settings, agent_config
@@ -100,13 +102,25 @@ def accept_upload(settings: Settings, store: RunStore, owner: str, request: RunR
     """A run on an uploaded target: ``files`` maps fixed file names (statement.pdf, …) to their bytes.
     A replayed request (the same ``idempotency``) keeps nothing of this one's upload."""
     require_free_space(settings, sum(len(data) for data in files.values()))
+
+    def write(target: Path) -> None:
+        target.mkdir()
+        for name, data in files.items():
+            (target / name).write_bytes(data)
+
+    return accept_staged(settings, store, owner, request, write, idempotency)
+
+
+def accept_staged(settings: Settings, store: RunStore, owner: str, request: RunRequest,
+                  fill: Callable[[Path], None], idempotency: Idempotency | None = None) -> RunRow:
+    """A run on a target folder that ``fill`` creates (at the path it is given) in a staging folder:
+    planned there, then moved under ``runs/uploads/<run id>/`` and queued; a refusal leaves nothing.
+    The caller checks the free space (:func:`require_free_space`) for what ``fill`` writes."""
     staging = settings.runs_dir / UPLOADS / f".staging-{secrets.token_hex(8)}"
     final: Path | None = None
     try:
-        target = staging / request.target
-        target.mkdir(parents=True)
-        for name, data in files.items():
-            (target / name).write_bytes(data)
+        staging.mkdir(parents=True)
+        fill(staging / check_target_name(request.target))  # a plain name: never a path out of the staging folder
         try:
             agent = plan(settings, request, staging)
         except PlatformError as exc:
