@@ -17,8 +17,12 @@ from agents.ports.replies import MAX_REPLY_CHARS as MAX_REPLY_CHARS
 #: Most clauses one reply is split into.
 MAX_CLAUSES = 40
 
-#: Sentence ends (a period not inside a number such as 1.2), and ", and" / " but " between statements.
-_CLAUSE_SPLIT = re.compile(r"(?:[;!?\n]|\.(?!\d))+|,\s{0,3}(?:and|but)\s|\s(?:and|but|although|though)\s", re.IGNORECASE)
+#: Words a new statement starts with ("..., and I live in Porto"; not "find a job and keep the house").
+_SUBJECT = r"(?:i|i'm|i've|i'd|i'll|im|my|we|we're|we've|our|he|she|they|it's|there's|me|mine|now|then)\b"
+#: Sentence ends (a period not inside a number such as 1.2); ", and" / " but " / "," before a new statement.
+_CLAUSE_SPLIT = re.compile(
+    rf"(?:[;!?\n]|\.(?!\d))+|,\s{{0,3}}(?:and|but|so|plus)\s(?={_SUBJECT})"
+    rf"|\s(?:and|but|although|though|so|while|plus)\s(?={_SUBJECT})|,\s{{0,3}}(?={_SUBJECT})", re.IGNORECASE)
 _WORD = re.compile(r"[a-z']{1,40}")
 #: 80,000 / 80000 / 1,250.50 / 80k / 1.2 million, optionally with a currency sign or word.
 _NUMBER = re.compile(
@@ -55,7 +59,9 @@ _FUTURE = re.compile(
     r"\b(?:will|won'?t|going to|gonna|plan to|planning to|expect to|hope to|next (?:week|month|year)|"
     r"soon|in the future|from next)\b|'ll\b"
 )
-_PAST = re.compile(r"\b(?:used to|previously|formerly|last year|years ago|in the past|before that)\b")
+_PAST = re.compile(r"\b(?:used to|previously|formerly|last (?:year|month)|years? ago|in the past|before that|"
+                   r"back then|at the time)\b")
+_NOW = re.compile(r"\b(?:now|currently|these days|nowadays|at the moment|today|this year)\b")
 #: Life events that change the present at once and shift priorities (the seed's "job loss").
 _EVENTS = {
     "job_loss": re.compile(r"\b(?:lost my job|laid off|got fired|was fired|been fired|unemployed|"
@@ -140,11 +146,18 @@ def no_longer(clause: str) -> bool:
 
 def temporal(clause: str) -> Literal["past", "present", "future"]:
     """``future`` ("will", "next month"), ``past`` ("used to", "last year") or ``present``."""
+    return temporal_cue(clause) or "present"
+
+
+def temporal_cue(clause: str) -> Literal["past", "present", "future"] | None:
+    """The time a clause's words name (``future``, ``past``, ``present``: "now", "currently"), or None."""
     if _FUTURE.search(clause):
         return "future"
     if _PAST.search(clause):
         return "past"
-    return "present"
+    if _NOW.search(clause):
+        return "present"
+    return None
 
 
 def events(clause: str) -> list[str]:
@@ -154,5 +167,5 @@ def events(clause: str) -> list[str]:
 
 def keyword_at(clause: str, keyword: str) -> int:
     """Where ``keyword`` (a word or phrase, matched on word boundaries) starts in ``clause``; -1 if absent."""
-    match = re.search(rf"\b{re.escape(keyword)}\b", clause)
+    match = re.search(rf"(?<!\w){re.escape(keyword)}(?!\w)", clause)
     return match.start() if match else -1

@@ -49,6 +49,7 @@ class SqliteGraphStore:
         self.db = sqlite3.connect(path, timeout=30, check_same_thread=False)
         if isinstance(path, Path):
             self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")  # WAL: a crash loses no committed turn's integrity
         with self.db:
             self.db.executescript(_SCHEMA)
             if subject:
