@@ -24,7 +24,11 @@ from __future__ import annotations
 import re
 from typing import Annotated
 
+from typing import Any
+
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+from agents.blueprint import scenarios
 
 #: A tool's, validator's or workflow's name: short, plain, usable as a file-name part.
 NAME_PATTERN = r"^[a-z][a-z0-9_-]{0,39}$"
@@ -72,6 +76,8 @@ class ToolSpec(_Strict):
 
     name: str = Field(pattern=NAME_PATTERN)
     description: str = Field("", max_length=300)
+    required: bool = Field(False, description="The report cannot be written without this tool's finding: "
+                                              "an empty input or a failure is the manager's no-go.")
     files: list[FileName] = Field(default_factory=list, max_length=MAX_FILES_PER_CALL)
     code: str | None = Field(None, min_length=1, max_length=MAX_CODE_CHARS,
                              description="Python source defining run(data) -> JSON value.")
@@ -116,7 +122,9 @@ class Blueprint(_Strict):
     """A validated blueprint (see the module doc)."""
 
     name: str = Field(pattern=NAME_PATTERN, description="The workflow's name.")
-    scenario: str = Field("custom", pattern=NAME_PATTERN)
+    scenario: str = Field("custom", pattern=NAME_PATTERN,
+                          description="custom, or a scenario whose template gives default sections and "
+                                      "instructions when the blueprint has none (agents/blueprint/scenarios/).")
     title: Title
     goal: str = Field("", max_length=1000)
     subject: str = Field(min_length=1, max_length=120)
@@ -124,6 +132,11 @@ class Blueprint(_Strict):
     tools: list[ToolSpec] = Field(default_factory=list, max_length=MAX_TOOLS)
     sections: list[SectionSpec] = Field(min_length=1, max_length=MAX_SECTIONS)
     qa: QASpec = Field(default_factory=QASpec)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _scenario_defaults(cls, data: Any) -> Any:
+        return scenarios.with_defaults(data) if isinstance(data, dict) else data
 
     @model_validator(mode="after")
     def _references(self) -> Blueprint:

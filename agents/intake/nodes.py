@@ -51,7 +51,9 @@ def ask(state: IntakeState, runtime: Runtime[IntakeContext]) -> tuple[Update, st
         data = ctx.memory.get_all_nodes_data().get(state["node"], {})
         ctx.memory.add_node_snapshot(state["node"], data)
         return {"question": {}}, "complete", f"{state['node']}: nothing left to ask"
-    return {"question": question.to_json(), "asked": [question.key]}, question.kind, one_line(question.text, 300)
+    # A live conversation shows the question where the reply is typed (terminal, service): say it once.
+    detail = question.key if ctx.replies is not None else one_line(question.text, 300)
+    return {"question": question.to_json(), "asked": [question.key]}, question.kind, detail
 
 
 @node("listen")
