@@ -23,7 +23,7 @@ from agents.ports.sandbox import Sandbox, SandboxLimits
 from agents.untrusted_text import one_line
 
 #: Why QA can fail, as summaries, lessons and metrics label it (bounded).
-REASONS = ("too_short", "missing_section", "missing_keyword", "markdown", "validator", "llm_review")
+REASONS = ("too_short", "missing_section", "missing_keyword", "markdown", "validator", "llm_review", "no_go")
 _WORD = re.compile(r"[^\W_]+(?:['’.,-][^\W_]+)*")  # "1,000", "x-y" and "it's" are one word each
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 

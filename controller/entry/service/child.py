@@ -113,7 +113,7 @@ def status_of(code: int, summary: dict[str, Any] | None) -> RunStatus:
     if code in (0, 1) and isinstance(verdict, str):
         if verdict in OK_STATUSES:
             return "passed"
-        return "failed" if verdict == "failed" else "error"
+        return "failed" if verdict in ("failed", "no-go") else "error"  # a no-go is the agent's verdict
     if code == 0:
         return "passed"
     return "failed" if code == 1 else "error"
