@@ -155,7 +155,7 @@ def validator_issues(report: str, blueprint: Blueprint, data: dict[str, bytes], 
     """Each custom validator, in its own sandbox; the issues and the seconds spent in sandboxes."""
     issues, seconds = [], 0.0
     for spec in blueprint.qa.validators:
-        call = Call("validator", spec.name, spec.code, {name: data[name] for name in spec.files}, report)
+        call = Call("validator", spec.name, spec.code or "", {name: data[name] for name in spec.files}, report)
         result = run_call(sandbox, call_spec(image, call, limits, {**labels, "validator": spec.name}))
         seconds += result.seconds
         issue = validator_issue(spec, result.ok, result.value, result.error)

@@ -42,6 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "with a table and 'N passed, M failed'")
     which.add_argument("--resume", metavar="RUN_ID",
                        help="continue an interrupted run from its last completed node (runs/RUN_ID/)")
+    which.add_argument("--blueprint", metavar="FILE",
+                       help="with --server: send a blueprint.json and the data and code files it names (from "
+                            "its folder) to the service, which runs it with no folder of its own")
     run.add_argument("--max-attempts", type=int, metavar="N",
                      help="attempts before giving up (default: SBX_MAX_ATTEMPTS or 3)")
     run.add_argument("--coder", choices=("offline", "gemini", "openai", "ollama"),

@@ -25,7 +25,7 @@ RUN_RECORD = "run.json"
 #: summary.json statuses that are a pass (the CLI exits 0 for them).
 OK_STATUSES = frozenset({"passed", "unverified", "self-consistent"})
 #: ``run`` options a run row may carry, and the CLI option for each.
-FORWARDED = {"max_attempts": "--max-attempts", "coder": "--coder"}
+FORWARDED = {"max_attempts": "--max-attempts", "coder": "--coder", "subject": "--subject"}
 #: The exit status of a run that stopped, checkpointed, to wait for a reply (RunPaused).
 WAITING = RunPaused.exit_code
 CHECK_FORWARDED = {"as_of": "--as-of", "jobs": "--jobs"}

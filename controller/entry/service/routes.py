@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import ValidationError
 
 from agents.ports.artefacts import SUMMARY_FILE
-from controller.entry.service import artefacts, child, events
+from controller.entry.service import artefacts, blueprint_submit, child, events
 from controller.entry.service.auth import Principal, principal
 from controller.entry.service.problems import Problem, validation_line
 from controller.entry.service.schemas import PROBLEMS, ArtefactEntry, RunList, RunOut, RunRequest
@@ -52,7 +52,8 @@ _MULTIPART_SCHEMA = {
     },
 }
 _SUBMIT_BODY = {"requestBody": {"required": True, "content": {
-    "application/json": {"schema": RunRequest.model_json_schema()},
+    "application/json": {"schema": {"oneOf": [RunRequest.model_json_schema(),
+                                              blueprint_submit.BlueprintJSON.model_json_schema()]}},
     "multipart/form-data": {"schema": _MULTIPART_SCHEMA},
 }}}
 
@@ -60,15 +61,22 @@ _SUBMIT_BODY = {"requestBody": {"required": True, "content": {
 @router.post("", status_code=202, response_model=RunOut, summary="Start a run on a named or an uploaded target",
              openapi_extra=_SUBMIT_BODY, responses={415: PROBLEMS[422] | {"description": "Neither JSON nor multipart"}})
 async def submit_run(request: Request, caller: Caller) -> JSONResponse:
-    """Queue a loop on ``target`` (JSON: a folder of the service's data/) or on an uploaded statement
-    (multipart); 202 once it is stored durably."""
+    """Queue a loop on ``target`` (JSON: a folder of the service's data/), on an uploaded statement
+    (multipart), or on a blueprint sent with its files (JSON with ``blueprint``, or multipart with a
+    ``blueprint`` part: docs/api.md); 202 once it is stored durably."""
     state = _state(request)
     if state.draining.is_set():
         raise Problem(503, "the service is shutting down and accepts no runs", headers={"Retry-After": "30"})
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if kind == "multipart/form-data":
+    if kind == "multipart/form-data" and await blueprint_submit.is_blueprint_upload(request):
+        upload = await blueprint_submit.read_blueprint_upload(request, state.settings)
+        row = await run_in_threadpool(blueprint_submit.accept_blueprint, state.settings, state.store, caller.name, upload)
+    elif kind == "multipart/form-data":
         body, files = await read_upload(request, state.settings.service.upload_parts)
         row = await run_in_threadpool(accept_upload, state.settings, state.store, caller.name, body, files)
+    elif kind in ("application/json", "") and blueprint_submit.is_blueprint_json(raw := await request.body()):
+        upload = blueprint_submit.from_json(raw)
+        row = await run_in_threadpool(blueprint_submit.accept_blueprint, state.settings, state.store, caller.name, upload)
     elif kind in ("application/json", ""):
         body = _run_request(await request.body())
         row = await run_in_threadpool(accept, state.settings, state.store, caller.name, body)
