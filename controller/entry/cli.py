@@ -32,7 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    run = sub.add_parser("run", help="generate, sandbox-test and refine a parser for a target (or all)")
+    run = sub.add_parser("run", help="run a target's agent loop (or every target's): a parser, an Idris module, "
+                                     "an intake conversation, a blueprint's report")
     which = run.add_mutually_exclusive_group(required=True)
     which.add_argument("--target", metavar="NAME",
                        help="a target: a folder under data/ (its target.toml names the agent: a bank "
@@ -48,7 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-attempts", type=int, metavar="N",
                      help="attempts before giving up (default: SBX_MAX_ATTEMPTS or 3)")
     run.add_argument("--coder", choices=("offline", "gemini", "openai", "ollama"),
-                     help="who writes the parser: offline rules or an LLM (default: SBX_CODER or offline)")
+                     help="who writes (the parser, the module, the intake roles' answers, the report): offline "
+                          "rules or an LLM (default: SBX_CODER or offline)")
     run.add_argument("--interactive", action="store_true",
                      help="intake targets: ask each question here and read the reply from the terminal "
                           "(instead of the target's replies.txt); end of input ends the conversation; "
@@ -64,8 +66,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--watch-stdin", action="store_true", help=argparse.SUPPRESS)  # the service's children
     run.add_argument("--await-replies", action="store_true", help=argparse.SUPPRESS)  # the service's intake runs
 
-    check = sub.add_parser("check", help="run existing parsers or modules through the same sandbox and judgement")
-    check.add_argument("--target", required=True, metavar="NAME", help="target whose PDF and result.csv to use")
+    check = sub.add_parser("check", help="judge existing artefacts (parsers, modules, conversations, reports) "
+                                         "as the target's loop judges its own")
+    check.add_argument("--target", required=True, metavar="NAME",
+                       help="the target whose inputs judge them (a statement and result.csv, a document, a "
+                            "conversation's nodes and expected facts, a blueprint's QA)")
     artefacts = check.add_mutually_exclusive_group(required=True)
     artefacts.add_argument("--parser", nargs="+", metavar="PATH",
                            help="parser files (each defining parse(pdf_path)) or folders of them")
