@@ -125,7 +125,8 @@ class LLMRoles:
         """The model's next node, if it is a node with questions left (else the rules')."""
         values = {"goal": inp.goal, "previous": inp.previous, "events": ", ".join(inp.priority_events) or "none",
                   "nodes": _dump([{"name": n.name, "pending": n.pending, "missing_required": list(n.missing_required),
-                                   "open_conflicts": n.open_conflicts, "priority_on": list(n.priority_on)}
+                                   "open_conflicts": n.open_conflicts, "priority_on": list(n.priority_on),
+                                   "priority": n.priority, "goal_terms": list(n.goal_terms), "always": n.always}
                                   for n in inp.nodes]),
                   "data": _dump(inp.data)}
         try:
