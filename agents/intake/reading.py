@@ -45,17 +45,23 @@ _DATE = re.compile(
     rf"|(?:\d{{1,2}}(?:st|nd|rd|th)?\s{{1,2}})?{_MONTH}\.?(?:\s{{1,2}}\d{{1,2}}(?:st|nd|rd|th)?,?)?\s{{1,2}}(?:of\s)?\d{{4}}"
     rf"|(?:(?:the\s)?(?:end|start|beginning|middle)\sof\s)?(?:last|next|this)\s{_PERIOD}"
     r"|(?:the\s)?(?:end|start|beginning|middle)\sof\s\d{4}"
-    r"|in\s\d{1,2}\s(?:years?|months?)|\d{1,2}\s(?:years?|months?)\sago"
+    r"|(?:in|within)\s(?:the\s)?(?:next\s)?\d{1,2}\s(?:years?|months?)|\d{1,2}\s(?:years?|months?)\sago"
     rf"|{_PREP}\s{_MONTH}\b(?!\.?\s{{1,2}}(?:\d|of\s))"
     rf"|{_PREP}\s(?:(?:19|20|21)\d{{2}})\b)",
     re.IGNORECASE)
 _LEADING = re.compile(rf"^(?:{_PREP}\s|the\s)?(?:(?:end|start|beginning|middle)\sof\s)?", re.IGNORECASE)
+_WITHIN = re.compile(r"^(?:in|within)\s(?:the\s)?(?:next\s)?(\d{1,2}\s(?:years?|months?))$", re.IGNORECASE)
+#: The period an amount is per, right after it: "4k a month", "$1,500/month", "30k yearly".
+_PER = re.compile(r"\s{0,2}(?:(?:a|an|per|each|every)\s{1,2}|/\s?)(month|mo|year|yr|annum|week|wk)\b"
+                  r"|\s{0,2}(monthly|annually|yearly|weekly)\b", re.IGNORECASE)
+_PERIODS = {"month": "month", "mo": "month", "monthly": "month", "year": "year", "yr": "year", "annum": "year",
+            "annually": "year", "yearly": "year", "week": "week", "wk": "week", "weekly": "week"}
 _YEAR_ONLY = re.compile(r"^(?:19|20|21)\d{2}$")
 #: An amount or a number: an optional currency before, the digits, a suffix, a currency after, a percent.
 _NUMBER = re.compile(
     r"(?<![\w.,/-])(?P<before>[$€£₹¥]|(?:usd|eur|gbp|inr|chf|cad|aud|jpy)\s?)?"
     r"(?P<digits>\d{1,3}(?:[,.'\u00a0\u202f ]\d{3}){1,4}(?:[.,]\d{1,2})?|\d{1,2}(?:,\d{2}){1,3},\d{3}(?:\.\d{1,2})?"
-    r"|\d{1,12}(?:[.,]\d{1,3})?)(?![\d/])"
+    r"|\d{1,12}(?:[.,]\d{1,3})?)(?!\d|/\d)"
     r"(?:\s?(?P<suffix>k|m|bn|grand|thousand|million|billion)\b)?"
     r"(?:\s?(?P<after>dollars?|euros?|pounds?|rupees?|bucks|usd|eur|gbp|inr)\b)?"
     r"(?P<percent>\s?%|\s?percent\b)?", re.IGNORECASE)
@@ -78,6 +84,7 @@ class Span:
         percent: It is a percentage ("4.5%").
         year: A date's year (or None).
         precision: A date's precision.
+        per: The period an amount is given per (``month``, ``year``, ``week``), when the reply says.
     """
 
     kind: Literal["number", "date"]
@@ -88,6 +95,7 @@ class Span:
     percent: bool = False
     year: int | None = None
     precision: Precision | None = None
+    per: str | None = None
 
     def overlaps(self, start: int, end: int) -> bool:
         """It shares a character with ``[start, end)``."""
@@ -114,9 +122,11 @@ def numbers(text: str, dates_found: list[Span]) -> list[Span]:
             continue
         value = _amount(match)
         if value is not None:
+            per = _PER.match(text, match.end())
             found.append(Span("number", value, match.start(), match.end(),
                               money=bool(match["before"] or match["after"] or match["suffix"]),
-                              percent=bool(match["percent"])))
+                              percent=bool(match["percent"]),
+                              per=_PERIODS[(per[1] or per[2]).lower()] if per else None))
     return found
 
 
@@ -157,7 +167,8 @@ def dates(text: str, today: datetime.date, prefer: Prefer = "current_period") ->
 
 def _date(raw: str, start: int, end: int, parser: DateDataParser) -> Span | None:
     """One candidate read by dateparser; None when it reads no date."""
-    core = raw.strip() if re.match(r"in\s\d", raw.strip(), re.IGNORECASE) else _LEADING.sub("", raw.strip()).strip()
+    within = _WITHIN.match(raw.strip())
+    core = f"in {within[1]}" if within else _LEADING.sub("", raw.strip()).strip()
     if _YEAR_ONLY.match(core):
         return Span("date", core, start, end, year=int(core), precision="year")
     data = parser.get_date_data(core) if core else None

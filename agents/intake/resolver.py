@@ -289,7 +289,7 @@ def _read(clause: _Clause, trigger: _Trigger) -> Scalar | None:
     span = _cue_span(clause, trigger) if trigger.how == "cue" else _near_span(clause, trigger)
     if span is None:
         return 0 if kind == "money" and patterns.no_longer(clause.lower) else None
-    return _span_value(span, kind)
+    return _span_value(span, kind, trigger.spec.per)
 
 
 def fits(span: Span, spec: FieldSchema) -> bool:
@@ -305,11 +305,19 @@ def fits(span: Span, spec: FieldSchema) -> bool:
     return (not span.money or spec.format == "money") and (not span.percent or (spec.maximum or 1e9) <= 100)
 
 
-def _span_value(span: Span, kind: str) -> Scalar:
+_PER_YEAR = {"year": 1, "month": 12, "week": 52}
+
+
+def _span_value(span: Span, kind: str, per: str | None = None) -> Scalar:
+    """A span as a value of ``kind``; an amount given per another period than the field's (``x-per``)
+    is converted ("4k a month" for a yearly income: 48000)."""
     if kind == "year":
         return span.year if span.year is not None else int(span.value)
     if kind == "date" and span.kind == "number":
         return str(span.value)
+    if kind == "money" and per and span.per and span.per != per and isinstance(span.value, int | float):
+        value = round(span.value * _PER_YEAR[span.per] / _PER_YEAR[per], 2)
+        return int(value) if float(value).is_integer() else value
     return span.value
 
 
@@ -362,7 +370,7 @@ def _answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | 
     kind = spec.kind
     if kind in ("money", "number", "year", "date"):
         index = next((i for i, span in clause.free(answer=True) if fits(span, spec)), None)
-        return None if index is None else _span_value(clause.take(index, *_bounds(clause, index)), kind)
+        return None if index is None else _span_value(clause.take(index, *_bounds(clause, index)), kind, spec.per)
     if question.kind in ("confirm", "refresh") and patterns.yes_no(clause.lower) is not None:
         return None  # "yes" / "no" to "which is right?" is not the value itself (see confirmation)
     if kind == "boolean":

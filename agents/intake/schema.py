@@ -13,7 +13,8 @@ field), ``x-cues`` (words the value follows at once: "I'm 41", "my name is"), ``
 (free text: ``person``, ``place`` or ``phrase``), ``x-synonyms`` (other words for an enum
 value), ``x-on-event`` (the value a life event sets), ``x-temporal`` (the time the field is
 about, when its question does not say), ``x-freshness-days`` (after how long a held value is
-confirmed again); on the node, ``x-priority`` (0-100: how early the decision role takes it),
+confirmed again), ``x-per`` (the period an amount is per: "4k a month" for a yearly field is
+48000); on the node, ``x-priority`` (0-100: how early the decision role takes it),
 ``x-goal-keywords`` (words of a goal the node serves), ``x-always`` (every conversation needs
 it), ``x-priority-on`` (events that make it urgent) and ``x-freshness-days`` (for its fields).
 Every size is bounded; a schema that does not validate is one line and exit 2.
@@ -73,6 +74,7 @@ class FieldSchema(BaseModel):
     on_event: dict[str, Scalar] = Field(default_factory=dict, alias="x-on-event", max_length=len(EVENT_NAMES))
     temporal: Literal["past", "present", "future"] | None = Field(None, alias="x-temporal")
     freshness_days: int | None = Field(None, alias="x-freshness-days", ge=1, le=36500)
+    per: Literal["year", "month", "week"] | None = Field(None, alias="x-per")
 
     @field_validator("keywords", "cues")
     @classmethod
