@@ -11,7 +11,7 @@ SEED ?= 7
 EVAL_CASES ?= --cases
 
 .DEFAULT_GOAL := help
-.PHONY: help install run run-all eval check images serve test test-unit test-docker bench lint lock clean
+.PHONY: help install run run-all eval eval-intake check images serve test test-unit test-docker bench lint lock clean
 .PHONY: stack stack-down
 .PHONY: fuzz llm-smoke
 .PHONY: k8s-images k8s-manifests k8s-smoke
@@ -49,6 +49,9 @@ eval: $(STAMP) ## Generate the synthetic corpus (SEED=7) and run the agent on ev
 	  $(PY) -m controller run --all $(ARGS) || status=$$?; \
 	if [ $$status -gt 1 ]; then exit $$status; fi; \
 	$(PY) -m tools.eval_classes "$$dir/data" "$$dir/runs"
+
+eval-intake: $(STAMP) ## Run the intake agent's conversation corpus (tests/intake_corpus); print the pass rate per class
+	@$(PY) -m tests.intake_corpus $(ARGS)
 
 check: $(STAMP) ## Check existing parsers: make check TARGET=icici PARSER="custom_parsers/icici_parser.py more/"
 	@if [ -z "$(TARGET)" ] || [ -z "$(PARSER)" ]; then echo "usage: make check TARGET=<name> PARSER=\"<file or folder>...\""; exit 2; fi

@@ -184,6 +184,8 @@ class Settings(BaseSettings):
     interactive: bool = Field(False, description="Conversational agents (intake) read each reply from the terminal.")
     await_replies: bool = Field(False, description="Conversational agents (intake) read each reply from the run "
                                 "folder (the service's POST /v1/runs/{id}/input); without one the run waits.")
+    subject: str | None = Field(None, description="Conversational agents (intake): the person talked to, whose "
+                                "graph memory persists across runs (run --subject NAME).")
     # issue 15: the frame to aim for when a target has no result.csv. The bank-parser agent
     # validates it (its OutputSchema); the platform only carries it, so it names no agent.
     output: dict[str, str] = Field(
@@ -284,6 +286,7 @@ def agent_config(settings: Settings) -> AgentConfig:
         data_dir=settings.data_dir, runs_dir=settings.runs_dir, parsers_dir=settings.parsers_dir,
         idris_dir=settings.idris_dir, coder=settings.coder, llm=settings.llm, limits=settings.sandbox,
         analysis=settings.analysis, interactive=settings.interactive, await_replies=settings.await_replies,
+        subject=settings.subject,
         max_attempts=settings.max_attempts if "max_attempts" in settings.model_fields_set else None,
         parallel_checks=settings.parallel_checks, output=settings.output,
     )

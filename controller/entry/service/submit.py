@@ -17,6 +17,7 @@ from typing import Any
 
 from agents.base import Agent
 from agents.ports.errors import ConfigError, PlatformError
+from agents.ports.memory import check_subject
 from agents.registry import agent_for_target
 from agents.targets import check_target_name
 from controller.entry.service.schemas import RunRequest
@@ -43,7 +44,12 @@ def plan(settings: Settings, request: RunRequest, data_dir: Path) -> Agent:
     if request.interactive and not agent.info.replies:
         raise ConfigError(f"{request.target} is a target of the {agent.name} agent, which takes no replies",
                           hint="interactive is for conversational targets (intake)")
-    config = agent_config(settings).model_copy(update={"data_dir": data_dir, "await_replies": request.interactive})
+    if request.subject is not None and not agent.info.memory:
+        raise ConfigError(f"{request.target} is a target of the {agent.name} agent, which keeps no graph memory",
+                          hint="subject is for conversational targets (intake)")
+    subject = check_subject(request.subject) if request.subject is not None else None
+    config = agent_config(settings).model_copy(update={"data_dir": data_dir, "await_replies": request.interactive,
+                                                       "subject": subject})
     if request.coder is not None:
         config = config.model_copy(update={"coder": request.coder})
     agent.plan(request.target, config, request.max_attempts)  # the CLI's checks; nothing written
@@ -61,7 +67,8 @@ def queue(settings: Settings, store: RunStore, owner: str, agent: Agent, request
         IdempotencyConflict: the key came with another request.
     """
     options: dict[str, Any] = {k: v for k, v in (("max_attempts", request.max_attempts), ("coder", request.coder),
-                                                 ("interactive", request.interactive or None)) if v is not None}
+                                                 ("interactive", request.interactive or None),
+                                                 ("subject", request.subject)) if v is not None}
     run = NewRun(id=run_id, owner=owner, agent=agent.name, target=request.target, options={**options, **(extra or {})},
                  upload_bytes=upload_bytes)
     limits = settings.service
