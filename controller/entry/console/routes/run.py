@@ -30,10 +30,11 @@ Start = Annotated[int | None, Query(ge=1, le=10**9)]
 @router.get("/runs/{run_id}")
 def run_page(run_id: RunId, request: Request, who: Viewer, node: Node = "", lines: Start = None) -> Response:
     """The run: facts, graph, progress lines (the last ones, or from ``lines``), attempts and files."""
-    row, run_dir = run_of(request, who, run_id)
+    row, _ = run_of(request, who, run_id)
     if is_check(row):
         return RedirectResponse(f"/checks/{quote(row.id, safe='')}", status_code=303)
-    view = run_view(state_of(request).store, row, run_dir, node, lines)
+    state = state_of(request)
+    view = run_view(state.settings, state.store, row, node, lines)
     return page(request, "run.html", title=f"Run {row.id}", run=view, viewer=who, reply_error="", reply_value="")
 
 
@@ -85,8 +86,9 @@ async def reply(run_id: RunId, request: Request, who: Viewer) -> Response:
         send_input(run_id, ReplyIn(reply=text), request, who)
     except (ValidationError, Problem) as exc:
         line = validation_line(exc.errors()) if isinstance(exc, ValidationError) else exc.detail
-        row, run_dir = run_of(request, who, run_id)
-        view = run_view(state_of(request).store, row, run_dir, "", None)
+        row, _ = run_of(request, who, run_id)
+        state = state_of(request)
+        view = run_view(state.settings, state.store, row, "", None)
         status = 422 if isinstance(exc, ValidationError) else exc.status
         return page(request, "run.html", status=status, title=f"Run {row.id}", run=view, viewer=who,
                     reply_error=line.replace("invalid reply", "your reply"), reply_value=text)

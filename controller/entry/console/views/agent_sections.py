@@ -14,6 +14,7 @@ from controller.entry.console.views.attempts import attempt_numbers, read_json, 
 from controller.entry.console.views.intake_memory import IntakeMemory, read_intake_memory
 from controller.entry.console.views.markdown import markdown_html
 from controller.entry.console.views.nodes import NodeEnd
+from controller.platform.settings import Settings
 from controller.platform.store import RunRow
 
 REPORT_FILE = "report.md"
@@ -39,10 +40,10 @@ class BlueprintView:
     lessons: Markup = Markup("")
 
 
-def intake_view(row: RunRow, run_dir: Path) -> IntakeView:
+def intake_view(settings: Settings, row: RunRow, run_dir: Path) -> IntakeView:
     """An intake run's part of the page."""
     pending = read_question(run_dir) if row.status == "waiting" else None
-    return IntakeView(read_intake_memory(run_dir), pending)
+    return IntakeView(read_intake_memory(settings, row.id, run_dir), pending)
 
 
 def _latest_report(run_dir: Path) -> tuple[str, int | None]:

@@ -21,6 +21,7 @@ from controller.entry.console.views.run_rows import duration_of
 from controller.entry.console.views.summary import summary_facts
 from controller.entry.service import artefacts, child
 from controller.entry.service.events import CONSOLE_FILE
+from controller.platform.settings import Settings
 from controller.platform.store import RunRow, RunStore
 
 
@@ -70,8 +71,9 @@ def progress(store: RunStore, row: RunRow, run_dir: Path, start: int | None) -> 
     return backlog(store, row.id, row.last_event), row.last_event
 
 
-def run_view(store: RunStore, row: RunRow, run_dir: Path, node: str, start: int | None) -> RunView:
-    """The page of ``row`` (its folder ``run_dir``); ``node`` filters the lines, ``start`` pages them."""
+def run_view(settings: Settings, store: RunStore, row: RunRow, node: str, start: int | None) -> RunView:
+    """The page of ``row``; ``node`` filters the lines, ``start`` pages them."""
+    run_dir = settings.runs_dir / row.id
     states = node_states(run_dir)
     lines, after = progress(store, row, run_dir, start)
     return RunView(
@@ -79,6 +81,6 @@ def run_view(store: RunStore, row: RunRow, run_dir: Path, node: str, start: int 
         graph=graph_of(row, states, node), nodes=states, lines=lines, stream_after=after, node=node,
         attempts=attempts(run_dir, states.ends), files=artefacts.listing(run_dir), summary=summary_facts(row.summary),
         can_cancel=not row.ended, can_resume=resumable(row, run_dir),
-        intake=intake_view(row, run_dir) if AGENTS.get(row.agent) and AGENTS[row.agent].info.replies else None,
+        intake=intake_view(settings, row, run_dir) if AGENTS.get(row.agent) and AGENTS[row.agent].info.memory else None,
         blueprint=blueprint_view(run_dir, states.ends) if row.agent == "blueprint" else None,
     )

@@ -9,6 +9,9 @@ import sqlite3
 
 import pytest
 
+from agents.ports.memory import ConflictWrite, FieldWrite, MemoryWrite
+from controller.platform.memory_store import SqliteMemoryStores
+from controller.runner.agent_runner import RUN_RECORD_VERSION
 from controller.entry.console.headers import CSP
 from tests.unit.controller.entry.console.conftest import Console
 
@@ -134,26 +137,27 @@ class TestIntakePage:
         console.store.claim("w", 30.0)
         console.store.wait("run-1", "w")
         console.write("run-1", "question.json", {"turn": 2, "question": "Where <b>do</b> you live?"})
-        db = sqlite3.connect(console.runs_dir / "run-1" / "graph.sqlite")
+        console.write("run-1", "run.json", {"schema_version": RUN_RECORD_VERSION, "agent": "intake",
+                                            "target": "intake-cross-node"})
+        store = SqliteMemoryStores(console.runs_dir).for_run("run-1")  # what the agent writes, through the port
+        store.commit(MemoryWrite("run-1", 1, "2026-11-25T10:00:00", fields=(
+            FieldWrite("Personal", "age", 34, reasoning="said so"),)))
+        store.commit(MemoryWrite("run-1", 2, "2026-11-25T10:01:00", fields=(
+            FieldWrite("Personal", "age", 35, reasoning="corrected", correction=True),),
+            conflicts=(ConflictWrite("Personal", "age", 34, 35, resolved=True, resolution="the newer reply wins"),)))
+        store.close()
+        db = sqlite3.connect(console.runs_dir / "run-1" / "conversation.sqlite")
         db.executescript("""
-            CREATE TABLE fields (node TEXT, field TEXT, value TEXT, skipped INTEGER, updated_at TEXT);
-            CREATE TABLE history (id INTEGER PRIMARY KEY, node TEXT, field TEXT, value TEXT, previous TEXT,
-              temporal TEXT, source TEXT, is_correction INTEGER, applied INTEGER, confidence REAL, reasoning TEXT,
-              turn INTEGER, at TEXT);
-            CREATE TABLE conflicts (id INTEGER PRIMARY KEY, node TEXT, field TEXT, old TEXT, new TEXT, turn INTEGER,
-              at TEXT, resolved INTEGER, resolution TEXT);
             CREATE TABLE turns (turn INTEGER PRIMARY KEY, question TEXT, reply TEXT, resolution TEXT, at TEXT);
-            INSERT INTO fields VALUES ('Personal', 'age', '35', 0, '');
-            INSERT INTO history VALUES (1, 'Personal', 'age', '34', NULL, '', 'turn 1', 0, 1, 1.0, 'said so', 1, '2026-11-25T10:00:00');
-            INSERT INTO history VALUES (2, 'Personal', 'age', '35', '34', 'now', 'turn 2', 1, 1, 1.0, 'corrected', 2, '2026-11-25T10:01:00');
-            INSERT INTO conflicts VALUES (1, 'Personal', 'age', '34', '35', 2, '', 1, 'the newer reply wins');
-            INSERT INTO turns VALUES (1, 'How old are you?', 'I am 34 <script>alert(1)</script>', '{}', '2026-11-25T10:00:00');
+            INSERT INTO turns VALUES (1, '{"text": "How old are you?"}', 'I am 34 <script>alert(1)</script>', '{}',
+                                      '2026-11-25T10:00:00');
         """)
         db.commit()
         db.close()
         html = console.client.get("/runs/run-1").text
         assert "Where &lt;b&gt;do&lt;/b&gt; you live?" in html and 'name="reply"' in html
         assert "I am 34 &lt;script&gt;" in html and "the newer reply wins" in html and "was 34" in html
+        assert "How old are you?" in html and "correction" in html
 
     def test_a_reply_to_a_run_that_does_not_wait_is_refused_in_the_page(self, console: Console):
         console.run("run-1", agent="intake", target="intake-cross-node")
