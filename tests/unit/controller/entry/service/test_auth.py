@@ -138,3 +138,15 @@ def test_metrics_need_no_token(tmp_path):
     response = client.get("/metrics")
     assert response.status_code == 200 and "sbx_build_info" in response.text
     assert client.get("/v1/runs").status_code == 401
+
+
+def test_the_api_documents_open_to_a_console_sign_in(service, tenants):
+    from tests.unit.controller.entry.console.conftest import CSRF
+
+    token = service.token("carol")
+    csrf = CSRF.search(service.client.get("/sign-in").text).group(1)
+    signed_in = service.client.post("/sign-in", data={"token": token["Authorization"][7:], "csrf": csrf, "next": "/"},
+                                    follow_redirects=False)
+    assert signed_in.status_code in (302, 303), signed_in.text
+    assert service.client.get("/docs").status_code == 200
+    assert service.client.get("/v1/runs").status_code == 401  # the cookie authorises no API call
