@@ -141,6 +141,11 @@ class SandboxResult:
     warmup_seconds: float | None = None
     #: Collected names refused (a folder, a link, too big, a malformed archive), with why.
     refused_files: Mapping[str, str] = field(default_factory=dict)
+    #: A fork or clone failed at the process limit (``pids``) while the program ran.
+    pids_limited: bool = False
+    #: Why each earlier try of this execution was lost by the infrastructure and run again
+    #: (:data:`agents.ports.errors.INFRA_REASONS`), oldest first; empty when the first try served.
+    infra_retries: tuple[str, ...] = ()
 
     def record(self) -> dict[str, object]:
         """The result's facts as plain JSON values (for a run's artefacts and logs)."""
@@ -157,6 +162,8 @@ class SandboxResult:
             "stderr_bytes": self.stderr.total_bytes,
             "stderr_truncated": self.stderr.truncated,
             "refused_files": dict(self.refused_files),
+            "pids_limited": self.pids_limited,
+            "infra_retries": list(self.infra_retries),
         }
 
     @property

@@ -13,6 +13,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import docker.errors
@@ -22,27 +23,28 @@ _Pair = tuple[Any, Any]
 
 
 def remove_now(container: Any | None, volume: Any | None) -> None:
-    """Remove ``container`` (killing it) and then ``volume``, whatever state they are in."""
+    """Remove ``container`` (killing it) and then ``volume``, whatever state they are in.
+
+    Each is tried twice; what the engine still refuses is left to the reaper of the next
+    start (the volume is tried even when the container could not be removed: a volume still
+    in use is refused by the engine, never taken from a container).
+    """
+    if container is not None:
+        _twice(lambda: container.remove(force=True, v=True))
+    if volume is not None:
+        _twice(lambda: volume.remove(force=True))
+
+
+def _twice(remove: Callable[[], object]) -> None:
     for attempt in range(2):
         try:
-            if container is not None:
-                container.remove(force=True, v=True)
-            break
+            remove()
+            return
         except docker.errors.NotFound:
-            break
+            return
         except (docker.errors.APIError, requests.exceptions.RequestException):
             if attempt:
                 return  # the reaper removes it at the next start
-    if volume is not None:
-        for attempt in range(2):
-            try:
-                volume.remove(force=True)
-                return
-            except docker.errors.NotFound:
-                return
-            except (docker.errors.APIError, requests.exceptions.RequestException):
-                if attempt:
-                    return
 
 
 class Remover:

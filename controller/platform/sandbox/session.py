@@ -30,7 +30,7 @@ from typing import Any
 
 from docker.utils.socket import frames_iter
 
-from agents.ports.errors import SandboxError
+from agents.ports.errors import InfraFault
 from controller.platform.sandbox.holder import END_PATTERN, handover_line
 from controller.platform.sandbox.outputs import Collected, OutputFrames
 from agents.ports.sandbox import CapturedStream
@@ -131,6 +131,12 @@ class AttachedSession:
         return self._ended.is_set()
 
     @property
+    def cut_short(self) -> bool:
+        """Whether the stream ended before the holder's last frame: the container went away
+        (its end marker or its output frames never came; malformed frames are not this)."""
+        return self.ended and not self._frames.finished
+
+    @property
     def ready(self) -> bool:
         """Whether a warm command said it is ready (its preparation is done)."""
         return self.ready_at is not None
@@ -144,8 +150,9 @@ class AttachedSession:
         """The handover line and the inputs' archive on stdin: the holder unpacks, then starts or tells the program."""
         try:
             self._raw.sendall(handover_line(len(archive)) + archive)
-        except OSError as exc:
-            raise SandboxError(f"the sandbox closed its input before the handover ({exc.strerror or exc})") from exc
+        except OSError as exc:  # nothing of the program has run yet: the container went away
+            raise InfraFault("container_gone", "the sandbox closed its input before the handover "
+                             f"({exc.strerror or exc})") from exc
 
     def wait(self, timeout: float) -> bool:
         """Wait for the program's end (marker or stream end); False if ``timeout`` passed first."""
