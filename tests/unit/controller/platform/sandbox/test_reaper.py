@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import socket
 
-from controller.platform.sandbox.labels import CREATED, OWNER, managed_labels
+import subprocess
+
+from controller.platform.sandbox.labels import CREATED, OWNER, Owner, managed_labels, pid_namespace, this_owner
 from controller.platform.sandbox.reaper import is_leftover
 
 HOST = socket.gethostname()
@@ -28,6 +30,42 @@ class TestIsLeftover:
         """Another host's containers are reaped only past the age limit."""
         assert not is_leftover(labels("elsewhere:1", 1000), now=1010, max_age=3600, host=HOST)
         assert is_leftover(labels("elsewhere:1", 1000), now=1000 + 3601, max_age=3600, host=HOST)
+
+    def test_live_owner_is_kept_whatever_the_wall_clock_says(self):
+        """A clock step (NTP, a VM resumed) makes a live container look hours old: it is still kept.
+
+        The cause of a run ended ``error`` with "No such container": every run's start reaps,
+        and the age rule came before the owner's liveness.
+        """
+        stepped = 1000 + 7 * 3600
+        assert not is_leftover(labels(this_owner(), 1000), now=stepped, max_age=6 * 3600, host=HOST)
+
+    def test_a_reused_pid_does_not_keep_a_dead_owners_work(self):
+        """The pid lives, but in a process that started at another time: its owner is gone."""
+        owner = Owner.parse(this_owner())
+        assert owner is not None and owner.started is not None
+        reused = Owner(HOST, owner.pid, owner.started + 1, owner.pidns).label()
+        assert is_leftover(labels(reused, 1000), now=1010, max_age=3600, host=HOST)
+
+    def test_a_dead_owner_with_a_start_time_is_reaped(self):
+        """A pid that has exited, labelled the new way: a leftover at once."""
+        proc = subprocess.Popen(["true"])
+        proc.wait()
+        dead = Owner(HOST, proc.pid, 1, pid_namespace()).label()
+        assert is_leftover(labels(dead, 1000), now=1010, max_age=3600, host=HOST)
+
+    def test_another_pid_namespace_is_judged_by_age_only(self):
+        """Pids of another namespace mean nothing here: kept until too old, then reaped."""
+        other = Owner(HOST, 1, 5, "1").label()
+        assert not is_leftover(labels(other, 1000), now=1010, max_age=3600, host=HOST, pidns="2")
+        assert is_leftover(labels(other, 1000), now=1000 + 3601, max_age=3600, host=HOST, pidns="2")
+
+    def test_owner_labels_round_trip(self):
+        """this_owner names host, pid, start ticks and PID namespace; an older host:pid label is read too."""
+        owner = Owner.parse(this_owner())
+        assert owner is not None and (owner.host, owner.pid) == (HOST, os.getpid())
+        assert owner.pidns == pid_namespace() and owner.started is not None
+        assert Owner.parse("h:12") == Owner("h", 12) and Owner.parse("sandloop-controller-pod") is None
 
     def test_managed_labels_are_namespaced(self):
         """Caller labels are prefixed; owner and creation time are always set."""
