@@ -24,7 +24,6 @@ from controller.platform.sandbox.labels import OWNER, this_owner
 from controller.platform.sandbox.retry import InfraRetriesExhausted, InfraRetrySettings, RetryingSandbox
 from controller.platform.settings import PROJECT_ROOT
 from tests.integration.sandbox.test_warm_pool import WAITER, wait_for_idle
-from tests.owner import TEST_OWNER
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
 FAST = InfraRetrySettings(tries=3, backoff_seconds=0.2, max_backoff_seconds=0.5)
@@ -47,14 +46,6 @@ class Counting:
     def run(self, spec: SandboxSpec):  # noqa: ANN201
         self.runs += 1
         return self.inner.run(spec)
-
-
-@pytest.fixture
-def pooled(docker_client, base_settings):  # noqa: ANN001, ANN201
-    sandbox = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner=TEST_OWNER,
-                            pool_size=1, pool_max_idle_seconds=60)
-    yield sandbox
-    sandbox.close()
 
 
 def remove_the_first_taken(sandbox: DockerSandbox, docker_client, after: float) -> list[str]:  # noqa: ANN001
