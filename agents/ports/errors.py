@@ -68,6 +68,16 @@ class UsageError(PlatformError):
     exit_code = 2
 
 
+def refused(exc: BaseException) -> bool:
+    """Whether ``exc`` refuses the user's input or request (a :class:`UsageError`, exit 2).
+
+    A refusal is logged as one (``*.refused``, warning level, its one line, no frames): it
+    is the expected answer to bad input, not a crash, and must not read like one in a log
+    system. Anything else that ends a run keeps its traceback.
+    """
+    return isinstance(exc, UsageError)
+
+
 class TargetError(UsageError):
     """A target is unknown, badly named, or its input files are missing or unreadable."""
 

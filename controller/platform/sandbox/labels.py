@@ -1,16 +1,17 @@
 """Labels on every container and volume the platform creates, and who owns them.
 
-``org.sandloop.owner`` names the controller process, ``host:pid:started:pidns``: its host,
-its pid, when it started (clock ticks after boot, ``/proc/<pid>/stat``'s field 22) and its
-PID namespace (``/proc/self/ns/pid``). A later controller on the same host and in the same
-PID namespace can then tell, without any clock, leftovers of a process that died (no such
-pid, or the pid now belongs to a process that started at another time) from the live work
-of a process that still runs beside it. Labels written before the last two parts existed
-(``host:pid``) are still read.
+``org.sandloop.owner`` names the controller process (``host:pid``). When the owner is the
+process itself (:func:`this_owner`), two more labels say which process that pid was:
+``org.sandloop.owner-started`` (when it started, in clock ticks after boot: ``/proc/<pid>/stat``'s
+field 22) and ``org.sandloop.owner-pidns`` (its PID namespace, ``/proc/self/ns/pid``). A later
+controller on the same host and in the same PID namespace can then tell, without any wall
+clock, leftovers of a process that died (no such pid, or the pid now belongs to a process
+that started at another time) from the live work of a process that still runs beside it.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
 import time
@@ -22,32 +23,28 @@ PREFIX = "org.sandloop."
 MANAGED = f"{PREFIX}managed"
 OWNER = f"{PREFIX}owner"
 CREATED = f"{PREFIX}created"
+OWNER_STARTED = f"{PREFIX}owner-started"
+OWNER_PIDNS = f"{PREFIX}owner-pidns"
 _PROC = Path("/proc")
 
 
 @dataclass(frozen=True)
 class Owner:
-    """Who made a resource: a process on a host (``started`` and ``pidns`` None when unknown)."""
+    """Who made a resource: a process of a host (``started`` and ``pidns`` None when not labelled)."""
 
     host: str
     pid: int
     started: int | None = None
     pidns: str | None = None
 
-    def label(self) -> str:
-        """The owner label's value."""
-        if self.started is None or self.pidns is None:
-            return f"{self.host}:{self.pid}"
-        return f"{self.host}:{self.pid}:{self.started}:{self.pidns}"
-
     @classmethod
-    def parse(cls, value: str) -> Owner | None:
-        """The owner a label names, or None when it names no process of a host (e.g. a Pod)."""
-        parts = value.split(":")
-        if len(parts) == 4 and parts[1].isdigit() and parts[2].isdigit() and parts[3].isdigit():
-            return cls(parts[0], int(parts[1]), int(parts[2]), parts[3])
-        host, _, pid = value.rpartition(":")
-        return cls(host, int(pid)) if host and pid.isdigit() else None
+    def of(cls, labels: Mapping[str, str]) -> Owner | None:
+        """The owner a resource's labels name, or None when they name no process of a host (a Pod)."""
+        host, _, pid = labels.get(OWNER, "").rpartition(":")
+        if not host or not pid.isdigit():
+            return None
+        started, pidns = labels.get(OWNER_STARTED, ""), labels.get(OWNER_PIDNS, "")
+        return cls(host, int(pid), int(started) if started.isdigit() else None, pidns if pidns.isdigit() else None)
 
 
 def started_ticks(pid: int) -> int | None:
@@ -72,15 +69,26 @@ def pid_namespace() -> str | None:
 
 def this_owner() -> str:
     """The owner label value of the current process."""
-    pid = os.getpid()
-    return Owner(socket.gethostname(), pid, started_ticks(pid), pid_namespace()).label()
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+@functools.cache
+def _identity(pid: int) -> dict[str, str]:
+    """The labels that say which process ``pid`` (this one) is; cached per pid (a fork gets its own)."""
+    started, pidns = started_ticks(pid), pid_namespace()
+    if started is None or pidns is None:
+        return {}
+    return {OWNER_STARTED: str(started), OWNER_PIDNS: pidns}
 
 
 def managed_labels(owner: str, extra: Mapping[str, str]) -> dict[str, str]:
     """Labels for a new container: managed flag, owner, creation time, plus ``extra``.
 
-    ``extra`` keys are namespaced (``run_id`` becomes ``org.sandloop.run_id``).
+    ``extra`` keys are namespaced (``run_id`` becomes ``org.sandloop.run_id``). When ``owner``
+    is this process, its start time and PID namespace are labelled too (see the module docstring).
     """
     labels = {MANAGED: "1", OWNER: owner, CREATED: str(int(time.time()))}
+    if owner == this_owner():
+        labels.update(_identity(os.getpid()))
     labels.update({f"{PREFIX}{key}": str(value)[:128] for key, value in extra.items()})
     return labels

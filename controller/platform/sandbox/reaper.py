@@ -8,7 +8,9 @@ taken, however old its labels say it is: the wall clock is not trusted there, si
 step (NTP, a VM resumed from a snapshot) once made every container on the engine look
 hours old at once, and the next run's start removed live ones ("No such container").
 A resource whose owner cannot be checked (another host sharing the engine, another PID
-namespace, a label of no process) is a leftover once older than ``max_age_seconds``.
+namespace, a label of no process) is a leftover once older than ``max_age_seconds``; one
+whose owner is labelled without its start time (an older controller, a test) once older
+than that, or once its pid is gone.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import time
 import docker
 import docker.errors
 
-from controller.platform.sandbox.labels import CREATED, MANAGED, OWNER, Owner, pid_namespace, started_ticks
+from controller.platform.sandbox.labels import CREATED, MANAGED, Owner, pid_namespace, started_ticks
 
 DEFAULT_MAX_AGE_SECONDS = 6 * 3600
 
@@ -36,7 +38,7 @@ def is_leftover(labels: dict[str, str], *, now: float, max_age: float, host: str
         host: This host's name.
         pidns: This process's PID namespace (default: read from /proc).
     """
-    owner = Owner.parse(labels.get(OWNER, ""))
+    owner = Owner.of(labels)
     here = owner is not None and owner.host == host
     if owner is not None and here and owner.started is not None and owner.pidns == (pidns or pid_namespace()):
         return not _alive(owner.pid, owner.started)
@@ -46,7 +48,7 @@ def is_leftover(labels: dict[str, str], *, now: float, max_age: float, host: str
         age = max_age + 1
     if age > max_age:
         return True
-    # An older label (host:pid) of this host: the pid alone says it, as before this label had a start time.
+    # Labelled without its start time (an older controller, a test's owner): the pid alone says it.
     return owner is not None and here and owner.pidns is None and not _alive(owner.pid)
 
 

@@ -18,9 +18,9 @@ import time
 import pytest
 
 from agents.ports.sandbox import SandboxLimits, SandboxSpec
-from controller.platform.sandbox import labels as labels_module
+from controller.platform.sandbox import docker as docker_module
 from controller.platform.sandbox.docker import DockerSandbox
-from controller.platform.sandbox.labels import OWNER, this_owner
+from controller.platform.sandbox.labels import CREATED, OWNER, managed_labels, this_owner
 from controller.platform.sandbox.retry import InfraRetriesExhausted, InfraRetrySettings, RetryingSandbox
 from controller.platform.settings import PROJECT_ROOT
 from tests.integration.sandbox.test_warm_pool import WAITER, wait_for_idle
@@ -107,8 +107,9 @@ class TestReaperAndClock:
             self, docker_client, parser_image, base_settings, monkeypatch):
         """Labels written 7 h "ago" (a wall-clock step): another controller starting meanwhile
         (its reaper) leaves the running execution alone; it ends normally."""
-        stepped = time.time() - 7 * 3600
-        monkeypatch.setattr(labels_module.time, "time", lambda: stepped)
+        stepped = str(int(time.time() - 7 * 3600))
+        monkeypatch.setattr(docker_module, "managed_labels",
+                            lambda owner, extra: {**managed_labels(owner, extra), CREATED: stepped})
         owner = this_owner()  # this very process, as a CLI run labels its containers
         sandbox = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner=owner)
         done: dict[str, object] = {}

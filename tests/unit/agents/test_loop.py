@@ -17,7 +17,7 @@ from tests.fakes import load_document_here
 from agents.idris.coder import OfflineIdrisCoder
 from agents.idris.run import IdrisRunRequest, run_idris_agent
 from agents.loop import LoopCrashed
-from agents.ports.errors import InfraFault, SandboxError
+from agents.ports.errors import InfraFault, SandboxError, TargetError
 from controller.platform.observability.history import HistoryStore
 from controller.platform.observability.logs import configure_logging
 from controller.platform.observability.recorder import EVENTS_FILE, history_path, observe_run
@@ -91,6 +91,33 @@ class TestParserLoopCrash:
             observed_parser_run(settings, SandboxError("engine went away"))
         summary = json.loads((settings.runs_dir / "r1" / "summary.json").read_text())
         assert summary["status"] == "error" and "engine went away" in summary["last_problem"]
+
+
+class TestRefusalsAreNotCrashes:
+    def events(self, settings: Settings) -> list[dict]:
+        return [json.loads(line) for line in (settings.runs_dir / "r1" / EVENTS_FILE).read_text().splitlines()]
+
+    def test_a_refused_input_is_one_warning_line_without_frames(self, settings):
+        """A TargetError (exit 2) inside the loop: loop.refused at warning, no traceback, nothing at error level."""
+        with pytest.raises(TargetError):
+            observed_parser_run(settings, TargetError("statement.pdf is not a readable PDF (PdfminerException)"))
+        events = self.events(settings)
+        (refusal,) = [e for e in events if e["event"] == "loop.refused"]
+        assert refusal["level"] == "warning" and "not a readable PDF" in refusal["error"]
+        assert not any("exception" in e for e in events)
+        assert not [e["event"] for e in events if e["level"] == "error"]
+        assert [e["level"] for e in events if e["event"] in ("node.refused", "run.refused")] == ["info", "info"]
+        summary = json.loads((settings.runs_dir / "r1" / "summary.json").read_text())
+        assert summary["status"] == "error"  # still recorded: the run has no other outcome
+
+    def test_a_crash_keeps_its_frames_and_error_level(self, settings):
+        """A bug (KeyError): loop.crashed at error with the exception's frames, node.failed, run.errored."""
+        with pytest.raises(LoopCrashed):
+            observed_parser_run(settings, KeyError("boom"))
+        by_event = {e["event"]: e for e in self.events(settings)}
+        assert by_event["loop.crashed"]["level"] == "error" and by_event["loop.crashed"]["exception"]
+        assert by_event["node.failed"]["level"] == "error" and by_event["run.errored"]["level"] == "error"
+        assert "loop.refused" not in by_event
 
 
 class TestInfrastructureLost:

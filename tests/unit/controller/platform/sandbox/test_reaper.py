@@ -6,8 +6,18 @@ import os
 import socket
 
 import subprocess
+import time
 
-from controller.platform.sandbox.labels import CREATED, OWNER, Owner, managed_labels, pid_namespace, this_owner
+from controller.platform.sandbox.labels import (
+    CREATED,
+    OWNER,
+    OWNER_PIDNS,
+    OWNER_STARTED,
+    Owner,
+    managed_labels,
+    pid_namespace,
+    this_owner,
+)
 from controller.platform.sandbox.reaper import is_leftover
 
 HOST = socket.gethostname()
@@ -37,35 +47,36 @@ class TestIsLeftover:
         The cause of a run ended ``error`` with "No such container": every run's start reaps,
         and the age rule came before the owner's liveness.
         """
-        stepped = 1000 + 7 * 3600
-        assert not is_leftover(labels(this_owner(), 1000), now=stepped, max_age=6 * 3600, host=HOST)
+        mine = managed_labels(this_owner(), {})
+        mine[CREATED] = "1000"
+        assert not is_leftover(mine, now=1000 + 7 * 3600, max_age=6 * 3600, host=HOST)
 
     def test_a_reused_pid_does_not_keep_a_dead_owners_work(self):
         """The pid lives, but in a process that started at another time: its owner is gone."""
-        owner = Owner.parse(this_owner())
-        assert owner is not None and owner.started is not None
-        reused = Owner(HOST, owner.pid, owner.started + 1, owner.pidns).label()
-        assert is_leftover(labels(reused, 1000), now=1010, max_age=3600, host=HOST)
+        reused = managed_labels(this_owner(), {})
+        reused[OWNER_STARTED] = str(int(reused[OWNER_STARTED]) + 1)
+        assert is_leftover(reused, now=time.time(), max_age=3600, host=HOST)
 
     def test_a_dead_owner_with_a_start_time_is_reaped(self):
-        """A pid that has exited, labelled the new way: a leftover at once."""
+        """A pid that has exited, labelled with a start time: a leftover at once."""
         proc = subprocess.Popen(["true"])
         proc.wait()
-        dead = Owner(HOST, proc.pid, 1, pid_namespace()).label()
-        assert is_leftover(labels(dead, 1000), now=1010, max_age=3600, host=HOST)
+        dead = {**labels(f"{HOST}:{proc.pid}", 1000), OWNER_STARTED: "1", OWNER_PIDNS: pid_namespace()}
+        assert is_leftover(dead, now=1010, max_age=3600, host=HOST)
 
     def test_another_pid_namespace_is_judged_by_age_only(self):
         """Pids of another namespace mean nothing here: kept until too old, then reaped."""
-        other = Owner(HOST, 1, 5, "1").label()
-        assert not is_leftover(labels(other, 1000), now=1010, max_age=3600, host=HOST, pidns="2")
-        assert is_leftover(labels(other, 1000), now=1000 + 3601, max_age=3600, host=HOST, pidns="2")
+        other = {**labels(f"{HOST}:1", 1000), OWNER_STARTED: "5", OWNER_PIDNS: "1"}
+        assert not is_leftover(other, now=1010, max_age=3600, host=HOST, pidns="2")
+        assert is_leftover(other, now=1000 + 3601, max_age=3600, host=HOST, pidns="2")
 
-    def test_owner_labels_round_trip(self):
-        """this_owner names host, pid, start ticks and PID namespace; an older host:pid label is read too."""
-        owner = Owner.parse(this_owner())
+    def test_this_process_labels_its_start_and_pid_namespace(self):
+        """Labels of this very process carry its start ticks and PID namespace; another owner's do not."""
+        owner = Owner.of(managed_labels(this_owner(), {}))
         assert owner is not None and (owner.host, owner.pid) == (HOST, os.getpid())
         assert owner.pidns == pid_namespace() and owner.started is not None
-        assert Owner.parse("h:12") == Owner("h", 12) and Owner.parse("sandloop-controller-pod") is None
+        assert Owner.of(managed_labels("pytest:12", {})) == Owner("pytest", 12)
+        assert Owner.of({OWNER: "sandloop-controller-pod"}) is None
 
     def test_managed_labels_are_namespaced(self):
         """Caller labels are prefixed; owner and creation time are always set."""
