@@ -1,4 +1,4 @@
-"""The command line: ``python -m controller {run,check,replay,graph,images,serve,tokens,k8s}``.
+"""The command line: ``python -m controller {run,check,replay,graph,images,serve,tokens,db,k8s}``.
 
 Exit status: 0 the parser passed (or ran and cannot be verified), 1 the loop gave up or the
 checked parser failed, 2 a usage or input error (or no Docker engine), 3 the environment
@@ -107,6 +107,11 @@ def build_parser() -> argparse.ArgumentParser:
     remove = tokens_sub.add_parser("remove", help="remove a token (its runs stay)")
     remove.add_argument("name", metavar="NAME", help="the token's name")
 
+    db = sub.add_parser("db", help="the service's run store: upgrade its schema, or say which revision it has")
+    db_sub = db.add_subparsers(dest="db_command", required=True, metavar="DB_COMMAND")
+    db_sub.add_parser("upgrade", help="apply the migrations this release has and the store lacks (serve does too)")
+    db_sub.add_parser("current", help="print the store's schema revision and this release's newest")
+
     k8s = sub.add_parser("k8s", help="Kubernetes: print the deployment and a sandbox Pod as YAML")
     k8s_sub = k8s.add_subparsers(dest="k8s_command", required=True, metavar="K8S_COMMAND")
     render = k8s_sub.add_parser("render", help="print every object the deployment creates, and one sandbox's Pod + ConfigMap")
@@ -152,6 +157,8 @@ def _handler(args: argparse.Namespace) -> Handler:
         return remote
     if args.command == "tokens":
         return _tokens
+    if args.command == "db":
+        return _db
     if args.command == "k8s":
         return _k8s
     from controller.entry import commands  # lazy: the runner and every agent, for the local commands only
@@ -162,6 +169,12 @@ def _handler(args: argparse.Namespace) -> Handler:
 
 def _tokens(args: argparse.Namespace, settings: Settings) -> int:
     from controller.entry.service.tokens import command  # lazy: the service store, for tokens only
+
+    return command(args, settings)
+
+
+def _db(args: argparse.Namespace, settings: Settings) -> int:
+    from controller.entry.service.db import command  # lazy: SQLAlchemy and Alembic, for db only
 
     return command(args, settings)
 

@@ -120,6 +120,25 @@ class ServiceSettings(BaseModel):
         100, ge=2, le=100_000, description="Most a zip member may inflate per compressed byte, past 1 MiB (413 beyond)."
     )
     zip_depth: int = Field(16, ge=1, le=64, description="Deepest folder nesting in an uploaded zip (422 beyond).")
+    max_takeovers: int = Field(
+        3, ge=0, le=100,
+        description="How often a run whose worker died goes back to the queue; the next death ends it as error.",
+    )
+    idempotency_seconds: float = Field(
+        86400.0, ge=86400.0, le=30 * 86400.0, description="How long an Idempotency-Key is kept (at least 24 h).",
+    )
+    upload_quota_bytes: int = Field(
+        512 * 1024**2, ge=1024, le=1024**4,
+        description="Most bytes one token's uploads may hold on disk until their runs end (429 beyond).",
+    )
+    min_free_bytes: int = Field(
+        512 * 1024**2, ge=0, le=1024**4,
+        description="Free disk the runs folder keeps in reserve: no upload is accepted below it (507).",
+    )
+    sweep_seconds: float = Field(
+        10.0, gt=0, le=3600,
+        description="How often uploads of ended runs, orphaned uploads and old idempotency keys are removed.",
+    )
 
     @model_validator(mode="after")
     def _renew_before_expiry(self) -> ServiceSettings:

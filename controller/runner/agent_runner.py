@@ -15,6 +15,8 @@ that finished runs again, neither a sandbox execution nor a coder call.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import json
 import re
 from collections.abc import Iterator
@@ -101,7 +103,11 @@ class Runner:
             image = recorded_image(services, record["image_name"], record["image"], self.say)
             environment = Environment(image, "reused", 0.0) if record.get("environment") else None
             checkpoint = open_checkpoint(run_dir, run_id, agent.info.state_types, resume=True)
-            self.say(resume_line(agent, plan, checkpoint))
+            if started(agent, plan, checkpoint):
+                self.say(resume_line(agent, plan, checkpoint))
+            else:  # it stopped between its run.json and its graph's first checkpoint: nothing ran yet
+                checkpoint = replace(checkpoint, resume=False)
+                self.say(f"run {run_id} stopped before its first checkpoint: starting it from the beginning")
             self._prewarm(services, image, plan)
             summary = self._observed(agent, plan, checkpoint, services, image, environment)
         self.progress.summary(summary)
@@ -203,6 +209,12 @@ def run_record(agent: Agent, plan: Plan, run_id: str, image: str, config: AgentC
         "limits": plan.limits.model_dump(), "data_dir": str(Path(config.data_dir).resolve()),
         **plan.record,
     }
+
+
+def started(agent: Agent, plan: Plan, checkpoint: Checkpoint) -> bool:
+    """Whether the run's graph wrote any checkpoint (a run can stop between run.json and that)."""
+    snapshot = agent.graph(plan.max_attempts, checkpoint.saver).get_state(checkpoint.config)
+    return bool(snapshot.values or snapshot.next)
 
 
 def resume_line(agent: Agent, plan: Plan, checkpoint: Checkpoint) -> str:

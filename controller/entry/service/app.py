@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from agents.ports.errors import PlatformError
-from controller.entry.service import checks, conversation, history, problems, routes, stats
+from controller.entry.service import checks, conversation, docs, history, problems, routes, stats
 from controller.entry.service.limits import BodyLimit
 from controller.entry.service.state import ServiceState
 from controller.platform.observability.exporter import Exporter
@@ -18,14 +18,17 @@ DESCRIPTION = """Submit agent runs to sandloop, follow them live and fetch their
 
 Every error is an RFC 9457 problem document (`application/problem+json`) whose `detail` is
 the line the command line prints. Once any token exists, every endpoint but `/healthz`,
-`/readyz` and `/metrics` needs `Authorization: Bearer TOKEN`. See docs/api.md."""
+`/readyz` and `/metrics` needs `Authorization: Bearer TOKEN` (this page and `/openapi.json`
+too). See docs/api.md."""
 
 
 def create_app(state: ServiceState, exporter: Exporter | None = None) -> FastAPI:
     """The service's app over ``state``; ``exporter``'s registry is served at /metrics."""
-    app = FastAPI(title="sandloop", version="1", description=DESCRIPTION)
+    app = FastAPI(title="sandloop", version="1", description=DESCRIPTION, docs_url=None, redoc_url=None,
+                  openapi_url=None)
     app.state.service = state
     problems.install(app)
+    docs.install(app)
     app.include_router(routes.router)
     app.include_router(stats.router)
     app.include_router(conversation.router)
@@ -45,6 +48,9 @@ def create_app(state: ServiceState, exporter: Exporter | None = None) -> FastAPI
     def healthz() -> JSONResponse:
         """200 while the process runs and can read the run history (the exporter's check)."""
         ok, body = exporter.health() if exporter is not None else (True, {})
+        body.pop("history", None)  # a path of the server's: nobody's business
+        if "error" in body:
+            body["error"] = "the run history cannot be read (see the service's log)"
         body = {**body, "status": ("draining" if state.draining.is_set() else "ok") if ok else "error"}
         return JSONResponse(body, status_code=200 if ok else 503)
 

@@ -1,7 +1,8 @@
 """Who is asking: a bearer token's name, or the local user while no token exists.
 
 Once any token exists, every endpoint but /healthz, /readyz and /metrics needs one (401
-otherwise). A token sees and cancels only its own runs; an admin token sees all. Another
+otherwise), /docs and /openapi.json too. Runs submitted while no token existed belong to
+``~local``, a name no token can have, so no token inherits them (an admin sees them). A token sees and cancels only its own runs; an admin token sees all. Another
 tenant's run answers 404, like a run that does not exist, so ids do not leak.
 """
 
@@ -13,11 +14,8 @@ from fastapi import Request
 
 from controller.entry.service.problems import Problem
 from controller.entry.service.state import ServiceState
-from controller.platform.store import RunRow
+from controller.platform.store import LOCAL_OWNER, RunRow
 from controller.platform.store.tokens import token_hash
-
-#: The owner of runs submitted while no token exists (loopback only).
-LOCAL_OWNER = "local"
 _CHALLENGE = {"WWW-Authenticate": 'Bearer realm="sandloop"'}
 _MAX_TOKEN = 200
 

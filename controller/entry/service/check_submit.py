@@ -29,10 +29,10 @@ from controller.entry.service.child import SUBMISSIONS
 from controller.entry.service.problems import Problem
 from controller.entry.service.schemas import RunRequest
 from controller.entry.service.submit import UPLOADS, plan, queue, scrub_staging, service_run_id, upload_dir
-from controller.entry.service.uploads import FILES, MAX_FIELD_BYTES
+from controller.entry.service.uploads import FILES, MAX_FIELD_BYTES, require_free_space, tree_bytes
 from controller.platform.safe_zip import Budget, ZipLimits, ZipRefused, extract
 from controller.platform.settings import ServiceSettings, Settings
-from controller.platform.store import RunRow, RunStore
+from controller.platform.store import Idempotency, RunRow, RunStore
 
 FIELDS = ("target", "as_of", "jobs")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -133,14 +133,17 @@ def stage_submissions(upload: CheckUpload, folder: Path, limits: ZipLimits) -> l
     return paths
 
 
-def accept_check(settings: Settings, store: RunStore, owner: str, upload: CheckUpload) -> RunRow:
-    """Stage, check and queue a check (durably); its run row.
+def accept_check(settings: Settings, store: RunStore, owner: str, upload: CheckUpload,
+                 idempotency: Idempotency | None = None) -> RunRow:
+    """Stage, check and queue a check (durably); its run row (a replayed request's: the earlier one's).
 
     Raises:
         Problem: 413 or 422 for a refused zip.
         TargetError, ConfigError: the target cannot be checked (422).
         QuotaExceeded, QueueFull: no room (429, 503).
     """
+    require_free_space(settings, sum(len(data) for _, data in (*upload.parsers, *upload.zips))
+                       + sum(len(data) for data in upload.target_files.values()))
     staging = settings.runs_dir / UPLOADS / f".staging-{secrets.token_hex(8)}"
     final: Path | None = None
     try:
@@ -160,7 +163,11 @@ def accept_check(settings: Settings, store: RunStore, owner: str, upload: CheckU
                                  **request.model_dump(exclude={"target"}, exclude_none=True)}
         if uploaded:
             extra["upload"] = run_id
-        return queue(settings, store, owner, agent, RunRequest(target=request.target), run_id, extra)
+        row = queue(settings, store, owner, agent, RunRequest(target=request.target), run_id, extra,
+                    idempotency=idempotency, upload_bytes=max(1, tree_bytes(final)))
+        if row.id != run_id:  # an earlier request with the same key made the check
+            _remove(staging, final)
+        return row
     except ZipRefused as exc:
         _remove(staging, final)
         raise Problem(413 if exc.too_big else 422, exc.one_line()) from None

@@ -18,7 +18,8 @@ from controller.entry.service.check_models import CheckOut, CheckRequest
 from controller.entry.service.child import is_check
 from controller.entry.service.check_submit import accept_check, read_check_upload
 from controller.entry.service.problems import Problem
-from controller.entry.service.routes import visible_run
+from controller.entry.service.idempotency import idempotency
+from controller.entry.service.routes import accepted, replayed, visible_run
 from controller.entry.service.schemas import PROBLEMS
 from controller.entry.service.state import ServiceState
 from controller.entry.service.uploads import FILES
@@ -53,10 +54,15 @@ async def submit_check(request: Request, caller: Caller) -> JSONResponse:
     if kind != "multipart/form-data":
         raise Problem(415, f"send multipart/form-data, not {kind[:60]!r}")
     upload = await read_check_upload(request, state.settings.service)
-    row = await run_in_threadpool(accept_check, state.settings, state.store, caller.name, upload)
+    files = [*(("target", name, data) for name, data in sorted(upload.target_files.items())),
+             *(("parser", name, data) for name, data in upload.parsers),
+             *(("submission", name, data) for name, data in upload.zips)]
+    key = idempotency(request, "/v1/checks", upload.request.model_dump(mode="json"), files)
+    if (earlier := await run_in_threadpool(replayed, state, caller, key)) is not None:
+        return earlier
+    row = await run_in_threadpool(accept_check, state.settings, state.store, caller.name, upload, key)
     state.submitted.set()
-    document = CheckOut.of(row)
-    return JSONResponse(document.model_dump(mode="json"), status_code=202, headers={"Location": document.links.self})
+    return accepted(CheckOut.of(row), 202)
 
 
 @router.get("/{check_id}", response_model=CheckOut, summary="A check's status and verdicts")

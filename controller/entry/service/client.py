@@ -2,9 +2,11 @@
 ``check --server URL --target NAME --parser PATH…``: a check there).
 
 Submits the run (or the check), prints the run's own lines as the service streams them (the progress lines
-and the closing summary a local run prints) and exits with the run's exit code. The stream
-is replayed from the start on every connection, so a dropped connection is picked up again
-without repeating a line. Ctrl-C cancels the run on the service, as it stops a local run.
+and the closing summary a local run prints) and exits with the run's exit code. The
+submission carries an ``Idempotency-Key``, so it is sent again after a dropped connection or
+while the service restarts without ever making two runs. The stream is resumed after a
+dropped connection with ``Last-Event-ID``, so nothing is printed twice or missed. Ctrl-C
+cancels the run on the service, as it stops a local run.
 
 ``--interactive`` (conversational targets: intake): the run takes its replies from the
 service. Each ``question`` event is shown; when stdin is a terminal the reply typed there is
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import secrets
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -33,6 +36,10 @@ from controller.platform.settings import Settings
 
 RECONNECTS = 30
 RECONNECT_SECONDS = 2.0
+#: Tries of a submission whose connection failed (the same Idempotency-Key each time), and the
+#: first pause between them (doubled each time, at most 8 s: about a minute in all).
+SUBMIT_TRIES = 10
+SUBMIT_PAUSE = 0.5
 
 
 class ServiceUnreachable(PlatformError):
@@ -102,7 +109,7 @@ def submit_and_follow(base: str, settings: Settings, path: str, noun: str, out: 
         headers["Authorization"] = f"Bearer {settings.token.get_secret_value()}"
     try:
         with httpx.Client(base_url=base, headers=headers, timeout=httpx.Timeout(30.0, read=None)) as client:
-            run = _json(_call(client, "POST", path, **body))
+            run = _json(submit(client, path, **body))
             run_id = str(run["id"])
             print(f"==> {base}: accepted as {noun} {run_id} ({run['status']})", file=out, flush=True)
             try:
@@ -117,6 +124,28 @@ def submit_and_follow(base: str, settings: Settings, path: str, noun: str, out: 
     finally:
         httpx_log.setLevel(level)
     return exit_code(end)
+
+
+def submit(client: httpx.Client, path: str, **body: Any) -> httpx.Response:
+    """POST the submission, again after a failed connection (a restarting service), under one
+    ``Idempotency-Key``: however often it is sent, the service makes one run of it.
+
+    Raises:
+        ServiceUnreachable, ServiceRefused: it never got through, or the service refused it.
+    """
+    headers = {"Idempotency-Key": f"sbx-client-{secrets.token_hex(16)}"}
+    pause = SUBMIT_PAUSE
+    for _ in range(SUBMIT_TRIES - 1):
+        try:
+            reply = client.request("POST", path, headers=headers, **body)
+        except httpx.TransportError:
+            time.sleep(pause)
+            pause = min(pause * 2, 8.0)
+            continue
+        if reply.status_code not in (200, 202):
+            raise _refused(reply)
+        return reply
+    return _call(client, "POST", path, headers=headers, **body)
 
 
 def answer(client: httpx.Client, base: str, run_id: str, out: TextIO, read: TextIO | None = None) -> OnQuestion:
@@ -146,23 +175,22 @@ def answer(client: httpx.Client, base: str, run_id: str, out: TextIO, read: Text
 
 def follow(client: httpx.Client, run_id: str, out: TextIO, on_question: OnQuestion | None = None) -> dict[str, Any]:
     """Print the run's lines until its ``end`` event; the final run document. A ``question``
-    event (a conversation waiting for a reply) goes to ``on_question``."""
-    printed = 0
+    event (a conversation waiting for a reply) goes to ``on_question``. A dropped stream is
+    taken up again after the last event seen (``Last-Event-ID``)."""
+    last: int | None = None
     failures = 0
     while True:
-        seen = 0
+        headers = {"Accept": "text/event-stream", **({"Last-Event-ID": str(last)} if last is not None else {})}
         try:
-            with client.stream("GET", f"/v1/runs/{run_id}/events", headers={"Accept": "text/event-stream"}) as reply:
+            with client.stream("GET", f"/v1/runs/{run_id}/events", headers=headers) as reply:
                 if reply.status_code != 200:
                     reply.read()
                     raise _refused(reply)
-                for event, data in parse_sse(reply.iter_lines()):
+                for event_id, event, data in parse_sse_ids(reply.iter_lines()):
                     failures = 0
+                    last = event_id if event_id is not None else last
                     if event == "line":
-                        seen += 1
-                        if seen > printed:  # a reconnection replays from the start
-                            print(str(data.get("text", "")), file=out, flush=True)
-                            printed = seen
+                        print(str(data.get("text", "")), file=out, flush=True)
                     elif event == "question" and on_question is not None:
                         on_question(data)
                     elif event == "end":
@@ -177,6 +205,13 @@ def follow(client: httpx.Client, run_id: str, out: TextIO, on_question: OnQuesti
 
 def parse_sse(lines: Iterator[str]) -> Iterator[tuple[str, dict[str, Any]]]:
     """(event, JSON data) of each Server-Sent Event in ``lines``; comments and bad data skipped."""
+    for _, event, data in parse_sse_ids(lines):
+        yield event, data
+
+
+def parse_sse_ids(lines: Iterator[str]) -> Iterator[tuple[int | None, str, dict[str, Any]]]:
+    """(id, event, JSON data) of each Server-Sent Event in ``lines``; comments and bad data skipped."""
+    event_id: int | None = None
     event, data = "message", ""
     for line in lines:
         if not line:
@@ -186,8 +221,11 @@ def parse_sse(lines: Iterator[str]) -> Iterator[tuple[str, dict[str, Any]]]:
                 except ValueError:
                     parsed = None
                 if isinstance(parsed, dict):
-                    yield event, parsed
-            event, data = "message", ""
+                    yield event_id, event, parsed
+            event_id, event, data = None, "message", ""
+        elif line.startswith("id:"):
+            value = line[3:].strip()
+            event_id = int(value) if value.isascii() and value.isdigit() else None
         elif line.startswith("event:"):
             event = line[6:].strip()
         elif line.startswith("data:"):

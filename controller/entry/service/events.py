@@ -1,13 +1,16 @@
-"""``GET /v1/runs/{id}/events``: the run's progress as Server-Sent Events.
+"""``GET /v1/runs/{id}/events``: the run's journal as Server-Sent Events, resumable by id.
 
-Two files of the run folder are followed from their start, so a late subscriber gets the
-whole run: ``console.txt`` (the lines ``python -m controller run`` printed, which the worker
-copies there) as ``line`` events, and ``events.jsonl`` (the run's structured log) whose
-``node.finished`` records become ``node`` events. A ``status`` event comes first and an
-``end`` event, with the final run document, last; the stream ends when the run has ended
-and both files are read, or when the service drains. While a conversation's run waits for a
-reply (status ``waiting``), its question (``question.json``) is sent once as a ``question``
-event and the stream stays open: the run's next lines follow once the reply is posted.
+The store journals everything that happens to a run, numbered 1, 2, 3 … without gaps
+(:mod:`controller.platform.store.sql`): its status changes (``status``), the lines its process
+printed (``line``, copied by the worker), its nodes' starts and ends (``node_started``,
+``node``), its questions (``question``) and its end (``end``, whose data is the final run
+document). Each SSE event carries its number as ``id:``; a client that reconnects with
+``Last-Event-ID: N`` (or ``?after=N``) gets exactly the events after N, with no gap and no
+repeat, from any replica and across restarts: the journal is in the store, not in a process.
+
+The stream ends after the run's final ``end`` event, or with a ``draining`` event (no id) when
+the service shuts down; an ``end`` followed by more events (the run was resumed) is sent as a
+``status`` event. A run from before the journal existed has none: its stream is its end.
 """
 
 from __future__ import annotations
@@ -16,64 +19,47 @@ import asyncio
 import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
-from agents.ports.replies import PendingQuestion, read_question
-from controller.platform.observability.recorder import EVENTS_FILE
-from controller.platform.store import RunRow
+from agents.ports.replies import PendingQuestion
+from controller.platform.store import RunEvent, RunRow
 
 CONSOLE_FILE = "console.txt"
 #: Longest line kept; the rest of a longer one is dropped (a hostile parser's message).
 MAX_LINE = 64 * 1024
-#: Most bytes read from a file per poll.
-READ_CHUNK = 1024 * 1024
+#: Events read from the store at once.
+BATCH = 500
 POLL_SECONDS = 0.25
 KEEPALIVE_SECONDS = 15.0
+#: ``Last-Event-ID`` / ``after`` beyond this is not an id the service gave.
+MAX_ID = 10**12
+
+Load = Callable[[], RunRow | None]
+Read = Callable[[int], list[RunEvent]]
+Pause = Callable[[float], Awaitable[None]]
 
 
-class Tail:
-    """Complete lines appended to a file since the last read."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.offset = 0
-        self._partial = b""
-
-    def read(self) -> list[str]:
-        """The new complete lines (decoded, bounded)."""
-        try:
-            with self.path.open("rb") as handle:
-                handle.seek(self.offset)
-                data = handle.read(READ_CHUNK)
-        except OSError:
-            return []
-        self.offset += len(data)
-        *lines, self._partial = (self._partial + data).split(b"\n")
-        if len(self._partial) > MAX_LINE:
-            self._partial = self._partial[:MAX_LINE]
-        return [line[:MAX_LINE].decode("utf-8", "replace") for line in lines]
-
-
-def node_event(line: str) -> dict[str, Any] | None:
-    """A ``node`` event from one events.jsonl record, if it is a node's end."""
+def node_event(line: str) -> tuple[str, dict[str, Any]] | None:
+    """The journal entry of one events.jsonl record, if it is a node's start or end."""
     try:
         record = json.loads(line)
     except ValueError:
         return None
-    if not isinstance(record, dict) or record.get("event") != "node.finished":
+    if not isinstance(record, dict) or record.get("event") not in ("node.started", "node.finished"):
         return None
-    return {"node": str(record.get("node", "")), "attempt": _int(record.get("attempt")),
-            "outcome": str(record.get("outcome", "")), "seconds": _float(record.get("duration_seconds")),
-            "detail": str(record.get("detail", ""))}
+    node, attempt = str(record.get("node", ""))[:64], _int(record.get("attempt"))
+    if record["event"] == "node.started":
+        return "node_started", {"node": node, "attempt": attempt}
+    return "node", {"node": node, "attempt": attempt, "outcome": str(record.get("outcome", ""))[:64],
+                    "seconds": _float(record.get("duration_seconds")), "detail": str(record.get("detail", ""))[:500]}
 
 
 def _int(value: object) -> int:
-    return value if isinstance(value, int) else 0
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _float(value: object) -> float:
-    return float(value) if isinstance(value, (int, float)) else 0.0
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
 
 
 def question_event(run_id: str, pending: PendingQuestion) -> dict[str, Any]:
@@ -81,50 +67,72 @@ def question_event(run_id: str, pending: PendingQuestion) -> dict[str, Any]:
     return {"id": run_id, "turn": pending.turn, "question": pending.question, "reply": f"/v1/runs/{run_id}/input"}
 
 
-def sse(event: str, data: dict[str, Any]) -> str:
+def sse(event: str, data: dict[str, Any], event_id: int | None = None) -> str:
     """One Server-Sent Event (``json.dumps`` keeps ``data`` on one line)."""
-    return f"event: {event}\ndata: {json.dumps(data)}\n\n"
+    head = f"id: {event_id}\n" if event_id is not None else ""
+    return f"{head}event: {event}\ndata: {json.dumps(data)}\n\n"
 
 
-async def stream(run_dir: Path, load: Callable[[], RunRow | None], document: Callable[[RunRow], dict[str, Any]],
-                 stopping: Callable[[], bool], pause: Callable[[float], Awaitable[None]] = asyncio.sleep,
-                 ) -> AsyncIterator[str]:
-    """The events of the run in ``run_dir``; ``load`` reads its row, ``stopping`` says the service drains,
-    ``pause`` waits between reads (at most the given seconds; sooner when the run is known to change)."""
-    console, log = Tail(run_dir / CONSOLE_FILE), Tail(run_dir / EVENTS_FILE)
-    row = await asyncio.to_thread(load)
+def last_event_id(header: str | None, after: int | None) -> int:
+    """Where a stream starts: after the ``Last-Event-ID`` header's number, else ``after``, else 0.
+
+    A header that is not a number this service gave (a browser may send anything) counts as 0.
+    """
+    if header is not None and header.strip().isascii() and header.strip().isdigit():
+        return min(int(header.strip()), MAX_ID)
+    return min(after or 0, MAX_ID)
+
+
+def render(event: RunEvent, row: RunRow, document: Callable[[RunRow], dict[str, Any]]) -> tuple[str, bool]:
+    """The SSE text of one journal event, and whether it is the run's final end."""
+    if event.kind != "end":
+        return sse(event.kind, event.data, event.seq), False
+    if row.ended and event.seq >= row.last_event:
+        return sse("end", document(row), event.seq), True
+    return sse("status", event.data, event.seq), False  # an end the run was resumed from
+
+
+async def stream(load: Load, read: Read, document: Callable[[RunRow], dict[str, Any]], stopping: Callable[[], bool],
+                 pause: Pause, *, after: int = 0) -> AsyncIterator[str]:
+    """The run's events after number ``after``: ``load`` reads its row, ``read(n)`` its journal after n,
+    ``stopping`` says the service drains, ``pause`` waits until the run may have changed (at most the
+    given seconds; sooner when this process's worker wrote to it)."""
+    row = await _call(load)
     if row is None:
         return
-    yield sse("status", {"id": row.id, "status": row.status})
+    if row.ended and row.last_event == 0:  # before the journal existed
+        yield sse("end", document(row))
+        return
     quiet_since = time.monotonic()
-    asked = 0
     while True:
-        row = await asyncio.to_thread(load)  # before the files: a row that has ended has its files complete
-        sent = False
-        for text in await asyncio.to_thread(console.read):
-            yield sse("line", {"text": text})
-            sent = True
-        for text in await asyncio.to_thread(log.read):
-            node = node_event(text)
-            if node is not None:
-                yield sse("node", node)
-                sent = True
-        if row is None or row.ended:
-            if row is not None:
-                yield sse("end", document(row))
+        # The journal before the row: an end read in the batch is the final one only if the row,
+        # read after it, has ended with it as its last event; else the run was resumed since.
+        batch: list[RunEvent] = await asyncio.to_thread(read, after)
+        row = await _call(load)
+        if row is None:
             return
-        pending = await asyncio.to_thread(read_question, run_dir) if row.status == "waiting" else None
-        if pending is not None and pending.turn != asked:
-            asked = pending.turn
-            yield sse("question", question_event(row.id, pending))
-            sent = True
+        for event in batch:
+            text, final = render(event, row, document)
+            yield text
+            after = event.seq
+            if final:
+                return
+        if len(batch) >= BATCH:
+            continue
+        if row.ended and after >= row.last_event:  # its end was not the last thing journaled: end anyway
+            yield sse("end", document(row))
+            return
         if stopping():
             yield sse("draining", {"id": row.id, "status": row.status})
             return
         now = time.monotonic()
-        if sent:
+        if batch:
             quiet_since = now
         elif now - quiet_since > KEEPALIVE_SECONDS:
             quiet_since = now
             yield ": keep-alive\n\n"
         await pause(POLL_SECONDS)
+
+
+async def _call(function: Callable[[], Any]) -> Any:
+    return await asyncio.to_thread(function)

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agents.ports.errors import ConfigError, EngineUnavailable, EnvironmentFault, PlatformError, UsageError
-from controller.platform.store import QueueFull, QuotaExceeded, StoreError
+from controller.platform.store import QueueFull, QuotaExceeded, StorageFull, StoreError
 
 log = structlog.get_logger("sandloop.service")
 PROBLEM_JSON = "application/problem+json"
@@ -48,6 +48,8 @@ def status_of(exc: PlatformError) -> int:
         return 429
     if isinstance(exc, QueueFull):
         return 503
+    if isinstance(exc, StorageFull):
+        return 507
     if isinstance(exc, ConfigError):
         return 422
     if isinstance(exc, UsageError):  # TargetError and the rest: the request names something wrong

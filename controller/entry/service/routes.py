@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi import APIRouter, Depends, Header, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import ValidationError
@@ -17,9 +17,12 @@ from controller.entry.service.auth import Principal, principal
 from controller.entry.service.problems import Problem, validation_line
 from controller.entry.service.schemas import PROBLEMS, ArtefactEntry, RunList, RunOut, RunRequest
 from controller.entry.service.state import ServiceState
+from controller.entry.service.check_models import CheckOut
+from controller.entry.service.housekeeping import remove_upload
+from controller.entry.service.idempotency import REPLAYED, idempotency
 from controller.entry.service.submit import accept, accept_upload
 from controller.entry.service.uploads import read_upload
-from controller.platform.store import RunRow, RunStatus
+from controller.platform.store import Idempotency, RunRow, RunStatus
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"], responses=PROBLEMS)
 Caller = Annotated[Principal, Depends(principal)]
@@ -61,23 +64,50 @@ _SUBMIT_BODY = {"requestBody": {"required": True, "content": {
              openapi_extra=_SUBMIT_BODY, responses={415: PROBLEMS[422] | {"description": "Neither JSON nor multipart"}})
 async def submit_run(request: Request, caller: Caller) -> JSONResponse:
     """Queue a loop on ``target`` (JSON: a folder of the service's data/) or on an uploaded statement
-    (multipart); 202 once it is stored durably."""
+    (multipart); 202 once it is stored durably. With an ``Idempotency-Key`` a repeated request gets
+    the run the first one made (200)."""
     state = _state(request)
     if state.draining.is_set():
         raise Problem(503, "the service is shutting down and accepts no runs", headers={"Retry-After": "30"})
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind == "multipart/form-data":
         body, files = await read_upload(request, state.settings.service.upload_parts)
-        row = await run_in_threadpool(accept_upload, state.settings, state.store, caller.name, body, files)
+        key = idempotency(request, "/v1/runs", body.model_dump(mode="json"),
+                          [(name, name, data) for name, data in sorted(files.items())])
+        if (earlier := await run_in_threadpool(replayed, state, caller, key)) is not None:
+            return earlier
+        row = await run_in_threadpool(accept_upload, state.settings, state.store, caller.name, body, files, key)
     elif kind in ("application/json", ""):
         body = _run_request(await request.body())
-        row = await run_in_threadpool(accept, state.settings, state.store, caller.name, body)
+        key = idempotency(request, "/v1/runs", body.model_dump(mode="json"))
+        if (earlier := await run_in_threadpool(replayed, state, caller, key)) is not None:
+            return earlier
+        row = await run_in_threadpool(accept, state.settings, state.store, caller.name, body, key)
     else:
         raise Problem(415, f"send application/json or multipart/form-data, not {kind[:60]!r}")
     state.submitted.set()
-    document = RunOut.of(row)
-    return JSONResponse(document.model_dump(mode="json"), status_code=202,
-                        headers={"Location": document.links.self})
+    return accepted(RunOut.of(row), 202)
+
+
+def replayed(state: ServiceState, caller: Principal, key: Idempotency | None) -> JSONResponse | None:
+    """The answer to a request whose ``Idempotency-Key`` made a run already (200, that run), else None.
+
+    Raises:
+        IdempotencyConflict: the key came with another request (422).
+    """
+    if key is None:
+        return None
+    earlier = state.store.replay(caller.name, key, keep_seconds=state.settings.service.idempotency_seconds)
+    if earlier is None:
+        return None
+    document = CheckOut.of(earlier) if child.is_check(earlier) else RunOut.of(earlier)
+    return accepted(document, 200, {REPLAYED: "true"})
+
+
+def accepted(document: RunOut | CheckOut, status: int, headers: dict[str, str] | None = None) -> JSONResponse:
+    """A run's (or check's) document as the answer to its submission."""
+    return JSONResponse(document.model_dump(mode="json"), status_code=status,
+                        headers={"Location": document.links.self, **(headers or {})})
 
 
 def _run_request(raw: bytes) -> RunRequest:
@@ -112,8 +142,11 @@ def cancel_run(run_id: RunId, request: Request, caller: Caller) -> RunOut:
     row = visible_run(state, caller, run_id)
     if row.ended:
         raise Problem(409, f"run {run_id} has ended already ({row.status})")
-    after = state.store.cancel(run_id)
-    return RunOut.of(after or row)
+    after = state.store.cancel(run_id) or row
+    if after.ended and after.upload_held:  # cancelled before a worker had it: nobody else removes it now
+        remove_upload(state.settings, state.store, run_id)
+    state.signals.notify(run_id)
+    return RunOut.of(after)
 
 
 @router.post("/{run_id}/resume", status_code=202, response_model=RunOut, summary="Resume a stopped run")
@@ -139,17 +172,27 @@ def resume_run(run_id: RunId, request: Request, caller: Caller) -> RunOut:
 @router.get("/{run_id}/events", summary="The run's progress as Server-Sent Events",
             response_class=StreamingResponse,
             responses={200: {"content": {"text/event-stream": {}},
-                             "description": "status, line, node and end events (docs/api.md)"}})
-def run_events(run_id: RunId, request: Request, caller: Caller) -> StreamingResponse:
-    """From the start for a late subscriber; ends when the run ends."""
+                             "description": "status, line, node_started, node, question and end events, each "
+                                            "with its number as id (docs/api.md)"}})
+def run_events(run_id: RunId, request: Request, caller: Caller,
+               after: Annotated[int | None, Query(ge=0, le=events.MAX_ID,
+                                                  description="Start after this event id (as Last-Event-ID).")] = None,
+               last_event_id: Annotated[str | None, Header(max_length=32, description="Resume after this id.")] = None,
+               ) -> StreamingResponse:
+    """From the run's first event (or after ``Last-Event-ID`` / ``after``); ends when the run ends."""
     state = _state(request)
     row = visible_run(state, caller, run_id)
-    run_dir = state.settings.runs_dir / row.id
-    body = events.stream(run_dir, lambda: state.store.get(row.id),
-                         lambda r: RunOut.of(r).model_dump(mode="json"), state.draining.is_set,
-                         lambda seconds: state.signals.wait(row.id, seconds))
+    body = event_stream(state, row.id, events.last_event_id(last_event_id, after))
     return StreamingResponse(body, media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+def event_stream(state: ServiceState, run_id: str, after: int) -> AsyncIterator[str]:
+    """The run's events after ``after`` as SSE text (the API's stream; the console serves the same)."""
+    return events.stream(lambda: state.store.get(run_id),
+                         lambda seen: state.store.events(run_id, after=seen, limit=events.BATCH),
+                         lambda r: RunOut.of(r).model_dump(mode="json"), state.draining.is_set,
+                         state.signals.pause_for(run_id), after=after)
 
 
 @router.get("/{run_id}/artefacts", response_model=list[ArtefactEntry], summary="The files of a run")

@@ -20,7 +20,8 @@ from agents.registry import agent_for_target
 from controller.entry.service.schemas import RunRequest
 from controller.platform.artefacts import new_run_id
 from controller.platform.settings import Settings, agent_config
-from controller.platform.store import DuplicateRunId, NewRun, RunRow, RunStore
+from controller.entry.service.uploads import require_free_space, tree_bytes
+from controller.platform.store import DuplicateRunId, Idempotency, NewRun, RunRow, RunStore
 
 UPLOADS = "uploads"
 #: Ids tried before a collision is reported (at 48 random bits a second try is already unheard of).
@@ -48,17 +49,22 @@ def plan(settings: Settings, request: RunRequest, data_dir: Path) -> Agent:
 
 
 def queue(settings: Settings, store: RunStore, owner: str, agent: Agent, request: RunRequest, run_id: str,
-          extra: dict[str, Any] | None = None) -> RunRow:
-    """Store the run as queued (durably).
+          extra: dict[str, Any] | None = None, *, idempotency: Idempotency | None = None,
+          upload_bytes: int = 0) -> RunRow:
+    """Store the run as queued (durably); with ``idempotency``, the earlier run of the same request
+    if there was one (its id is then not ``run_id``).
 
     Raises:
         QuotaExceeded, QueueFull: the owner's quota or the queue is full.
+        IdempotencyConflict: the key came with another request.
     """
     options: dict[str, Any] = {k: v for k, v in (("max_attempts", request.max_attempts), ("coder", request.coder),
                                                  ("interactive", request.interactive or None)) if v is not None}
-    run = NewRun(id=run_id, owner=owner, agent=agent.name, target=request.target, options={**options, **(extra or {})})
+    run = NewRun(id=run_id, owner=owner, agent=agent.name, target=request.target, options={**options, **(extra or {})},
+                 upload_bytes=upload_bytes)
     limits = settings.service
-    return store.submit(run, quota=limits.quota_per_token, queue_limit=limits.queue_limit)
+    return store.submit(run, quota=limits.quota_per_token, queue_limit=limits.queue_limit, idempotency=idempotency,
+                        upload_quota_bytes=limits.upload_quota_bytes, idempotency_seconds=limits.idempotency_seconds)
 
 
 def service_run_id(target: str) -> str:
@@ -67,15 +73,16 @@ def service_run_id(target: str) -> str:
     return new_run_id(target) + secrets.token_hex(4)
 
 
-def accept(settings: Settings, store: RunStore, owner: str, request: RunRequest) -> RunRow:
+def accept(settings: Settings, store: RunStore, owner: str, request: RunRequest,
+           idempotency: Idempotency | None = None) -> RunRow:
     """A run on a named target of the service's data folder."""
     agent = plan(settings, request, settings.data_dir)
     for _ in range(ID_TRIES - 1):
         try:
-            return queue(settings, store, owner, agent, request, service_run_id(request.target))
+            return queue(settings, store, owner, agent, request, service_run_id(request.target), idempotency=idempotency)
         except DuplicateRunId:
             continue
-    return queue(settings, store, owner, agent, request, service_run_id(request.target))
+    return queue(settings, store, owner, agent, request, service_run_id(request.target), idempotency=idempotency)
 
 
 def upload_dir(settings: Settings, run_id: str) -> Path:
@@ -89,8 +96,10 @@ def scrub_staging(exc: PlatformError, staging: Path) -> None:
 
 
 def accept_upload(settings: Settings, store: RunStore, owner: str, request: RunRequest,
-                  files: dict[str, bytes]) -> RunRow:
-    """A run on an uploaded target: ``files`` maps fixed file names (statement.pdf, …) to their bytes."""
+                  files: dict[str, bytes], idempotency: Idempotency | None = None) -> RunRow:
+    """A run on an uploaded target: ``files`` maps fixed file names (statement.pdf, …) to their bytes.
+    A replayed request (the same ``idempotency``) keeps nothing of this one's upload."""
+    require_free_space(settings, sum(len(data) for data in files.values()))
     staging = settings.runs_dir / UPLOADS / f".staging-{secrets.token_hex(8)}"
     final: Path | None = None
     try:
@@ -106,7 +115,11 @@ def accept_upload(settings: Settings, store: RunStore, owner: str, request: RunR
         run_id = service_run_id(request.target)
         final = upload_dir(settings, run_id)
         os.rename(staging, final)
-        return queue(settings, store, owner, agent, request, run_id, {"upload": run_id})
+        row = queue(settings, store, owner, agent, request, run_id, {"upload": run_id}, idempotency=idempotency,
+                    upload_bytes=max(1, tree_bytes(final)))
+        if row.id != run_id:  # an earlier request with the same key made the run
+            shutil.rmtree(final, ignore_errors=True)
+        return row
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         if final is not None:

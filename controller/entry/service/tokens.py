@@ -7,7 +7,8 @@ import time
 
 from agents.ports.errors import ConfigError
 from controller.platform.settings import Settings
-from controller.platform.store import open_store, store_path
+from controller.platform.store import open_store
+from controller.platform.store.factory import store_label
 from controller.platform.store.tokens import check_token_name, new_token, token_hash
 
 
@@ -19,7 +20,7 @@ def command(args: argparse.Namespace, settings: Settings) -> int:
         token = new_token()
         store.add_token(name, token_hash(token), admin=args.admin)
         print(token)
-        where = "the PostgreSQL store" if settings.service.store == "postgres" else store_path(settings)
+        where = store_label(settings)
         print(f"==> token {name}{' (admin)' if args.admin else ''} added to {where}; "
               "it is shown only this once: keep it (the service stores only its hash)")
         return 0

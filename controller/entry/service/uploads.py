@@ -8,11 +8,17 @@ under its fixed name.
 
 from __future__ import annotations
 
+import os
+import shutil
+from pathlib import Path
+
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
 
 from controller.entry.service.problems import Problem
 from controller.entry.service.schemas import RunRequest
+from controller.platform.settings import Settings
+from controller.platform.store import StorageFull
 
 #: Form field -> the file name it is stored under in the target folder.
 FILES = {"statement": "statement.pdf", "result": "result.csv", "target_toml": "target.toml"}
@@ -42,3 +48,33 @@ async def read_upload(request: Request, max_parts: int) -> tuple[RunRequest, dic
         raise Problem(422, "a multipart submission needs the statement PDF as the file part 'statement'")
     fields.setdefault("target", "upload")
     return RunRequest.model_validate(fields), files
+
+
+def tree_bytes(path: Path) -> int:
+    """Bytes of the regular files under ``path`` (links are neither followed nor counted)."""
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_size
+            except OSError:
+                continue
+    return total
+
+
+def require_free_space(settings: Settings, incoming: int) -> None:
+    """Refuse an upload the runs folder's disk cannot take while keeping its reserve.
+
+    Raises:
+        StorageFull: less than ``SBX_SERVICE__MIN_FREE_BYTES`` would be left.
+    """
+    folder = settings.runs_dir
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return
+    if free - incoming < settings.service.min_free_bytes:
+        raise StorageFull(f"the service's disk is nearly full ({free // (1 << 20)} MiB free)",
+                          hint="try again once runs have ended and their uploads are removed")

@@ -1,12 +1,18 @@
 """The service's workers: claim queued runs, run each as a child process, keep leases alive.
 
 ``SBX_PARALLEL_RUNS`` worker threads each claim one run at a time from the store and run it
-as ``python -m controller run`` (see :mod:`controller.entry.service.child`), copying its
-stdout to ``runs/<id>/console.txt`` for the event stream. One supervisor thread renews this
-process's leases every ``renew_seconds``, delivers cancellations to the children (SIGINT to
-the process group, SIGKILL after ``CANCEL_GRACE_SECONDS``) and takes over runs whose lease
-expired: a run with a run.json goes back to the queue and is resumed from its checkpoint by
-whichever worker claims it; one without is ended as ``error`` with the reason.
+as ``python -m controller run`` (see :mod:`controller.entry.service.child`), journaling its
+lines and nodes in the store for the event stream (:mod:`controller.entry.service.journal`).
+One supervisor thread renews this process's leases every ``renew_seconds``, delivers
+cancellations to the children (SIGINT to the process group, SIGKILL after
+``CANCEL_GRACE_SECONDS``), takes over runs whose worker died, and sweeps uploads.
+
+A run whose worker died goes back to the queue, whatever it had done: one that had started
+(its run.json) is resumed from its last checkpoint, one that had not starts afresh; nothing
+of it is lost. A worker is known dead when its lease ran out, or at once when it ran on this
+host and its process is gone (a service restarted after ``kill -9`` takes its predecessor's
+runs over as it starts, not a lease later). Only a run whose workers died
+``max_takeovers`` times already ends as ``error`` (a run that kills its worker every time).
 
 A conversation (intake) run over the service stops, checkpointed, when it has no reply for
 its question (the child exits 75 and leaves question.json): its row goes to ``waiting``,
@@ -30,13 +36,15 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import structlog
 
+from agents.ports.replies import read_question
 from controller.entry.batch import child_env
-from controller.entry.service import child
-from controller.entry.service.events import CONSOLE_FILE, MAX_LINE
+from controller.entry.service import child, housekeeping
+from controller.entry.service.events import question_event
+from controller.entry.service.journal import RunJournal, Scrubber
 from controller.entry.service.submit import upload_dir
 from controller.platform.settings import Settings
 from controller.platform.store import RunRow, RunStatus, RunStore, StoreError
@@ -51,8 +59,19 @@ Command = Callable[[RunRow, Path], list[str]]
 
 
 def new_worker_id() -> str:
-    """This process's identity in the store's leases."""
-    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+    """This process's identity in the store's leases: host, pid and the process's start time (a pid
+    comes back after a restart: a container's service is pid 1 every time), and a random part."""
+    return f"{socket.gethostname()}:{os.getpid()}.{process_started(os.getpid())}:{secrets.token_hex(3)}"
+
+
+def process_started(pid: int) -> str:
+    """When process ``pid`` started, in the kernel's clock ticks since boot ("" if unknown)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    fields = stat.rpartition(")")[2].split()  # the command name may hold spaces; it ends at the last ")"
+    return fields[19] if len(fields) > 19 else ""
 
 
 #: The service's own store settings: a run's child never opens the store, so it never gets its DSN.
@@ -169,9 +188,10 @@ class WorkerPool:
         self._record(row, run_dir, code, tail)
 
     def _run_child(self, row: RunRow, run_dir: Path) -> tuple[int, str]:
-        """The child's exit status and the end of its stderr; its stdout goes to console.txt."""
+        """The child's exit status and the end of its stderr; its stdout and nodes go to the journal."""
         with tempfile.TemporaryFile("w+b") as errors, \
-                (run_dir / CONSOLE_FILE).open("a", encoding="utf-8") as console:
+                RunJournal(self.store, row.id, run_dir, holder=self.worker_id, journaled=row.last_event, notify=lambda: self._notify(row.id),
+                           scrub=self._scrubber(row)) as journal:
             # stdin stays open and unused: the child stops when it closes (this process died).
             proc = subprocess.Popen(self._command(row, run_dir), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=errors, text=True, encoding="utf-8", errors="replace",
@@ -181,7 +201,7 @@ class WorkerPool:
             if self._stopping.is_set():  # claimed just as the drain began: stop it like the others
                 signal_group(proc, signal.SIGINT)
             try:
-                _copy_lines(proc.stdout, console, lambda: self._notify(row.id), child.uploads_prefix(row, run_dir))
+                journal.copy(proc.stdout)
                 code = proc.wait()
             finally:
                 with self._lock:
@@ -207,7 +227,9 @@ class WorkerPool:
             released = self.store.release(row.id, self.worker_id)
             log.info("service.run_released", run_id=row.id, requeued=released)
         elif child.waits(code, run_dir):  # checkpointed on a question: no worker, no lease until the reply
-            parked = self.store.wait(row.id, self.worker_id)
+            pending = read_question(run_dir)
+            question = question_event(row.id, pending) if pending is not None else None
+            parked = self.store.wait(row.id, self.worker_id, question)
             log.info("service.run_waiting", run_id=row.id, parked=parked)
             self._notify(row.id)  # its streams send the question now
         else:
@@ -215,17 +237,26 @@ class WorkerPool:
             error = "" if status in ("passed", "failed") else child.error_line(code, tail)
             self._finish(row, status, code, summary, error)
 
-    def _finish(self, row: RunRow, status: RunStatus, code: int | None, summary: dict[str, object] | None,
+    def _finish(self, row: RunRow, status: RunStatus, code: int | None, summary: dict[str, Any] | None,
                 error: str) -> None:
-        if not self.store.finish(row.id, self.worker_id, status, exit_code=code, summary=summary, error=error):
+        scrub = self._scrubber(row)
+        summary = None if summary is None else scrub.tree(summary)
+        if not self.store.finish(row.id, self.worker_id, status, exit_code=code, summary=summary,
+                                 error=scrub.text(error)):
             log.warning("service.run_taken_over", run_id=row.id, status=status)
+        elif row.upload_held:
+            housekeeping.remove_upload(self.settings, self.store, row.id)
         self._notify(row.id)
         log.info("service.run_finished", run_id=row.id, status=status, exit_code=code)
+
+    def _scrubber(self, row: RunRow) -> Scrubber:
+        return Scrubber.for_service(self.settings, child.uploads_prefix(row, self.settings.runs_dir / row.id))
 
     # the supervisor -----------------------------------------------------------------------
     def _supervise(self) -> None:
         service = self.settings.service
-        last_renewal = time.monotonic()
+        last_renewal = last_sweep = time.monotonic()
+        self._housekeep()
         while not self._stopping.wait(service.poll_seconds) or self._running():
             try:
                 if time.monotonic() - last_renewal >= service.renew_seconds:
@@ -234,10 +265,21 @@ class WorkerPool:
                 self.deliver_cancels()
                 if not self._stopping.is_set():
                     self.take_over_expired()
+                if time.monotonic() - last_sweep >= service.sweep_seconds:
+                    housekeeping.sweep(self.settings, self.store)
+                    last_sweep = time.monotonic()
             except StoreError as exc:
                 log.error("service.supervisor_store_failed", error=exc.one_line())
             if self._stopping.is_set():
                 time.sleep(service.poll_seconds)
+
+    def _housekeep(self) -> None:
+        """At start: take over what a dead predecessor on this host held, sweep what it left."""
+        try:
+            self.take_over_expired()
+            housekeeping.sweep(self.settings, self.store)
+        except StoreError as exc:
+            log.error("service.supervisor_store_failed", error=exc.one_line())
 
     def renew(self) -> int:
         """Renew the leases of the runs whose children are running; a run without one (its record
@@ -265,32 +307,52 @@ class WorkerPool:
             signal_group(proc, signal.SIGKILL)
 
     def take_over_expired(self) -> None:
-        """Requeue (to resume) or end the runs of workers that stopped renewing their leases."""
-        for row in self.store.expired():
+        """Requeue (or, past ``max_takeovers``, end) the runs of workers that died: expired leases,
+        and runs of this host's workers whose process is gone."""
+        expired = {row.id: row for row in self.store.expired()}
+        dead_here = {row.id: row for row in self.store.running() if self._dead_here(row.worker)}
+        for row in {**expired, **dead_here}.values():
             with self._lock:
                 alive = row.id in self._children
             if row.worker is None or (row.worker == self.worker_id and alive):
                 continue  # our own live run's lease ran late (a slow store): the next renewal fixes it
-            # A run continues from its checkpoint; a check has none and simply starts again.
-            requeue = child.resumable(self.settings.runs_dir / row.id) or child.is_check(row)
-            error = "" if requeue else (f"its worker {row.worker} stopped before the run had a checkpoint "
-                                        "(no run.json): nothing to resume; submit it again")
-            if self.store.take_over(row.id, row.worker, requeue=requeue, error=error):
-                log.warning("service.run_taken_over", run_id=row.id, dead_worker=row.worker, requeued=requeue)
+            self._take_over(row, force=row.id in dead_here)
+
+    def _take_over(self, row: RunRow, *, force: bool) -> None:
+        assert row.worker is not None
+        limit = self.settings.service.max_takeovers
+        requeue = row.takeovers < limit
+        error = "" if requeue else (f"its workers stopped {row.takeovers + 1} times while running it "
+                                    f"(the last: {row.worker}); it is not tried again (SBX_SERVICE__MAX_TAKEOVERS)")
+        if self.store.take_over(row.id, row.worker, requeue=requeue, error=error, force=force):
+            log.warning("service.run_taken_over", run_id=row.id, dead_worker=row.worker, requeued=requeue,
+                        takeovers=row.takeovers + 1, at_once=force)
+            self._notify(row.id)
+            if not requeue:
+                housekeeping.remove_upload(self.settings, self.store, row.id)
+            self._wake.set()
+
+    def _dead_here(self, worker: str | None) -> bool:
+        """Whether ``worker`` ran on this host in a process that is gone."""
+        if worker is None or worker == self.worker_id:
+            return False
+        host, _, rest = worker.partition(":")
+        pid, _, started = rest.partition(":")[0].partition(".")
+        if host != socket.gethostname() or not pid.isdigit():
+            return False
+        return not _alive(int(pid), started)
 
 
-def _copy_lines(stream: IO[str] | None, console: IO[str], written: Callable[[], None],
-                hidden: str | None = None) -> None:
-    """Copy the child's stdout to console.txt line by line (bounded lines, flushed for the stream),
-    without the service's own folder ``hidden`` (a check's lines name its uploads by their paths);
-    ``written`` after each line wakes the run's event streams."""
-    if stream is None:
-        return
-    for line in stream:
-        line = line.replace(hidden, "") if hidden else line
-        console.write(line if len(line) <= MAX_LINE else line[:MAX_LINE] + "\n")
-        console.flush()
-        written()
+def _alive(pid: int, started: str) -> bool:
+    """Whether process ``pid`` lives and is the one that started at ``started`` (if known)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    now = process_started(pid)
+    return not (started and now and now != started)  # the pid names another process now
 
 
 def _tail(handle: IO[bytes]) -> str:

@@ -1,23 +1,29 @@
 """The service's durable run queue and token store (issue 21).
 
-:class:`~controller.platform.store.protocol.RunStore` is the interface; SQLite (WAL, under the
-runs folder) is the embedded implementation. ``open_store`` picks one from the settings, so a
-PostgreSQL store (``SELECT … FOR UPDATE SKIP LOCKED``) can be added behind one setting.
+:class:`~controller.platform.store.protocol.RunStore` is the interface, implemented once in
+SQLAlchemy Core (:mod:`~controller.platform.store.sql`) over SQLite (WAL, under the runs
+folder: the embedded default) or PostgreSQL (several replicas). The schema is Alembic's
+(``migrations/``); ``open_store`` picks the database from the settings and migrates it.
 """
 
 from __future__ import annotations
 
 from controller.platform.store.models import (
     ACTIVE,
+    LOCAL_OWNER,
     OPEN,
     TERMINAL,
     DuplicateRunId,
+    Idempotency,
+    IdempotencyConflict,
     NewRun,
     QueueFull,
     QuotaExceeded,
+    RunEvent,
     RunPage,
     RunRow,
     RunStatus,
+    StorageFull,
     StoreError,
     TokenRow,
 )
@@ -25,6 +31,7 @@ from controller.platform.store.protocol import RunStore
 from controller.platform.store.factory import open_store, store_path
 
 __all__ = [
-    "ACTIVE", "OPEN", "TERMINAL", "DuplicateRunId", "NewRun", "QueueFull", "QuotaExceeded", "RunPage", "RunRow", "RunStatus",
-    "RunStore", "StoreError", "TokenRow", "open_store", "store_path",
+    "ACTIVE", "LOCAL_OWNER", "OPEN", "TERMINAL", "DuplicateRunId", "Idempotency", "IdempotencyConflict", "NewRun",
+    "QueueFull", "QuotaExceeded", "RunEvent", "RunPage", "RunRow", "RunStatus", "RunStore", "StorageFull",
+    "StoreError", "TokenRow", "open_store", "store_path",
 ]

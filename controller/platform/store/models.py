@@ -29,10 +29,27 @@ class QuotaExceeded(UsageError):
     """The token already has as many queued and running runs as it may."""
 
 
+class IdempotencyConflict(UsageError):
+    """The ``Idempotency-Key`` was used before with a different request."""
+
+
+class StorageFull(PlatformError):
+    """The service's disk has less free space than it keeps in reserve; no upload is accepted."""
+
+    exit_code = 3
+
+
 class QueueFull(PlatformError):
     """The queue holds as many runs as the service accepts; try again later."""
 
     exit_code = 3
+
+
+#: The owner of runs submitted while no token exists: no token name can be it (a token name
+#: starts with a letter or a digit), so no token inherits them.
+LOCAL_OWNER = "~local"
+#: What kind of work a row is.
+RunKind = Literal["run", "check"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +61,31 @@ class NewRun:
     agent: str
     target: str
     options: dict[str, Any] = field(default_factory=dict)
+    #: Bytes its upload holds on disk (0: none), counted against its owner's upload quota.
+    upload_bytes: int = 0
+
+    @property
+    def kind(self) -> RunKind:
+        """A check (``options.kind``) or a run."""
+        return "check" if self.options.get("kind") == "check" else "run"
+
+
+@dataclass(frozen=True)
+class Idempotency:
+    """A submission's ``Idempotency-Key`` and a digest of the request it came with."""
+
+    key: str
+    request_hash: str
+
+
+@dataclass(frozen=True)
+class RunEvent:
+    """One event of a run's journal; ``seq`` counts from 1 without gaps."""
+
+    seq: int
+    kind: str
+    data: dict[str, Any]
+    at: float
 
 
 @dataclass(frozen=True)
@@ -67,6 +109,12 @@ class RunRow:
     exit_code: int | None
     summary: dict[str, Any] | None
     error: str
+    kind: RunKind = "run"
+    #: The number of its newest journal event (0: none yet).
+    last_event: int = 0
+    upload_bytes: int = 0
+    #: Whether its upload is still on disk.
+    upload_held: bool = False
 
     @property
     def ended(self) -> bool:

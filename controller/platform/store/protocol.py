@@ -3,29 +3,54 @@
 Every state change is one atomic statement or transaction, so that several workers (threads,
 processes, replicas) can share one store: ``claim`` hands a queued run to exactly one worker,
 ``renew`` keeps a worker's leases alive, and ``expired`` / ``take_over`` let any worker pick up
-the runs of one that died.
+the runs of one that died. Every change of a run's status is journaled with it (``events``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Any, Protocol
 
-from controller.platform.store.models import NewRun, RunPage, RunRow, RunStatus, TokenRow
+from controller.platform.store.models import Idempotency, NewRun, RunEvent, RunPage, RunRow, RunStatus, TokenRow
 
 
 class RunStore(Protocol):
     """A durable queue of runs and a table of hashed bearer tokens."""
 
     # runs -------------------------------------------------------------------------------
-    def submit(self, run: NewRun, *, quota: int, queue_limit: int) -> RunRow:
+    def submit(self, run: NewRun, *, quota: int, queue_limit: int, idempotency: Idempotency | None = None,
+               upload_quota_bytes: int | None = None, idempotency_seconds: float = 86400.0) -> RunRow:
         """Store ``run`` as queued, durably, unless its owner's quota or the queue is full.
 
+        With ``idempotency``, a key its owner used in the last ``idempotency_seconds`` with the
+        same request gives back that request's run (its id is not ``run.id``: nothing was written).
+
         Raises:
-            QuotaExceeded: the owner has ``quota`` queued + running runs already.
+            QuotaExceeded: the owner has ``quota`` open runs (or ended ones still holding an upload)
+                already, or its uploads would hold more than ``upload_quota_bytes``.
             QueueFull: ``queue_limit`` runs are queued already.
             DuplicateRunId: a run with ``run.id`` exists (nothing was written).
+            IdempotencyConflict: the key came with a different request.
         """
+        ...
+
+    def replay(self, owner: str, idempotency: Idempotency, *, keep_seconds: float = 86400.0) -> RunRow | None:
+        """The run ``owner``'s earlier submission with this key made (None: the key is new or expired).
+
+        Raises:
+            IdempotencyConflict: the key came with a different request.
+        """
+        ...
+
+    def append_events(self, run_id: str, entries: Sequence[tuple[str, dict[str, Any]]], *,
+                      holder: str | None = None) -> int:
+        """Journal ``entries`` (kind, data) for the run, numbered on (with ``holder``: only while that
+        worker runs it, so a worker whose run was taken over writes nothing more); the last number
+        (0: nothing appended)."""
+        ...
+
+    def events(self, run_id: str, *, after: int, limit: int) -> list[RunEvent]:
+        """The run's journal after number ``after``, oldest first, at most ``limit``."""
         ...
 
     def get(self, run_id: str) -> RunRow | None:
@@ -49,9 +74,15 @@ class RunStore(Protocol):
         """Running runs whose lease has run out (their worker died or hangs)."""
         ...
 
-    def take_over(self, run_id: str, dead_worker: str, *, requeue: bool, error: str = "") -> bool:
-        """Atomically end ``dead_worker``'s hold of an expired run: back to queued (``requeue``),
-        else failed with ``error``. False when another worker got there first."""
+    def running(self) -> list[RunRow]:
+        """Every running run (a starting service looks for those its dead predecessor held)."""
+        ...
+
+    def take_over(self, run_id: str, dead_worker: str, *, requeue: bool, error: str = "",
+                  force: bool = False) -> bool:
+        """Atomically end ``dead_worker``'s hold of an expired run (any run of its, with ``force``:
+        the worker is known dead): back to queued (``requeue``), else ended as ``error`` with
+        ``error``. False when another worker got there first."""
         ...
 
     def release(self, run_id: str, worker: str) -> bool:
@@ -71,9 +102,10 @@ class RunStore(Protocol):
         """
         ...
 
-    def wait(self, run_id: str, worker: str) -> bool:
-        """``worker``'s run stopped, checkpointed, to wait for a reply: status waiting, no worker, no
-        lease (nothing expires; it still counts against its owner's quota). False if not ``worker``'s."""
+    def wait(self, run_id: str, worker: str, question: dict[str, Any] | None = None) -> bool:
+        """``worker``'s run stopped, checkpointed, to wait for a reply (``question``, journaled): status
+        waiting, no worker, no lease (nothing expires; it still counts against its owner's quota).
+        False if not ``worker``'s."""
         ...
 
     def answer(self, run_id: str) -> RunRow | None:
@@ -86,6 +118,18 @@ class RunStore(Protocol):
 
     def cancel_requested(self, worker: str) -> list[str]:
         """Ids of ``worker``'s running runs whose cancellation was asked for."""
+        ...
+
+    def upload_removed(self, run_id: str) -> bool:
+        """The run's upload is gone from disk: it no longer counts against its owner's quotas."""
+        ...
+
+    def held_uploads(self, *, ended_only: bool) -> list[str]:
+        """Ids of the runs whose upload is still on disk (of ended runs only, with ``ended_only``)."""
+        ...
+
+    def forget_keys(self, *, older_than: float) -> int:
+        """Delete idempotency keys made before ``older_than``; how many."""
         ...
 
     def stats(self, owner: str | None) -> dict[tuple[str, str, str], int]:

@@ -1,4 +1,4 @@
-"""Rows as both stores read them: the column list, the run row decoder and the listing cursor."""
+"""Rows as the store reads them: the run row decoder and the listing cursor."""
 
 from __future__ import annotations
 
@@ -8,34 +8,6 @@ from typing import Any, cast
 from agents.ports.errors import ConfigError
 from controller.platform.store.models import RunRow, RunStatus
 
-COLUMNS = ("id, seq, owner, agent, target, options, status, worker, lease_until, cancel_requested, "
-           "takeovers, created_at, started_at, finished_at, exit_code, summary, error")
-
-
-#: SQL of the statuses that count against an owner's quota (models.OPEN).
-OPEN_SQL = "('queued', 'running', 'waiting')"
-#: SQL of the statuses a run ends with (models.TERMINAL): what the execution history lists.
-ENDED_SQL = "('passed', 'failed', 'error', 'cancelled')"
-#: A waiting run is cancelled at once; its reason says so.
-CANCEL_REASON_SQL = ("CASE status WHEN 'waiting' THEN 'cancelled while it waited for a reply' "
-                     "ELSE 'cancelled before it started' END")
-
-
-def history_filters(owner: str | None, agent: str | None, target: str | None, cursor: str | None,
-                    mark: str) -> tuple[str, list[Any]]:
-    """The WHERE clause (and its parameters, ``mark`` their placeholder) of the execution history:
-    ended runs, of ``owner`` (None: everyone's), ``agent`` and ``target`` if given, before ``cursor``."""
-    where, params = [f"status IN {ENDED_SQL}"], []  # type: list[str], list[Any]
-    for column, value in (("owner", owner), ("agent", agent), ("target", target)):
-        if value is not None:
-            where.append(f"{column} = {mark}")
-            params.append(value)
-    if cursor is not None:
-        where.append(f"seq < {mark}")
-        params.append(parse_cursor(cursor))
-    return " AND ".join(where), params
-
-
 def parse_cursor(cursor: str) -> int:
     if not (cursor.isascii() and cursor.isdigit()) or len(cursor) > 18:  # "²".isdigit() is True
         raise ConfigError(f"{cursor[:40]!r} is not a cursor this service gave", hint="use the next_cursor of a listing")
@@ -43,12 +15,15 @@ def parse_cursor(cursor: str) -> int:
 
 
 def row_to_run(row: tuple[Any, ...]) -> RunRow:
+    """A run row from the columns :data:`controller.platform.store.sql.RUN_COLUMNS` names, in order."""
     (run_id, seq, owner, agent, target, options, status, worker, lease_until, cancel, takeovers, created,
-     started, finished, exit_code, summary, error) = row
+     started, finished, exit_code, summary, error, kind, last_event, upload_bytes, upload_held) = row
     return RunRow(
         id=str(run_id), seq=int(seq), owner=str(owner), agent=str(agent), target=str(target),
         options=dict(json.loads(options)), status=cast(RunStatus, status), worker=worker,
         lease_until=lease_until, cancel_requested=bool(cancel), takeovers=int(takeovers), created_at=float(created),
         started_at=started, finished_at=finished, exit_code=exit_code,
         summary=None if summary is None else dict(json.loads(summary)), error=str(error or ""),
+        kind="check" if kind == "check" else "run", last_event=int(last_event), upload_bytes=int(upload_bytes),
+        upload_held=bool(upload_held),
     )

@@ -6,21 +6,29 @@ from __future__ import annotations
 
 import psycopg
 import pytest
+from sqlalchemy import create_engine
 
 from agents.ports.errors import ConfigError
 from controller.platform.settings import Settings
 from controller.platform.store import open_store
 from controller.platform.store.models import StoreError
 from controller.platform.store.postgres import PostgresStore
+from tests.unit.controller.platform.store.migration_contract import ContractMigrations
 from tests.unit.controller.platform.store.contract import (
     Clock,
     ContractCancel,
+    ContractFencing,
     ContractClaim,
     ContractHistory,
+    ContractIdempotency,
+    ContractJournal,
     ContractLeases,
     ContractList,
+    ContractReplay,
     ContractSubmit,
+    ContractTakeover,
     ContractTokens,
+    ContractUploads,
     ContractWaiting,
     new_run,
 )
@@ -78,6 +86,30 @@ class TestHistory(ContractHistory):
     pass
 
 
+class TestJournal(ContractJournal):
+    pass
+
+
+class TestIdempotency(ContractIdempotency):
+    pass
+
+
+class TestUploads(ContractUploads):
+    pass
+
+
+class TestTakeover(ContractTakeover):
+    pass
+
+
+class TestReplay(ContractReplay):
+    pass
+
+
+class TestFencing(ContractFencing):
+    pass
+
+
 class TestPostgresOnly:
     def test_a_claim_skips_a_row_another_transaction_holds(self, store, postgres_dsn):
         """SKIP LOCKED: while another worker's transaction holds the oldest queued row, a claim
@@ -113,3 +145,15 @@ class TestPostgresOnly:
         store.add_token("alice", "h1", admin=False)
         with pytest.raises(ConfigError, match="exists already"):
             store.add_token("alice", "h2", admin=False)
+
+
+class TestMigrations(ContractMigrations):
+    @pytest.fixture
+    def raw(self, postgres_dsn: str):  # noqa: ANN201
+        engine = create_engine("postgresql+psycopg://", creator=lambda: psycopg.connect(postgres_dsn))
+        yield engine
+        engine.dispose()
+
+    @pytest.fixture
+    def open_store(self, postgres_dsn: str):  # noqa: ANN201
+        return lambda: PostgresStore(postgres_dsn)

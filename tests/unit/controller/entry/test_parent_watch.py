@@ -9,8 +9,8 @@ CHILD = """
 import time
 from controller.entry.parent_watch import watch_stdin
 watch_stdin()
-print("watching", flush=True)
-try:
+try:  # the print too: the interrupt can arrive while print returns, once the parent read the line
+    print("watching", flush=True)
     time.sleep(120)
 except KeyboardInterrupt:
     print("interrupted", flush=True)

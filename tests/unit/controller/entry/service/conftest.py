@@ -44,6 +44,10 @@ class Service:
             json.dumps({"event": "node.started", "node": "compare"}) + "\nnot json\n"
             + json.dumps({"event": "node.finished", "node": "compare", "attempt": 1, "outcome": "passed",
                           "duration_seconds": 0.5, "detail": "equal"}) + "\n")
+        self.store.append_events(run_id, [  # what a worker journals of such a run's process
+            ("line", {"text": "==> run x: icici"}), ("node_started", {"node": "compare", "attempt": 1}),
+            ("node", {"node": "compare", "attempt": 1, "outcome": "passed", "seconds": 0.5, "detail": "equal"}),
+            ("line", {"text": "  [attempt 1] compare   passed"})])
         if ended:
             self.store.claim("w", 30.0)
             self.store.finish(run_id, "w", "passed", exit_code=0, summary={"status": "passed"})

@@ -23,10 +23,14 @@ def assert_problem(response, status: int) -> dict:
 
 
 def sse_events(text: str) -> list[tuple[str, dict]]:
+    return [(event, data) for _, event, data in sse_with_ids(text)]
+
+
+def sse_with_ids(text: str) -> list[tuple[int | None, str, dict]]:
     events = []
     for block in text.strip().split("\n\n"):
         lines = dict(line.split(": ", 1) for line in block.splitlines() if not line.startswith(":"))
-        events.append((lines["event"], json.loads(lines["data"])))
+        events.append((int(lines["id"]) if "id" in lines else None, lines["event"], json.loads(lines["data"])))
     return events
 
 
@@ -35,7 +39,7 @@ class TestSubmit:
         response = service.client.post("/v1/runs", json={"target": "icici", "max_attempts": 2})
         assert response.status_code == 202
         body = response.json()
-        assert body["status"] == "queued" and body["owner"] == "local" and body["agent"] == "bank_parser"
+        assert body["status"] == "queued" and body["owner"] == "~local" and body["agent"] == "bank_parser"
         assert response.headers["location"] == f"/v1/runs/{body['id']}" == body["links"]["self"]
         stored = service.store.get(body["id"])
         assert stored is not None and stored.options == {"max_attempts": 2}
@@ -100,8 +104,8 @@ class TestSubmit:
 
 class TestReadRuns:
     def test_get_and_list(self, service: Service):
-        service.run("r-1", "local")
-        service.run("r-2", "local", ended=False)
+        service.run("r-1", "~local")
+        service.run("r-2", "~local", ended=False)
         one = service.client.get("/v1/runs/r-1").json()
         assert (one["status"], one["exit_code"], one["summary"]) == ("passed", 0, {"status": "passed"})
         page = service.client.get("/v1/runs", params={"limit": 1}).json()
@@ -125,14 +129,14 @@ class TestCancel:
         assert response.status_code == 202 and response.json()["status"] == "cancelled"
 
     def test_an_ended_run_is_409(self, service: Service):
-        service.run("r-1", "local")
+        service.run("r-1", "~local")
         assert_problem(service.client.post("/v1/runs/r-1/cancel"), 409)
 
 
 class TestResume:
     def stopped(self, service: Service, run_id: str, status: str = "error") -> None:
         """A run that stopped after it had started: run.json, no summary.json."""
-        service.run(run_id, "local", ended=False)
+        service.run(run_id, "~local", ended=False)
         run_dir = service.runs_dir / run_id
         (run_dir / "summary.json").unlink()
         (run_dir / "run.json").write_text("{}")
@@ -147,7 +151,7 @@ class TestResume:
         assert (response.json()["status"], response.json()["error"]) == ("queued", "")
 
     def test_a_finished_or_unstarted_run_does_not_resume(self, service: Service):
-        service.run("r-passed", "local")
+        service.run("r-passed", "~local")
         assert "only a run that ended in error" in assert_problem(
             service.client.post("/v1/runs/r-passed/resume"), 409)["detail"]
         self.stopped(service, "r-summary")
@@ -167,34 +171,63 @@ class TestResume:
 
 class TestEvents:
     def test_a_finished_run_replays_from_the_start_and_ends(self, service: Service):
-        service.run("r-1", "local")
+        service.run("r-1", "~local")
         response = service.client.get("/v1/runs/r-1/events")
         assert response.headers["content-type"].startswith("text/event-stream")
-        events = sse_events(response.text)
-        assert events[0] == ("status", {"id": "r-1", "status": "passed"})
-        assert [e for e in events if e[0] == "line"] == [
+        events = sse_with_ids(response.text)
+        assert [e[0] for e in events] == list(range(1, 8))  # every event numbered, from 1, no gap
+        assert events[0][1:] == ("status", {"status": "queued"})
+        assert [e[1:] for e in events if e[1] == "line"] == [
             ("line", {"text": "==> run x: icici"}), ("line", {"text": "  [attempt 1] compare   passed"})]
         assert ("node", {"node": "compare", "attempt": 1, "outcome": "passed", "seconds": 0.5,
-                         "detail": "equal"}) in events
-        assert events[-1][0] == "end" and events[-1][1]["status"] == "passed"
+                         "detail": "equal"}) in [e[1:] for e in events]
+        assert events[-1][1] == "end" and events[-1][2]["status"] == "passed" and events[-1][2]["id"] == "r-1"
+
+    @pytest.mark.parametrize("how", ["header", "query"])
+    def test_a_reconnect_gets_exactly_the_events_after_the_last_id(self, service: Service, how):
+        """Last-Event-ID (or ?after=) 4: events 5.. and nothing before (the old stream replayed all)."""
+        service.run("r-1", "~local")
+        everything = sse_with_ids(service.client.get("/v1/runs/r-1/events").text)
+        if how == "header":
+            reply = service.client.get("/v1/runs/r-1/events", headers={"Last-Event-ID": "4"})
+        else:
+            reply = service.client.get("/v1/runs/r-1/events?after=4")
+        assert sse_with_ids(reply.text) == everything[4:]
+
+    @pytest.mark.parametrize("header", ["abc", "-1", "\u00b2", " "])
+    def test_a_last_event_id_the_service_never_gave_starts_from_the_beginning(self, service: Service, header):
+        service.run("r-1", "~local")
+        reply = service.client.get("/v1/runs/r-1/events", headers={"Last-Event-ID": header.encode("utf-8")})
+        assert sse_with_ids(reply.text)[0][0] == 1
 
     def test_a_live_run_streams_until_it_ends(self, service: Service):
-        """Lines written while a subscriber follows arrive, then the end event closes the stream."""
-        service.run("r-1", "local", ended=False)
+        """Events journaled while a subscriber follows arrive, then the end event closes the stream."""
+        service.run("r-1", "~local", ended=False)
         service.store.claim("w", 30.0)
         seen: list[str] = []
         with service.client.stream("GET", "/v1/runs/r-1/events") as response:
             for line in response.iter_lines():
                 seen.append(line)
                 if line == "event: status":
-                    with (service.runs_dir / "r-1" / "console.txt").open("a") as console:
-                        console.write("PASSED: late line\n")
+                    service.store.append_events("r-1", [("line", {"text": "PASSED: late line"})], holder="w")
                     service.store.finish("r-1", "w", "passed", exit_code=0, summary=None)
         text = "\n".join(seen)
         assert '"PASSED: late line"' in text and text.rstrip().splitlines()[-2] == "event: end"
 
+    def test_an_end_the_run_was_resumed_from_does_not_end_the_stream(self, service: Service):
+        """An error run resumed: its first end is sent as a status event, the second ends the stream."""
+        service.run("r-1", "~local", ended=False)
+        service.store.claim("w", 30.0)
+        service.store.finish("r-1", "w", "error", exit_code=3, summary=None, error="engine gone")
+        service.store.requeue("r-1", quota=9)
+        service.store.claim("w", 30.0)
+        service.store.finish("r-1", "w", "passed", exit_code=0, summary=None)
+        events = sse_with_ids(service.client.get("/v1/runs/r-1/events").text)
+        assert [e[1] for e in events].count("end") == 1 and events[-1][1] == "end"
+        assert ("status", {"status": "error", "exit_code": 3, "error": "engine gone"}) in [e[1:] for e in events]
+
     def test_a_draining_service_ends_the_stream(self, service: Service):
-        service.run("r-1", "local", ended=False)
+        service.run("r-1", "~local", ended=False)
         service.state.draining.set()
         events = sse_events(service.client.get("/v1/runs/r-1/events").text)
         assert events[-1][0] == "draining"
@@ -202,7 +235,7 @@ class TestEvents:
 
 class TestArtefacts:
     def test_listing_and_a_file(self, service: Service):
-        service.run("r-1", "local")
+        service.run("r-1", "~local")
         listed = {e["path"] for e in service.client.get("/v1/runs/r-1/artefacts").json()}
         assert {"attempts/1/parser.py", "summary.json", "console.txt"} <= listed
         response = service.client.get("/v1/runs/r-1/artefacts/attempts/1/parser.py")
@@ -216,13 +249,13 @@ class TestArtefacts:
         "attempts", "attempts/1/", "a%00b", "attempts\\1\\parser.py", "nope.txt",
     ])
     def test_traversal_is_impossible(self, service: Service, path):
-        service.run("r-1", "local")
+        service.run("r-1", "~local")
         response = service.client.get(f"/v1/runs/r-1/artefacts/{path}")
         assert response.status_code == 404
         assert b"SQLite format" not in response.content and b"root:" not in response.content
 
     def test_symlinks_are_not_followed(self, service: Service, tmp_path):
-        service.run("r-1", "local")
+        service.run("r-1", "~local")
         secret = tmp_path / "secret"
         secret.mkdir()
         (secret / "key.txt").write_text("TOP SECRET")
@@ -278,6 +311,6 @@ class TestStats:
         assert service.client.get("/v1/stats").status_code == 401
 
     def test_no_verdict_yet(self, service: Service):
-        service.run("r-1", "local", ended=False)
+        service.run("r-1", "~local", ended=False)
         (row,) = service.client.get("/v1/stats").json()["targets"]
         assert (row["runs"], row["success_rate"]) == ({"queued": 1}, None)

@@ -18,7 +18,9 @@ PER_RUN = [
     ("GET", f"/v1/runs/{RUN}/artefacts/summary.json", None),
 ]
 ALL = [*PER_RUN, ("GET", "/v1/runs", None), ("POST", "/v1/runs", {"target": "icici"}), ("GET", "/v1/stats", None)]
-OPEN = ["/healthz", "/readyz", "/openapi.json"]
+OPEN = ["/healthz", "/readyz"]
+#: The API's documents: open while no token exists, then behind a token like the API (issue 31).
+DOCUMENTS = ["/openapi.json", "/docs"]
 
 
 @pytest.fixture
@@ -79,8 +81,32 @@ def test_a_submitted_run_belongs_to_its_token(service, tenants):
 
 
 @pytest.mark.parametrize("path", OPEN)
-def test_health_and_docs_need_no_token(service, tenants, path):
+def test_health_needs_no_token(service, tenants, path):
     assert service.client.get(path).status_code == 200
+
+
+@pytest.mark.parametrize("path", DOCUMENTS)
+def test_the_api_documents_need_a_token_once_tokens_exist(service, tenants, path):
+    assert service.client.get(path).status_code == 401
+    assert service.client.get(path, headers=tenants["bob"]).status_code == 200
+
+
+@pytest.mark.parametrize("path", DOCUMENTS)
+def test_the_api_documents_are_open_while_no_token_exists(service, path):
+    assert service.client.get(path).status_code == 200
+
+
+def test_health_shows_no_server_path(service, tmp_path):
+    from controller.entry.service.app import create_app
+    from controller.platform.observability.exporter import build_exporter
+    from controller.platform.observability.metrics import KnownLabels
+    from controller.platform.observability.history import HistoryStore
+    from fastapi.testclient import TestClient
+
+    exporter = build_exporter(HistoryStore(tmp_path / "runs" / "history.sqlite"), KnownLabels((), (), (), {}, ()),
+                              process_metrics=False)
+    body = TestClient(create_app(service.state, exporter)).get("/healthz").text
+    assert str(tmp_path) not in body and "history.sqlite" not in body
 
 
 def test_a_removed_token_no_longer_works(service, tenants):

@@ -125,7 +125,7 @@ class TestServiceSide:
 
     def test_a_checks_lines_leave_the_services_folders_out(self, tmp_path: Path):
         """The lines streamed for a check name its uploads as sent, not where the service keeps them."""
-        from controller.entry.service.workers import _copy_lines  # lazy: a private helper, for this test only
+        from controller.entry.service.journal import RunJournal, Scrubber  # lazy: the worker's journal, for this test
 
         run = NewRun("c-1", "alice", "bank_parser", "icici", {"kind": "check", "paths": ["_submissions/a.py"]})
         store = SqliteStore(tmp_path / "s.sqlite")
@@ -134,9 +134,15 @@ class TestServiceSide:
         prefix = child.uploads_prefix(store.get("c-1"), tmp_path / "runs" / "c-1")
         assert prefix == f"{tmp_path}/runs/uploads/c-1/_submissions/"
         assert child.uploads_prefix(store.get("r-1"), tmp_path / "runs" / "r-1") is None
-        console = io.StringIO()
-        _copy_lines(io.StringIO(f"PASS {prefix}a.py: equal\n"), console, lambda: None, prefix)
-        assert console.getvalue() == "PASS a.py: equal\n"
+        settings = make_settings(tmp_path)
+        store.claim("w", 30.0)
+        (tmp_path / "runs" / "c-1").mkdir(parents=True)
+        with RunJournal(store, "c-1", tmp_path / "runs" / "c-1", holder="w", journaled=0, notify=lambda: None,
+                        scrub=Scrubber.for_service(settings, prefix)) as journal:
+            journal.copy(io.StringIO(f"PASS {prefix}a.py: equal\nsaved {tmp_path}/runs/c-1/x.txt\n"))
+        lines = [e.data["text"] for e in store.events("c-1", after=0, limit=9) if e.kind == "line"]
+        assert lines == ["PASS a.py: equal", "saved runs/c-1/x.txt"]
+        assert (tmp_path / "runs" / "c-1" / "console.txt").read_text() == "PASS a.py: equal\nsaved runs/c-1/x.txt\n"
 
 
 def test_a_refused_check_is_the_services_line(tmp_path: Path, monkeypatch, capsys):

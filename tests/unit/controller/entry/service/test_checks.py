@@ -105,15 +105,17 @@ class TestAccepted:
 
 
     def test_a_queued_check_is_cancelled_and_counts_against_the_quota(self, service: Service):
-        """A check is a run row: the run endpoints cancel it, and it takes a place in the token's quota."""
+        """A check is a run row: the run endpoints cancel it (its upload removed at once, which frees its
+        place), and it takes a place in the token's quota."""
         files = [("parser", ("p.py", PARSER, "text/x-python"))]
         first = post(service, {"target": "icici"}, files).json()
         assert service.client.post(f"/v1/runs/{first['id']}/cancel").status_code == 202
         assert service.client.get(f"/v1/checks/{first['id']}").json()["status"] == "cancelled"
+        assert not any(path.startswith(first["id"]) for path in uploads(service))
         for _ in range(5):
             assert post(service, {"target": "icici"}, files).status_code == 202
         assert_problem(post(service, {"target": "icici"}, files), 429)
-        assert len(uploads(service)) == 6 * 3  # the refused one left nothing
+        assert len(uploads(service)) == 5 * 3  # the refused one left nothing
 
 
 class TestRefused:
@@ -178,3 +180,19 @@ class TestTenancy:
 def test_safe_name(client: str, suffix: str, name: str):
     """The client's name reduced to a safe one, or a numbered one."""
     assert safe_name(client, suffix, set(), 7) == (name if name != ".py" else "env.py")
+
+
+class TestIdempotentChecks:
+    def test_a_repeated_check_gets_the_first_one(self, service: Service):
+        files = [("parser", ("p.py", PARSER, "text/x-python"))]
+        first = post(service, {"target": "icici"}, files, **{"Idempotency-Key": "c-1"})
+        again = post(service, {"target": "icici"}, files, **{"Idempotency-Key": "c-1"})
+        assert (first.status_code, again.status_code) == (202, 200) and first.json()["id"] == again.json()["id"]
+        assert len(uploads(service)) == 3
+
+    def test_another_parser_under_the_same_key_is_422(self, service: Service):
+        post(service, {"target": "icici"}, [("parser", ("p.py", PARSER, "text/x-python"))], **{"Idempotency-Key": "c-1"})
+        other = post(service, {"target": "icici"}, [("parser", ("p.py", PARSER + b"\n# changed\n", "text/x-python"))],
+                     **{"Idempotency-Key": "c-1"})
+        assert_problem(other, 422)
+        assert len(uploads(service)) == 3

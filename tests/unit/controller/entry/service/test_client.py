@@ -13,8 +13,8 @@ from controller.entry.cli import main
 from controller.entry.service import client as remote
 
 
-def sse(*events: tuple[str, dict]) -> str:
-    return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events)
+def sse(*events: tuple[str, dict], first: int = 1) -> str:
+    return "".join(f"id: {n}\nevent: {name}\ndata: {json.dumps(data)}\n\n" for n, (name, data) in enumerate(events, first))
 
 
 END = ("end", {"id": "r-1", "status": "passed", "exit_code": 0, "error": ""})
@@ -28,21 +28,49 @@ class TestParse:
 
 
 class TestFollow:
-    def test_a_dropped_stream_is_resumed_without_repeating_lines(self, monkeypatch):
-        """The first connection ends after two lines; the second replays them, then goes on to the end."""
+    def test_a_dropped_stream_is_resumed_after_the_last_event_it_got(self, monkeypatch):
+        """The first connection ends after two lines; the second asks for what came after event 3."""
         monkeypatch.setattr(remote, "RECONNECT_SECONDS", 0.0)
         bodies = [sse(("status", {}), ("line", {"text": "one"}), ("line", {"text": "two"})),
-                  sse(("status", {}), ("line", {"text": "one"}), ("line", {"text": "two"}),
-                      ("line", {"text": "three"}), END)]
+                  sse(("line", {"text": "three"}), END, first=4)]
+        asked: list[str | None] = []
 
         def handler(request: httpx.Request) -> httpx.Response:
+            asked.append(request.headers.get("last-event-id"))
             return httpx.Response(200, text=bodies.pop(0), headers={"content-type": "text/event-stream"})
 
         out = io.StringIO()
         with httpx.Client(transport=httpx.MockTransport(handler), base_url="http://svc") as client:
             end = remote.follow(client, "r-1", out)
         assert out.getvalue().splitlines() == ["one", "two", "three"]
-        assert end["status"] == "passed"
+        assert asked == [None, "3"] and end["status"] == "passed"
+
+    def test_a_submission_is_sent_again_under_one_key_until_it_gets_through(self, monkeypatch):
+        """Two refused connections (a restarting service), then accepted: one key for all three."""
+        monkeypatch.setattr(remote, "SUBMIT_PAUSE", 0.0)
+        keys: list[str] = []
+
+        def handler(request: httpx.Request) -> httpx.Response:
+            keys.append(request.headers["idempotency-key"])
+            if len(keys) < 3:
+                raise httpx.ConnectError("refused")
+            return httpx.Response(202, json={"id": "r-1", "status": "queued"})
+
+        with httpx.Client(transport=httpx.MockTransport(handler), base_url="http://svc") as client:
+            assert remote.submit(client, "/v1/runs", json={"target": "icici"}).json()["id"] == "r-1"
+        assert len(keys) == 3 and len(set(keys)) == 1 and keys[0].startswith("sbx-client-")
+
+    def test_a_refused_submission_is_not_sent_again(self):
+        calls = []
+
+        def handler(request: httpx.Request) -> httpx.Response:
+            calls.append(1)
+            return httpx.Response(422, json={"detail": "unknown target 'x'", "status": 422})
+
+        with httpx.Client(transport=httpx.MockTransport(handler), base_url="http://svc") as client:
+            with pytest.raises(remote.ServiceRefused, match="unknown target"):
+                remote.submit(client, "/v1/runs", json={"target": "x"})
+        assert calls == [1]
 
     def test_a_refused_stream_is_the_services_line(self):
         def handler(request: httpx.Request) -> httpx.Response:

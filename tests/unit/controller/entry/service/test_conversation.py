@@ -17,8 +17,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from agents.ports.replies import read_reply, write_question, write_reply
+from agents.ports.replies import PendingQuestion, read_reply, write_question, write_reply
 from controller.entry.service import child, events
+from controller.entry.service.events import question_event
 from controller.entry.service.client import LeftWaiting, answer, follow
 from controller.entry.service.workers import WorkerPool
 from controller.platform.store import NewRun, RunRow
@@ -34,9 +35,9 @@ def waiting_run(service: Service, run_id: str, owner: str, turn: int = 1) -> Run
                          quota=99, queue_limit=99)
     service.store.claim("w", 30.0)
     (service.runs_dir / run_id).mkdir(parents=True)
-    (service.runs_dir / run_id / "console.txt").write_text(f"  [attempt {turn - 1}] ask       field  How old are you?\n")
+    service.store.append_events(run_id, [("line", {"text": f"  [attempt {turn - 1}] ask       field  How old are you?"})])
     write_question(service.runs_dir / run_id, turn, "How old are you?")
-    assert service.store.wait(run_id, "w")
+    assert service.store.wait(run_id, "w", question_event(run_id, PendingQuestion(turn, "How old are you?")))
     row = service.store.get(run_id)
     assert row is not None
     return row
@@ -44,7 +45,7 @@ def waiting_run(service: Service, run_id: str, owner: str, turn: int = 1) -> Run
 
 class TestInput:
     def test_a_reply_is_stored_and_the_run_queued(self, service: Service):
-        waiting_run(service, "r-1", "local", turn=3)
+        waiting_run(service, "r-1", "~local", turn=3)
         response = service.client.post("/v1/runs/r-1/input", json={"reply": "I am 41\nyears old"})
         assert response.status_code == 202, response.text
         assert response.json()["status"] == "queued" and service.store.get("r-1").status == "queued"
@@ -54,7 +55,7 @@ class TestInput:
         assert read_reply(service.runs_dir / "r-1", 3) == "I am 41 years old"
 
     def test_a_run_that_does_not_wait_is_409(self, service: Service):
-        service.run("r-1", "local")
+        service.run("r-1", "~local")
         body = assert_problem(service.client.post("/v1/runs/r-1/input", json={"reply": "x"}), 409)
         assert body["detail"] == "run r-1 is passed, not waiting for a reply"
 
@@ -69,20 +70,20 @@ class TestInput:
     @pytest.mark.parametrize("body", [{}, {"reply": ""}, {"reply": "x" * 2001}, {"reply": 5},
                                       {"reply": "x", "more": 1}, [1]])
     def test_a_bad_reply_is_422(self, service: Service, body):
-        waiting_run(service, "r-1", "local")
+        waiting_run(service, "r-1", "~local")
         assert_problem(service.client.post("/v1/runs/r-1/input", json=body), 422)
         assert service.store.get("r-1").status == "waiting"
 
     def test_a_stored_reply_whose_run_was_not_queued_is_used(self, service: Service):
         """The request that stored it died before queueing the run: the next one queues it, 409."""
-        waiting_run(service, "r-1", "local")
+        waiting_run(service, "r-1", "~local")
         write_reply(service.runs_dir / "r-1", 1, "first")
         assert_problem(service.client.post("/v1/runs/r-1/input", json={"reply": "second"}), 409)
         assert service.store.get("r-1").status == "queued"
         assert read_reply(service.runs_dir / "r-1", 1) == "first"
 
     def test_a_waiting_run_is_cancelled_at_once(self, service: Service):
-        waiting_run(service, "r-1", "local")
+        waiting_run(service, "r-1", "~local")
         assert service.client.post("/v1/runs/r-1/cancel").json()["status"] == "cancelled"
 
     def test_an_interactive_run_of_an_agent_without_replies_is_422(self, service: Service):
@@ -97,21 +98,22 @@ class TestInput:
 
 class TestQuestionEvent:
     def test_a_waiting_run_streams_its_question_once_and_stays_open(self, service: Service, monkeypatch):
-        waiting_run(service, "r-1", "local", turn=2)
+        waiting_run(service, "r-1", "~local", turn=2)
         checks = iter([False, False, True])  # a few polls, then the service drains
         monkeypatch.setattr(events, "POLL_SECONDS", 0.01)
 
         async def collect() -> str:
             parts = []
-            async for part in events.stream(service.runs_dir / "r-1", lambda: service.store.get("r-1"),
-                                            lambda row: {"id": row.id}, lambda: next(checks)):
+            async for part in events.stream(lambda: service.store.get("r-1"),
+                                            lambda after: service.store.events("r-1", after=after, limit=99),
+                                            lambda row: {"id": row.id}, lambda: next(checks), asyncio.sleep):
                 parts.append(part)
             return "".join(parts)
 
         text = asyncio.run(collect())
         got = sse_events(text)
-        assert [kind for kind, _ in got] == ["status", "line", "question", "draining"]
-        assert got[2][1] == {"id": "r-1", "turn": 2, "question": "How old are you?", "reply": "/v1/runs/r-1/input"}
+        assert [kind for kind, _ in got] == ["status", "status", "line", "status", "question", "draining"]
+        assert got[4][1] == {"id": "r-1", "turn": 2, "question": "How old are you?", "reply": "/v1/runs/r-1/input"}
 
 
 FAKE_ASKING_CHILD = r"""
@@ -130,7 +132,7 @@ class TestWorker:
         store = SqliteStore(tmp_path / "runs" / "service.sqlite")
         pool = WorkerPool(settings, store, worker_id="me", env={},
                           command=lambda row, run_dir: [sys.executable, "-c", FAKE_ASKING_CHILD, str(run_dir)])
-        store.submit(NewRun("r-1", "local", "intake", "t", {"interactive": True}), quota=9, queue_limit=9)
+        store.submit(NewRun("r-1", "~local", "intake", "t", {"interactive": True}), quota=9, queue_limit=9)
         pool.start()
         try:
             wait_for(lambda: store.get("r-1").status == "waiting", "the run to wait")

@@ -94,3 +94,53 @@ def test_quota_refusal_removes_the_upload(service: Service):
 def test_other_content_types_are_415(service: Service):
     assert_problem(service.client.post("/v1/runs", content=b"target=icici",
                                        headers={"content-type": "application/x-www-form-urlencoded"}), 415)
+
+
+class TestIdempotentUploads:
+    def test_a_repeated_upload_gets_the_first_run_and_keeps_no_second_copy(self, service: Service):
+        """Issue 31: three POSTs with one key made three runs; now one run, one upload."""
+        files = {"statement": ("s.pdf", PDF, "application/pdf")}
+        key = {"Idempotency-Key": "retry-1"}
+        first = service.client.post("/v1/runs", data={"target": "mybank"}, files=files, headers=key)
+        again = service.client.post("/v1/runs", data={"target": "mybank"}, files=files, headers=key)
+        assert (first.status_code, again.status_code) == (202, 200)
+        assert again.json()["id"] == first.json()["id"] and again.headers["idempotent-replayed"] == "true"
+        assert [p for p in uploads(service) if "/" not in p] == [first.json()["id"]]
+        other = service.client.post("/v1/runs", data={"target": "other"}, files=files, headers=key)
+        assert_problem(other, 422)
+        assert service.store.counts() == {"queued": 1}
+
+    def test_an_upload_counts_its_bytes_until_it_is_removed(self, tmp_path: Path):
+        service = make_service(tmp_path, upload_bytes=len(PDF) + 64 * 1024, upload_quota_bytes=len(PDF) + 1024)
+        files = {"statement": ("s.pdf", PDF, "application/pdf")}
+        first = service.client.post("/v1/runs", files=files).json()
+        assert service.store.get(first["id"]).upload_bytes == len(PDF)
+        body = assert_problem(service.client.post("/v1/runs", files=files), 429)
+        assert "uploads would hold" in body["detail"]
+        service.client.post(f"/v1/runs/{first['id']}/cancel")
+        assert uploads(service) == [] and service.client.post("/v1/runs", files=files).status_code == 202
+
+    def test_a_disk_below_its_reserve_takes_no_upload(self, tmp_path: Path):
+        service = make_service(tmp_path, upload_bytes=len(PDF) + 64 * 1024, min_free_bytes=1024**4)
+        body = assert_problem(service.client.post("/v1/runs", files={"statement": ("s.pdf", PDF, "application/pdf")}),
+                              507)
+        assert "disk is nearly full" in body["detail"] and uploads(service) == []
+
+
+class TestIdempotentRuns:
+    def test_the_same_key_and_body_give_the_same_run(self, service: Service):
+        key = {"Idempotency-Key": "k-1"}
+        first = service.client.post("/v1/runs", json={"target": "icici", "max_attempts": 2}, headers=key)
+        again = service.client.post("/v1/runs", json={"max_attempts": 2, "target": "icici"}, headers=key)
+        assert (first.status_code, again.status_code) == (202, 200) and again.json()["id"] == first.json()["id"]
+
+    def test_the_same_key_with_another_body_is_422(self, service: Service):
+        key = {"Idempotency-Key": "k-1"}
+        service.client.post("/v1/runs", json={"target": "icici"}, headers=key)
+        body = assert_problem(service.client.post("/v1/runs", json={"target": "sbi"}, headers=key), 422)
+        assert "different request" in body["detail"]
+
+    @pytest.mark.parametrize("key", ["", "x" * 256, "has space", "caf\u00e9"])
+    def test_a_malformed_key_is_400(self, service: Service, key):
+        assert_problem(service.client.post("/v1/runs", json={"target": "icici"},
+                                           headers={"Idempotency-Key": key.encode()}), 400)

@@ -3,6 +3,9 @@ drain and the takeover of a dead worker's runs. No engine."""
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -10,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from controller.entry.service import child
-from controller.entry.service.workers import WorkerPool, run_env
+from controller.entry.service.workers import WorkerPool, new_worker_id, run_env
 from controller.platform.store import NewRun, RunRow
 from controller.platform.store.sqlite import SqliteStore
 from tests.unit.controller.entry.service.conftest import make_settings
@@ -124,13 +127,59 @@ class TestTakeover:
         assert (row.status, row.takeovers) == ("queued", 1)
         assert child.command(row, settings.runs_dir / "r-started")[-2:] == ["--resume", "r-started"]
 
-    def test_a_dead_workers_unstarted_run_ends_with_the_reason(self, setup):
+    def test_a_dead_workers_unstarted_run_is_requeued_to_start_afresh(self, setup):
+        """Issue 31: a run claimed but not started (no run.json) was ended as error, losing it; now it
+        goes back to the queue and starts from the beginning."""
         settings, store, pool = setup
         submit(store, "r-never", "pass")
         store.claim("dead", -1.0)
         pool.take_over_expired()
         row = store.get("r-never")
-        assert row.status == "error" and "its worker dead stopped before the run had a checkpoint" in row.error
+        assert (row.status, row.takeovers, row.error) == ("queued", 1, "")
+        assert "--resume" not in child.command(row, settings.runs_dir / "r-never")
+
+    def test_a_run_whose_workers_keep_dying_ends_after_max_takeovers(self, setup):
+        """Three takeovers requeue it; the fourth death ends it as error, saying why."""
+        settings, store, pool = setup
+        submit(store, "r-poison", "pass")
+        for n in range(settings.service.max_takeovers + 1):
+            store.claim(f"dead-{n}", -1.0)
+            pool.take_over_expired()
+        row = store.get("r-poison")
+        assert (row.status, row.takeovers) == ("error", 4)
+        assert "its workers stopped 4 times" in row.error and "dead-3" in row.error
+        reasons = [e.data.get("reason", "") for e in store.events("r-poison", after=0, limit=99)]
+        assert sum("stopped renewing its lease" in r for r in reasons) == 3  # each takeover is in its history
+
+    def test_a_dead_worker_of_this_host_is_taken_over_at_once(self, setup):
+        """A worker on this host whose process is gone (a service killed with -9 and restarted): its
+        runs are taken over without waiting for the lease (it was 30 s)."""
+        settings, store, pool = setup
+        submit(store, "r-killed", "pass")
+        dead = subprocess.Popen([sys.executable, "-c", "pass"])
+        dead.wait()
+        store.claim(f"{socket.gethostname()}:{dead.pid}.1:abcdef", 300.0)
+        other_host = "elsewhere:1:abcdef"
+        submit(store, "r-remote", "pass")
+        store.claim(other_host, 300.0)
+        pool.take_over_expired()
+        assert store.get("r-killed").status == "queued"
+        assert store.get("r-remote").status == "running"  # another host's worker: only its lease tells
+
+    def test_a_restarted_process_with_the_same_pid_is_not_its_predecessor(self, setup):
+        """A container's service is pid 1 after every restart: the start time tells them apart."""
+        settings, store, pool = setup
+        submit(store, "r-before", "pass")
+        store.claim(f"{socket.gethostname()}:{os.getpid()}.1:abcdef", 300.0)
+        pool.take_over_expired()
+        assert store.get("r-before").status == "queued"
+
+    def test_another_live_pool_of_this_process_is_alive(self, setup):
+        settings, store, pool = setup
+        submit(store, "r-sibling", "pass")
+        store.claim(new_worker_id(), 300.0)
+        pool.take_over_expired()
+        assert store.get("r-sibling").status == "running"
 
     def test_live_leases_are_left_alone(self, setup):
         settings, store, pool = setup
@@ -147,7 +196,7 @@ class TestTakeover:
         store.claim("me", -1.0)
         assert pool.renew() == 0
         pool.take_over_expired()
-        assert store.get("r-orphan").status == "error"
+        assert store.get("r-orphan").status == "queued"
 
 
 class TestChildCommand:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from agents.ports.errors import ConfigError
-from controller.platform.store import DuplicateRunId, NewRun, QueueFull, QuotaExceeded
+from controller.platform.store import DuplicateRunId, Idempotency, IdempotencyConflict, NewRun, QueueFull, QuotaExceeded
 from controller.platform.store.sqlite import SqliteStore
 from controller.platform.store.tokens import check_token_name, new_token, token_hash
 
@@ -324,3 +324,177 @@ class ContractHistory:
         assert store.forget(target="icici", agent=None) == 1
         assert store.get("run-0001") is None and store.get("run-0003").status == "queued"
         assert store.get("run-0002") is not None
+
+
+def kinds(store, run_id: str) -> list[tuple[int, str, str]]:
+    """The run's journal as (number, kind, status or text)."""
+    return [(e.seq, e.kind, str(e.data.get("status", e.data.get("text", ""))))
+            for e in store.events(run_id, after=0, limit=1000)]
+
+
+class ContractJournal:
+    def test_every_status_change_is_numbered_without_gaps(self, store, clock):
+        """submit, claim, a line, release, claim, finish: 1..6, each once, in order."""
+        store.submit(new_run(1), quota=9, queue_limit=9)
+        store.claim("w1", 30.0)
+        assert store.append_events("run-0001", [("line", {"text": "hello"})]) == 3
+        store.release("run-0001", "w1")
+        store.claim("w2", 30.0)
+        store.finish("run-0001", "w2", "passed", exit_code=0, summary=None)
+        assert kinds(store, "run-0001") == [(1, "status", "queued"), (2, "status", "running"), (3, "line", "hello"),
+                                            (4, "status", "queued"), (5, "status", "running"), (6, "end", "passed")]
+        assert store.get("run-0001").last_event == 6
+
+    def test_reading_after_a_number_resumes_exactly_there(self, store):
+        store.submit(new_run(1), quota=9, queue_limit=9)
+        store.append_events("run-0001", [("line", {"text": str(n)}) for n in range(10)])
+        assert [e.seq for e in store.events("run-0001", after=4, limit=3)] == [5, 6, 7]
+        assert store.events("run-0001", after=11, limit=3) == []
+
+    def test_a_refused_change_journals_nothing(self, store, clock):
+        """A worker that lost its run cannot finish it, nor write its end."""
+        store.submit(new_run(1), quota=9, queue_limit=9)
+        store.claim("w1", 30.0)
+        clock.now += 31
+        store.take_over("run-0001", "w1", requeue=True)
+        assert store.finish("run-0001", "w1", "passed", exit_code=0, summary=None) is False
+        assert [k for _, k, _ in kinds(store, "run-0001")] == ["status", "status", "status"]
+
+    def test_appending_to_no_run_writes_nothing(self, store):
+        assert store.append_events("nope", [("line", {"text": "x"})]) == 0
+        assert store.events("nope", after=0, limit=9) == []
+
+    def test_writers_racing_on_one_run_never_share_a_number(self, store, reopen):
+        """4 threads append 25 lines each: numbers 1..101 (the submission is 1), none twice."""
+        store.submit(new_run(1), quota=9, queue_limit=9)
+
+        def append(tag: str) -> None:
+            mine = reopen()
+            for n in range(25):
+                mine.append_events("run-0001", [("line", {"text": f"{tag}{n}"})])
+
+        threads = [threading.Thread(target=append, args=(t,)) for t in "abcd"]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        events = store.events("run-0001", after=0, limit=1000)
+        assert [e.seq for e in events] == list(range(1, 102))
+        assert len({e.data.get("text") for e in events[1:]}) == 100
+
+    def test_a_question_is_journaled_with_the_wait(self, store):
+        store.submit(new_run(1), quota=9, queue_limit=9)
+        store.claim("w", 30.0)
+        store.wait("run-0001", "w", {"turn": 1, "question": "How old are you?"})
+        (question,) = [e for e in store.events("run-0001", after=0, limit=9) if e.kind == "question"]
+        assert question.data == {"turn": 1, "question": "How old are you?"}
+
+    def test_forgetting_a_run_forgets_its_journal(self, store):
+        store.submit(new_run(1), quota=9, queue_limit=9)
+        store.claim("w", 30.0)
+        store.finish("run-0001", "w", "passed", exit_code=0, summary=None)
+        store.forget(target="icici", agent=None)
+        assert store.events("run-0001", after=0, limit=9) == []
+
+
+class ContractIdempotency:
+    def test_the_same_key_and_request_give_the_same_run(self, store):
+        first = store.submit(new_run(1), quota=9, queue_limit=9, idempotency=Idempotency("k1", "h1"))
+        again = store.submit(new_run(2), quota=9, queue_limit=9, idempotency=Idempotency("k1", "h1"))
+        assert again.id == first.id == "run-0001"
+        assert store.get("run-0002") is None and store.counts() == {"queued": 1}
+
+    def test_the_same_key_with_another_request_is_refused(self, store):
+        store.submit(new_run(1), quota=9, queue_limit=9, idempotency=Idempotency("k1", "h1"))
+        with pytest.raises(IdempotencyConflict, match="different request"):
+            store.submit(new_run(2), quota=9, queue_limit=9, idempotency=Idempotency("k1", "h2"))
+        assert store.get("run-0002") is None
+
+    def test_keys_are_per_owner(self, store):
+        store.submit(new_run(1), quota=9, queue_limit=9, idempotency=Idempotency("k1", "h1"))
+        other = store.submit(new_run(2, owner="bob"), quota=9, queue_limit=9, idempotency=Idempotency("k1", "h1"))
+        assert other.id == "run-0002"
+
+    def test_a_replay_is_not_refused_by_a_full_quota(self, store):
+        store.submit(new_run(1), quota=1, queue_limit=9, idempotency=Idempotency("k1", "h1"))
+        assert store.submit(new_run(2), quota=1, queue_limit=9, idempotency=Idempotency("k1", "h1")).id == "run-0001"
+
+    def test_a_key_is_kept_for_its_time_and_then_free(self, store, clock):
+        store.submit(new_run(1), quota=9, queue_limit=9, idempotency=Idempotency("k1", "h1"))
+        clock.now += 86399
+        assert store.submit(new_run(2), quota=9, queue_limit=9, idempotency=Idempotency("k1", "h1")).id == "run-0001"
+        clock.now += 2
+        assert store.submit(new_run(3), quota=9, queue_limit=9, idempotency=Idempotency("k1", "h2")).id == "run-0003"
+
+    def test_old_keys_are_swept(self, store, clock):
+        store.submit(new_run(1), quota=9, queue_limit=9, idempotency=Idempotency("k1", "h1"))
+        assert store.forget_keys(older_than=clock.now - 1) == 0
+        assert store.forget_keys(older_than=clock.now + 1) == 1
+
+
+class ContractUploads:
+    def _upload(self, number: int, size: int, owner: str = "alice") -> NewRun:
+        return NewRun(id=f"run-{number:04d}", owner=owner, agent="bank_parser", target="up",
+                      options={"upload": f"run-{number:04d}"}, upload_bytes=size)
+
+    def test_uploads_count_against_their_owners_bytes_until_removed(self, store):
+        store.submit(self._upload(1, 60), quota=9, queue_limit=9, upload_quota_bytes=100)
+        with pytest.raises(QuotaExceeded, match="uploads would hold"):
+            store.submit(self._upload(2, 50), quota=9, queue_limit=9, upload_quota_bytes=100)
+        store.submit(self._upload(3, 50, owner="bob"), quota=9, queue_limit=9, upload_quota_bytes=100)
+        assert store.held_uploads(ended_only=False) == ["run-0001", "run-0003"]
+        assert store.upload_removed("run-0001") is True and store.upload_removed("run-0001") is False
+        store.submit(self._upload(2, 50), quota=9, queue_limit=9, upload_quota_bytes=100)
+
+    def test_a_cancelled_run_holds_its_place_until_its_upload_is_gone(self, store):
+        """Cancelling does not free the quota while the upload is still on disk."""
+        store.submit(self._upload(1, 10), quota=1, queue_limit=9)
+        store.cancel("run-0001")
+        assert store.held_uploads(ended_only=True) == ["run-0001"]
+        with pytest.raises(QuotaExceeded, match="holding an upload"):
+            store.submit(new_run(2), quota=1, queue_limit=9)
+        store.upload_removed("run-0001")
+        store.submit(new_run(2), quota=1, queue_limit=9)
+
+
+class ContractTakeover:
+    def test_a_known_dead_worker_is_taken_over_before_its_lease_ends(self, store, clock):
+        store.submit(new_run(1), quota=9, queue_limit=9)
+        store.claim("dead", 30.0)
+        assert [r.id for r in store.running()] == ["run-0001"]
+        assert store.take_over("run-0001", "dead", requeue=True) is False  # its lease still runs
+        assert store.take_over("run-0001", "dead", requeue=True, force=True) is True
+        row = store.get("run-0001")
+        assert (row.status, row.takeovers) == ("queued", 1)
+        taken = [e for e in store.events("run-0001", after=0, limit=9) if e.data.get("takeover")]
+        assert len(taken) == 1 and "lease" in taken[0].data["reason"]
+
+    def test_checks_are_a_kind_of_their_own(self, store):
+        store.submit(NewRun("check-1", "alice", "bank_parser", "icici", {"kind": "check", "paths": ["x"]}),
+                     quota=9, queue_limit=9)
+        store.submit(new_run(1), quota=9, queue_limit=9)
+        assert (store.get("check-1").kind, store.get("run-0001").kind) == ("check", "run")
+
+
+class ContractReplay:
+    def test_a_replay_is_found_before_anything_is_staged(self, store):
+        assert store.replay("alice", Idempotency("k1", "h1")) is None
+        store.submit(new_run(1), quota=9, queue_limit=9, idempotency=Idempotency("k1", "h1"))
+        assert store.replay("alice", Idempotency("k1", "h1")).id == "run-0001"
+        assert store.replay("bob", Idempotency("k1", "h1")) is None
+        with pytest.raises(IdempotencyConflict):
+            store.replay("alice", Idempotency("k1", "other"))
+
+
+class ContractFencing:
+    def test_a_worker_that_lost_its_run_journals_nothing_more(self, store, clock):
+        store.submit(new_run(1), quota=9, queue_limit=9)
+        store.claim("old", 30.0)
+        assert store.append_events("run-0001", [("line", {"text": "mine"})], holder="old") == 3
+        clock.now += 31
+        store.take_over("run-0001", "old", requeue=True)
+        store.claim("new", 30.0)
+        assert store.append_events("run-0001", [("line", {"text": "stale"})], holder="old") == 0
+        assert store.append_events("run-0001", [("line", {"text": "fresh"})], holder="new") == 6
+        texts = [e.data.get("text") for e in store.events("run-0001", after=0, limit=9)]
+        assert "stale" not in texts and texts[-1] == "fresh"

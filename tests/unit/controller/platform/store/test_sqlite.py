@@ -12,12 +12,18 @@ from controller.platform.store.tokens import new_token, token_hash
 from tests.unit.controller.platform.store.contract import (
     Clock,
     ContractCancel,
+    ContractFencing,
     ContractClaim,
     ContractHistory,
+    ContractIdempotency,
+    ContractJournal,
     ContractLeases,
     ContractList,
+    ContractReplay,
     ContractSubmit,
+    ContractTakeover,
     ContractTokens,
+    ContractUploads,
     ContractWaiting,
 )
 
@@ -71,6 +77,30 @@ class TestWaiting(ContractWaiting):
 
 
 class TestHistory(ContractHistory):
+    pass
+
+
+class TestJournal(ContractJournal):
+    pass
+
+
+class TestIdempotency(ContractIdempotency):
+    pass
+
+
+class TestUploads(ContractUploads):
+    pass
+
+
+class TestTakeover(ContractTakeover):
+    pass
+
+
+class TestReplay(ContractReplay):
+    pass
+
+
+class TestFencing(ContractFencing):
     pass
 
 

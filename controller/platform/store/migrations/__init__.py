@@ -1,0 +1,1 @@
+"""Alembic migrations of the run store (``versions/``: one per schema change, oldest first)."""

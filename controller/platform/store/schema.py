@@ -1,0 +1,86 @@
+"""The run store's tables, declared once for SQLite and PostgreSQL (SQLAlchemy Core).
+
+These declarations are what the code reads and writes; the schema a database actually has is
+made by the Alembic migrations in ``migrations/versions`` (one per release that changed it), and
+``tests/unit/controller/platform/store/test_migrations.py`` checks that the two agree.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    Double,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    Table,
+    Text,
+)
+
+metadata = MetaData()
+
+#: An autoincrementing key: BIGSERIAL on PostgreSQL, SQLite's INTEGER PRIMARY KEY (a rowid alias).
+Serial = BigInteger().with_variant(Integer(), "sqlite")
+
+runs = Table(
+    "runs", metadata,
+    Column("seq", Serial, primary_key=True, autoincrement=True),
+    Column("id", Text, nullable=False, unique=True),
+    Column("owner", Text, nullable=False),
+    Column("agent", Text, nullable=False),
+    Column("target", Text, nullable=False),
+    Column("options", Text, nullable=False),
+    Column("status", Text, nullable=False),
+    Column("worker", Text),
+    Column("lease_until", Double),
+    Column("cancel_requested", Integer, nullable=False, server_default="0"),
+    Column("takeovers", Integer, nullable=False, server_default="0"),
+    Column("created_at", Double, nullable=False),
+    Column("started_at", Double),
+    Column("finished_at", Double),
+    Column("exit_code", Integer),
+    Column("summary", Text),
+    Column("error", Text, nullable=False, server_default=""),
+    # revision 0002 (issue 31) ----------------------------------------------------------------
+    Column("kind", Text, nullable=False, server_default="run"),  # "run" or "check"
+    Column("last_event", Integer, nullable=False, server_default="0"),  # the run's newest event's seq
+    Column("upload_bytes", BigInteger, nullable=False, server_default="0"),  # its upload's size on disk
+    Column("upload_held", Integer, nullable=False, server_default="0"),  # 1 while its upload is on disk
+    sqlite_autoincrement=True,
+)
+Index("runs_by_status", runs.c.status, runs.c.seq)
+Index("runs_by_owner", runs.c.owner, runs.c.status)
+Index("runs_by_upload", runs.c.upload_held, runs.c.status)
+
+tokens = Table(
+    "tokens", metadata,
+    Column("name", Text, primary_key=True),
+    Column("hash", Text, nullable=False, unique=True),
+    Column("admin", Integer, nullable=False),
+    Column("created_at", Double, nullable=False),
+)
+
+#: Everything that happened to a run, numbered from 1 without gaps: its status changes, the lines
+#: its process printed, its nodes' starts and ends, its questions. The event stream serves these
+#: (``id:`` is ``seq``), so a reconnect resumes exactly after the last event it got.
+run_events = Table(
+    "run_events", metadata,
+    Column("run_id", Text, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+    Column("seq", Integer, primary_key=True, autoincrement=False),
+    Column("kind", Text, nullable=False),
+    Column("data", Text, nullable=False),
+    Column("at", Double, nullable=False),
+)
+
+#: ``Idempotency-Key`` of a submission: the same key, owner and request give back the same run.
+idempotency_keys = Table(
+    "idempotency_keys", metadata,
+    Column("owner", Text, primary_key=True),
+    Column("key", Text, primary_key=True),
+    Column("request_hash", Text, nullable=False),
+    Column("run_id", Text, nullable=False),
+    Column("created_at", Double, nullable=False),
+)
+Index("idempotency_by_age", idempotency_keys.c.created_at)
