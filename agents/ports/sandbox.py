@@ -176,6 +176,40 @@ class SandboxResult:
         return "ok" if self.exit_code == 0 else "nonzero_exit"
 
 
+def limits_hit(result: SandboxResult, limits: SandboxLimits) -> dict[str, str]:
+    """Every limit an execution hit, in a few words that name its size (for outcome lines).
+
+    Keys, in this order: ``time``, ``memory``, ``processes`` (a fork failed at ``pids``),
+    ``output`` (stdout or stderr cut at ``output_bytes``), ``files`` (a collected file over
+    ``collect_bytes``). Empty when the execution stayed within all of them.
+    """
+    hit: dict[str, str] = {}
+    if result.timed_out:
+        hit["time"] = f"time limit ({limits.timeout_seconds:g} s)"
+    if result.oom_killed:
+        hit["memory"] = f"memory limit ({limits.memory_mb} MiB)"
+    if result.pids_limited:
+        hit["processes"] = f"process limit ({limits.pids} processes)"
+    cut = [f"{name} {byte_size(stream.total_bytes)}" for name, stream in (("stdout", result.stdout),
+                                                                           ("stderr", result.stderr))
+           if stream.truncated]
+    if cut:
+        hit["output"] = f"output cut at {byte_size(limits.output_bytes)} ({', '.join(cut)} written)"
+    if result.truncated_files:
+        hit["files"] = f"{', '.join(result.truncated_files)} over the {byte_size(limits.collect_bytes)} collection cap"
+    return hit
+
+
+def byte_size(count: int) -> str:
+    """``count`` bytes in the largest binary unit that keeps it at least 1 (``2.0 GiB``, ``1 MiB``)."""
+    size, unit = float(count), "B"
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            break
+        size /= 1024
+    return f"{int(size)} {unit}" if size == int(size) else f"{size:.1f} {unit}"
+
+
 class Sandbox(Protocol):
     """Runs one :class:`SandboxSpec` in a fresh, throwaway, locked-down environment."""
 

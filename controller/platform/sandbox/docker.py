@@ -310,6 +310,7 @@ class DockerSandbox:
             truncated_files=tuple(collected.too_big),
             warm=trace.warm,
             refused_files=collected.refused,
+            pids_limited=session.pids_limited,
         )
 
     def _collect(self, box: WarmContainer, spec: SandboxSpec, status: int | None) -> Collected:

@@ -39,8 +39,8 @@ _STREAMS = {1: "stdout", 2: "stderr"}
 #: Printed by a warm command once it is ready for its handover.
 READY_MARKER = b"\x1esandloop-ready\x1e"
 _MARKER = re.compile(END_PATTERN + rb"|" + re.escape(READY_MARKER))
-#: Longest marker: \x1e + "sandloop-end " + up to 3 digits + \x1e.
-_MARKER_MAX = 1 + len("sandloop-end ") + 3 + 1
+#: Longest marker: \x1e + "sandloop-end " + up to 3 digits + " " + up to 10 digits + \x1e.
+_MARKER_MAX = 1 + len("sandloop-end ") + 3 + 1 + 10 + 1
 
 
 @dataclass
@@ -79,6 +79,7 @@ class HolderStdout:
         """Feed the program's output to ``capture`` and what follows the end marker to ``frames``."""
         self.capture, self.frames = capture, frames
         self.status: int | None = None
+        self.pids_limited = False
         self.ready = False
         self._pending = b""
 
@@ -94,6 +95,7 @@ class HolderStdout:
             data = data[found.end():]
             if found.group(1) is not None:
                 self.status, self._pending = int(found.group(1)), b""
+                self.pids_limited = int(found.group(2) or 0) > 0
                 self.frames.feed(data)
                 return
             self.ready = True
@@ -140,6 +142,11 @@ class AttachedSession:
     def ready(self) -> bool:
         """Whether a warm command said it is ready (its preparation is done)."""
         return self.ready_at is not None
+
+    @property
+    def pids_limited(self) -> bool:
+        """Whether the holder's end marker said a fork failed at the process limit."""
+        return self._stdout.pids_limited
 
     @property
     def exit_status(self) -> int | None:
