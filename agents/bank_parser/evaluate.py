@@ -15,7 +15,7 @@ from agents.bank_parser.coders.base import FailureKind
 from agents.bank_parser.compare import Comparison, compare_frames
 from agents.bank_parser.frame_codec import ParserFailure, ResultFormatError, decode_result
 from agents.untrusted_text import one_line, printable
-from agents.ports.sandbox import Sandbox, SandboxResult, SandboxSpec, limits_hit
+from agents.ports.sandbox import Sandbox, SandboxResult, SandboxSpec, limits_hit, naming_limits
 from agents.python_program import (  # re-exported: the parser agent's names for its image and files
     COMMAND as COMMAND,
     IMAGE_NAME as IMAGE_NAME,
@@ -77,11 +77,9 @@ def execute_parser(sandbox: Sandbox, spec: SandboxSpec) -> Execution:
     execution = _classify(result, spec)
     if not hit:
         return execution
-    # The timeout and OOM messages name their limit already; the rest are added to every message.
-    named = {"time"} if execution.failure == FailureKind.TIMEOUT else \
-        {"memory"} if execution.failure == FailureKind.OOM else set()
-    others = "; ".join(text for key, text in hit.items() if key not in named)
-    message = f"{execution.message}; limits hit: {others}" if others else execution.message
+    named = "time" if execution.failure == FailureKind.TIMEOUT else \
+        "memory" if execution.failure == FailureKind.OOM else None  # its message names that one already
+    message = naming_limits(execution.message, result, spec.limits, named=named)
     return replace(execution, message=one_line(message, 2000), limits="; ".join(hit.values()))
 
 

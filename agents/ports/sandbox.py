@@ -200,6 +200,13 @@ def limits_hit(result: SandboxResult, limits: SandboxLimits) -> dict[str, str]:
     return hit
 
 
+def naming_limits(message: str, result: SandboxResult, limits: SandboxLimits, *, named: str | None = None) -> str:
+    """``message`` ending with every limit the execution hit (:func:`limits_hit`) but the one
+    it already ``named`` (a key: e.g. ``time`` for a message about the timeout)."""
+    others = "; ".join(text for key, text in limits_hit(result, limits).items() if key != named)
+    return f"{message}; limits hit: {others}" if others else message
+
+
 def byte_size(count: int) -> str:
     """``count`` bytes in the largest binary unit that keeps it at least 1 (``2.0 GiB``, ``1 MiB``)."""
     size, unit = float(count), "B"

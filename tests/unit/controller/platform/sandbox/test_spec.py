@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.ports.sandbox import CapturedStream, SandboxLimits, SandboxResult, SandboxSpec, byte_size, limits_hit
+from agents.ports.sandbox import CapturedStream, SandboxLimits, SandboxResult, SandboxSpec, byte_size, limits_hit, naming_limits
 
 
 class TestSandboxSpec:
@@ -67,6 +67,13 @@ class TestLimitsHit:
         assert hit["processes"] == "process limit (128 processes)"
         assert hit["output"] == "output cut at 1 MiB (stdout 2 GiB written)"
         assert hit["files"] == "result.json over the 8 MiB collection cap"
+
+    def test_a_message_ends_with_the_limits_it_does_not_name_already(self):
+        """The timeout's message keeps its own words; the other limits hit are added, none twice."""
+        result = self._result(timed_out=True, stderr=CapturedStream(b"y", 3 << 20))
+        message = naming_limits("killed at the 30 s timeout", result, self.LIMITS, named="time")
+        assert message == "killed at the 30 s timeout; limits hit: output cut at 1 MiB (stderr 3 MiB written)"
+        assert naming_limits("ok", self._result(), self.LIMITS) == "ok"
 
     def test_sizes_read_as_people_write_them(self):
         """Whole units without decimals, others with one."""
