@@ -11,7 +11,7 @@ SEED ?= 7
 EVAL_CASES ?= --cases
 
 .DEFAULT_GOAL := help
-.PHONY: help install run run-all eval check images serve test test-unit test-docker bench lint lock clean
+.PHONY: help install run run-all eval eval-intake check images serve test test-unit test-docker bench lint lock clean
 .PHONY: stack stack-down
 .PHONY: fuzz llm-smoke
 .PHONY: k8s-images k8s-manifests k8s-smoke
@@ -50,6 +50,9 @@ eval: $(STAMP) ## Generate the synthetic corpus (SEED=7) and run the agent on ev
 	if [ $$status -gt 1 ]; then exit $$status; fi; \
 	$(PY) -m tools.eval_classes "$$dir/data" "$$dir/runs"
 
+eval-intake: $(STAMP) ## Run the intake agent's conversation corpus (tests/intake_corpus); print the pass rate per class
+	@$(PY) -m tests.intake_corpus $(ARGS)
+
 check: $(STAMP) ## Check existing parsers: make check TARGET=icici PARSER="custom_parsers/icici_parser.py more/"
 	@if [ -z "$(TARGET)" ] || [ -z "$(PARSER)" ]; then echo "usage: make check TARGET=<name> PARSER=\"<file or folder>...\""; exit 2; fi
 	@$(PY) -m controller check --target "$(TARGET)" --parser $(PARSER) $(ARGS)
@@ -78,9 +81,10 @@ lint: $(STAMP) ## ruff (unused or undefined names, bugbear), import-linter (the 
 	@$(VENV)/bin/lint-imports --no-cache
 	@$(PY) -m mypy
 
-bench: $(STAMP) ## Time the ICICI parser in-process, as a fresh process, in cold and warm sandboxes (phases); check of 100 parsers; a warm run; the service (first event, overhead, 100 queued runs)
+bench: $(STAMP) ## Time the ICICI parser in-process, as a fresh process, in cold and warm sandboxes (phases); check of 100 parsers; a warm run; the service (first event, overhead, 100 queued runs); the console (10,000 runs, 1,000,000 lines, a node's end)
 	@$(PY) -m tools.bench
 	@$(PY) -m tools.bench_service
+	@$(PY) -m tools.bench_console
 
 # The observability stack (deploy/): exporter, Prometheus, Pushgateway, Grafana.
 # STACK_IMAGES=debian builds Prometheus and the Pushgateway from Debian's packages and leaves

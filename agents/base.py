@@ -45,6 +45,8 @@ class AgentInfo:
             ``k8s render``'s sample Pod; None when the agent has no sample to show.
         replies: It converses: a run can take its replies as they come (``--interactive``, or
             over the service, ``AgentConfig.await_replies``) instead of from the target's script.
+        memory: It keeps a graph memory (:mod:`agents.ports.memory`): a run's, or its subject's
+            (``run --subject NAME``, recorded as ``subject`` in run.json); ``memory RUN_ID`` reads it.
     """
 
     target_kinds: tuple[str, ...]
@@ -55,6 +57,7 @@ class AgentInfo:
     failure_reasons: tuple[str, ...]
     sample: Callable[[str, SandboxLimits, Mapping[str, str]], SandboxSpec] | None = None
     replies: bool = False
+    memory: bool = False
 
 
 @runtime_checkable

@@ -6,7 +6,7 @@
     document = "service_contract.pdf"  # idris, optional: else the folder's one .pdf/.txt/.md
 
     goal = "Plan my retirement"      # intake: the user's goal (what the decision role reasons about)
-    nodes = ["Personal", "Income"]   # intake: the nodes to collect, each data/<name>/nodes/<Node>.json|.toml
+    nodes = ["Personal", "Income"]   # intake, optional: the nodes to collect (else the goal chooses them)
 
     [limits]                         # all optional
     max_attempts = 5                 # --max-attempts on the command line wins
@@ -163,8 +163,8 @@ class TargetConfig(BaseModel):
             raise ValueError("project and document apply to agent = \"idris\" only")
         if self.agent == "idris" and self.environment is not None:
             raise ValueError("[environment] applies to agent = \"bank_parser\" only")
-        if self.agent == "intake" and (self.goal is None or self.nodes is None):
-            raise ValueError("agent 'intake' needs goal = \"...\" and nodes = [\"Node\", ...]")
+        if self.agent == "intake" and self.goal is None:
+            raise ValueError("agent 'intake' needs goal = \"...\" (and may name its nodes = [\"Node\", ...])")
         if self.agent != "intake" and (self.goal is not None or self.nodes is not None):
             raise ValueError("goal and nodes apply to agent = \"intake\" only")
         if self.agent == "intake" and (self.project or self.document or self.environment is not None):

@@ -23,7 +23,7 @@ from agents.ports.sandbox import Sandbox, SandboxLimits
 from agents.untrusted_text import one_line
 
 #: Why QA can fail, as summaries, lessons and metrics label it (bounded).
-REASONS = ("too_short", "missing_section", "missing_keyword", "markdown", "validator", "llm_review")
+REASONS = ("too_short", "missing_section", "missing_keyword", "markdown", "validator", "llm_review", "no_go")
 _WORD = re.compile(r"[^\W_]+(?:['’.,-][^\W_]+)*")  # "1,000", "x-y" and "it's" are one word each
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 
@@ -155,7 +155,7 @@ def validator_issues(report: str, blueprint: Blueprint, data: dict[str, bytes], 
     """Each custom validator, in its own sandbox; the issues and the seconds spent in sandboxes."""
     issues, seconds = [], 0.0
     for spec in blueprint.qa.validators:
-        call = Call("validator", spec.name, spec.code, {name: data[name] for name in spec.files}, report)
+        call = Call("validator", spec.name, spec.code or "", {name: data[name] for name in spec.files}, report)
         result = run_call(sandbox, call_spec(image, call, limits, {**labels, "validator": spec.name}))
         seconds += result.seconds
         issue = validator_issue(spec, result.ok, result.value, result.error)

@@ -1,5 +1,6 @@
 """The blueprint agent's graph (seed 003): manager → researcher → manager → writer → qa →
-finish | writer (a retry with QA's feedback) | partial (the retry limit: partial output).
+finish | writer (a retry with QA's feedback) | partial (the retry limit: partial output); either
+manager pass may end at stop (the manager's no-go).
 
 The manager is one node visited twice; the pure router :func:`after_manager` sends it to the
 researcher before there are findings and to the writer after. QA's decision is the pure
@@ -18,11 +19,13 @@ from langgraph.graph.state import CompiledStateGraph
 from agents.blueprint import nodes
 from agents.blueprint.state import BlueprintContext, BlueprintState
 
-NODES = ("manager", "researcher", "writer", "qa", "finish", "partial")
+NODES = ("manager", "researcher", "writer", "qa", "finish", "partial", "stop")
 
 
-def after_manager(state: BlueprintState) -> Literal["researcher", "writer"]:
-    """Research first; once the findings are in, write."""
+def after_manager(state: BlueprintState) -> Literal["researcher", "writer", "stop"]:
+    """A no-go stops; research first; once the findings are in, write."""
+    if state.get("no_go"):
+        return "stop"
     return "writer" if "findings" in state else "researcher"
 
 
@@ -40,12 +43,13 @@ def build_graph(max_attempts: int, checkpointer: BaseCheckpointSaver[Any] | None
     for name in NODES:
         builder.add_node(name, getattr(nodes, name))
     builder.add_edge(START, "manager")
-    builder.add_conditional_edges("manager", after_manager, ["researcher", "writer"])
+    builder.add_conditional_edges("manager", after_manager, ["researcher", "writer", "stop"])
     builder.add_edge("researcher", "manager")
     builder.add_edge("writer", "qa")
     builder.add_conditional_edges("qa", lambda s: after_qa(s, max_attempts), ["finish", "writer", "partial"])
     builder.add_edge("finish", END)
     builder.add_edge("partial", END)
+    builder.add_edge("stop", END)
     return builder.compile(name="blueprint", checkpointer=checkpointer)
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from agents.blueprint.model import Blueprint
+from agents.blueprint.model import MAX_CODE_CHARS, Blueprint
 from agents.bounded_json import BoundedJSONError, JSONBounds, loads_bounded
 from agents.ports.errors import ConfigError, TargetError
 from agents.targets import TARGET_FILE, check_target_name, known_targets
@@ -64,7 +64,34 @@ def load_target(data_dir: Path, name: str, *, prose: ProseParse | None = None) -
                           hint=f"write {BLUEPRINT_FILE} ({HINT}), or configure an LLM (SBX_CODER)")
     else:
         blueprint = prose(raw.decode("utf-8", errors="replace"), data_file_names(folder), path)
-    return BlueprintTarget(name, folder, blueprint, read_data(folder, blueprint.data_files()))
+    return BlueprintTarget(name, folder, with_code(blueprint, folder), read_data(folder, blueprint.data_files()))
+
+
+def with_code(blueprint: Blueprint, folder: Path) -> Blueprint:
+    """``blueprint`` with every ``code_file`` read into its tool's or validator's ``code`` (source is
+    text: it is only ever handed to a sandbox).
+
+    Raises:
+        TargetError: a named source file is missing, too large or not UTF-8.
+    """
+    if not blueprint.code_files():
+        return blueprint
+    sources = {name: _source(folder, name) for name in blueprint.code_files()}
+    tools = [t.model_copy(update={"code": sources[t.code_file], "code_file": None}) if t.code_file else t
+             for t in blueprint.tools]
+    validators = [v.model_copy(update={"code": sources[v.code_file], "code_file": None}) if v.code_file else v
+                  for v in blueprint.qa.validators]
+    return blueprint.model_copy(update={"tools": tools, "qa": blueprint.qa.model_copy(update={"validators": validators})})
+
+
+def _source(folder: Path, name: str) -> str:
+    path = folder / name
+    if not path.is_file() or path.is_symlink():
+        raise TargetError(f"the blueprint names code file {name!r}, which is not a file in {folder}", hint=HINT)
+    try:
+        return _read_capped(path, MAX_CODE_CHARS).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TargetError(f"{path} is not UTF-8 text", hint=HINT) from exc
 
 
 def _blueprint_source(folder: Path) -> tuple[Path, bytes]:

@@ -24,7 +24,11 @@ from __future__ import annotations
 import re
 from typing import Annotated
 
+from typing import Any
+
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+from agents.blueprint import scenarios
 
 #: A tool's, validator's or workflow's name: short, plain, usable as a file-name part.
 NAME_PATTERN = r"^[a-z][a-z0-9_-]{0,39}$"
@@ -72,13 +76,19 @@ class ToolSpec(_Strict):
 
     name: str = Field(pattern=NAME_PATTERN)
     description: str = Field("", max_length=300)
+    required: bool = Field(False, description="The report cannot be written without this tool's finding: "
+                                              "an empty input or a failure is the manager's no-go.")
     files: list[FileName] = Field(default_factory=list, max_length=MAX_FILES_PER_CALL)
     code: str | None = Field(None, min_length=1, max_length=MAX_CODE_CHARS,
                              description="Python source defining run(data) -> JSON value.")
+    code_file: FileName | None = Field(None, description="The source in a file of the target instead (a .py "
+                                                         "uploaded with the blueprint); read when the target loads.")
 
     @model_validator(mode="after")
     def _file_or_code(self) -> ToolSpec:
-        if self.code is None and len(self.files) != 1:
+        if self.code is not None and self.code_file is not None:
+            raise ValueError(f"tool {self.name!r} gives both code and code_file")
+        if self.code is None and self.code_file is None and len(self.files) != 1:
             raise ValueError(f"tool {self.name!r} without code must name exactly one file (its finding)")
         return self
 
@@ -89,8 +99,15 @@ class ValidatorSpec(_Strict):
     name: str = Field(pattern=NAME_PATTERN)
     description: str = Field("", max_length=300)
     files: list[FileName] = Field(default_factory=list, max_length=MAX_FILES_PER_CALL)
-    code: str = Field(min_length=1, max_length=MAX_CODE_CHARS,
-                      description="Python source defining validate(report, data) -> {passed, message, fix}.")
+    code: str | None = Field(None, min_length=1, max_length=MAX_CODE_CHARS,
+                             description="Python source defining validate(report, data) -> {passed, message, fix}.")
+    code_file: FileName | None = Field(None, description="The source in a file of the target instead.")
+
+    @model_validator(mode="after")
+    def _code_or_file(self) -> ValidatorSpec:
+        if (self.code is None) == (self.code_file is None):
+            raise ValueError(f"validator {self.name!r} needs exactly one of code and code_file")
+        return self
 
 
 class SectionSpec(_Strict):
@@ -116,7 +133,9 @@ class Blueprint(_Strict):
     """A validated blueprint (see the module doc)."""
 
     name: str = Field(pattern=NAME_PATTERN, description="The workflow's name.")
-    scenario: str = Field("custom", pattern=NAME_PATTERN)
+    scenario: str = Field("custom", pattern=NAME_PATTERN,
+                          description="custom, or a scenario whose template gives default sections and "
+                                      "instructions when the blueprint has none (agents/blueprint/scenarios/).")
     title: Title
     goal: str = Field("", max_length=1000)
     subject: str = Field(min_length=1, max_length=120)
@@ -124,6 +143,11 @@ class Blueprint(_Strict):
     tools: list[ToolSpec] = Field(default_factory=list, max_length=MAX_TOOLS)
     sections: list[SectionSpec] = Field(min_length=1, max_length=MAX_SECTIONS)
     qa: QASpec = Field(default_factory=QASpec)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _scenario_defaults(cls, data: Any) -> Any:
+        return scenarios.with_defaults(data) if isinstance(data, dict) else data
 
     @model_validator(mode="after")
     def _references(self) -> Blueprint:
@@ -144,6 +168,12 @@ class Blueprint(_Strict):
         if self.qa.required_sections is not None:
             return list(self.qa.required_sections)
         return [section.title for section in self.sections]
+
+    def code_files(self) -> list[str]:
+        """Every source file a tool or validator names (``code_file``), once each."""
+        names = [tool.code_file for tool in self.tools if tool.code_file is not None]
+        names += [v.code_file for v in self.qa.validators if v.code_file is not None]
+        return list(dict.fromkeys(names))
 
     def data_files(self) -> list[str]:
         """Every fixture file a tool or validator names, once each."""

@@ -1,10 +1,11 @@
 """The nodes of the blueprint agent (seed 003): manager, researcher, writer, qa, finish,
-partial. Each is a small function of (state, runtime) returning an update, a one-word
+partial, stop (the manager's no-go). Each is a small function of (state, runtime) returning an update, a one-word
 outcome and a detail; :func:`agents.loop.node` adds timing and the progress event.
 
-The manager runs twice, as the seed draws it: first it plans (the blueprint's instructions
-plus the fixes that earlier runs of the workflow recommend), then, with the findings in, it
-adjusts the writer's instructions (a tool that failed leaves a section to fill).
+The manager runs twice, as the seed draws it: first it decides go/no-go on the inputs and plans
+(the blueprint's instructions plus the fixes that earlier runs of the workflow recommend), then,
+with the findings in, it decides go/no-go on them and adjusts the writer's instructions (a tool
+that failed leaves a section to fill). A no-go ends the run at ``stop``: no report from nothing.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from langgraph.runtime import Runtime
 from agents.blueprint import directives
 from agents.blueprint.checks import Verdict, judge, word_count
 from agents.blueprint.directives import Directive
+from agents.blueprint.go_no_go import failed_research, missing_inputs
 from agents.blueprint.research import research
 from agents.blueprint.state import BlueprintContext, BlueprintState, Feedback
-from agents.blueprint.writer import write_report
+from agents.blueprint.writer import read_instructions, write_report
 from agents.loop import Update, node
 
 AGENT = "blueprint"
@@ -27,6 +29,7 @@ PARTIAL_FILE = "report.partial.md"
 VERDICT_FILE = "qa.json"
 FINDINGS_FILE = "findings.json"
 INSTRUCTIONS_FILE = "instructions.md"
+NO_GO_FILE = "no-go.txt"
 
 
 @node("manager")
@@ -39,19 +42,28 @@ def manager(state: BlueprintState, runtime: Runtime[BlueprintContext]) -> tuple[
 
 
 def plan(ctx: BlueprintContext) -> tuple[Update, str, str]:
-    """The blueprint's instructions and the lessons' recommended fixes, for the writer."""
+    """Go/no-go on the inputs, then the blueprint's instructions and the lessons' fixes, for the writer."""
+    missing = missing_inputs(ctx.blueprint, ctx.data)
+    if missing:
+        return {"no_go": missing}, "no-go", missing
     own = [directives.note(text) for text in ctx.blueprint.instructions]
     learned = [d for d in (directives.from_lesson(lesson.text) for lesson in ctx.lessons) if d is not None]
     instructions = directives.merged(own + learned)
     detail = f"{len(ctx.blueprint.tools)} tool(s) to call, {len(instructions)} instruction(s)"
     if learned:
         detail += f", {len(learned)} from lessons of earlier runs: " + "; ".join(d["text"] for d in learned[:3])
+    offline = read_instructions(list(ctx.blueprint.instructions)).not_applied if ctx.roles is None else ()
+    if offline:
+        detail += f"; not acted on offline (an LLM writer reads them): {'; '.join(offline)[:200]}"
     return {"instructions": instructions, "lessons": [d["text"] for d in learned]}, "plan", detail
 
 
 def adjust(state: BlueprintState, ctx: BlueprintContext) -> tuple[Update, str, str]:
-    """With the findings in: a failed tool leaves a section to fill; record the plan."""
+    """With the findings in: go/no-go on them; a failed tool leaves a section to fill; record the plan."""
     findings = state["findings"]
+    stop = failed_research(ctx.blueprint, findings)
+    if stop:
+        return {"no_go": stop}, "no-go", stop
     failed = [f["tool"] for f in findings if not f["ok"]]
     extra = [directives.make("fill", source="manager", why=f"tool(s) {', '.join(failed)} failed")] if failed else []
     instructions = directives.merged(state.get("instructions", []) + extra)
@@ -123,6 +135,14 @@ def finish(state: BlueprintState, runtime: Runtime[BlueprintContext]) -> tuple[U
     """QA passed: the report is the run's output."""
     path = runtime.context.artifacts.write(REPORT_FILE, state["report"])
     return {"status": "passed", "published": str(path)}, "passed", str(path)
+
+
+@node("stop")
+def stop(state: BlueprintState, runtime: Runtime[BlueprintContext]) -> tuple[Update, str, str]:
+    """The manager said no-go: no report is written; the reason is the run's one line."""
+    reason = state.get("no_go", "")
+    runtime.context.artifacts.write(NO_GO_FILE, reason + "\n")
+    return {"status": "no-go", "published": ""}, "no-go", reason
 
 
 @node("partial")

@@ -43,10 +43,14 @@ class BlueprintRunSummary(RunSummary):
             return f"PASSED: the {self.workflow} report passed QA"
         if self.status == "failed":
             return f"FAILED: the {self.workflow} report did not pass QA within {self.max_attempts} attempt(s)"
+        if self.status == "no-go":
+            return f"NO-GO: the {self.workflow} workflow stopped before writing: {self.last_problem}"
         return super().verdict()
 
     def lines(self) -> list[str]:
-        """The closing block, with the lessons applied and QA's last issues."""
+        """The closing block, with the lessons applied and QA's last issues (a no-go: its one line)."""
+        if self.status == "no-go":
+            return ["", self.verdict()]
         lines = super().lines()
         if self.lessons_applied:
             lines.append(f"  lessons       {len(self.lessons_applied)} applied: {'; '.join(self.lessons_applied)[:200]}")
@@ -104,7 +108,8 @@ def _summary(context: BlueprintContext, state: BlueprintState, wall: float) -> B
         run_id=context.run_id, agent=AGENT, target=context.target, status=state.get("status", "failed"),
         attempts=state.get("attempt", 0), max_attempts=context.max_attempts, parser_path=state.get("published", ""),
         run_dir=str(context.artifacts.run_dir), wall_seconds=wall, sandbox_seconds=state.get("sandbox_seconds", 0.0),
-        coder=context.coder, failures=[f["issues"][0]["code"] for f in feedback if f["issues"]],
-        last_problem=f"attempt {last['attempt']}: {issues[0]}" if last and issues else "",
+        coder=context.coder, failures=["no_go"] if state.get("no_go") else
+        [f["issues"][0]["code"] for f in feedback if f["issues"]],
+        last_problem=state.get("no_go") or (f"attempt {last['attempt']}: {issues[0]}" if last and issues else ""),
         workflow=context.blueprint.name, lessons_applied=state.get("lessons", []), last_issues=issues,
     )

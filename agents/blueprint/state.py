@@ -53,7 +53,9 @@ class BlueprintState(TypedDict, total=False):
     feedback: Annotated[list[Feedback], operator.add]
     """Every failed verdict so far, oldest first (what a retry is told)."""
     status: str
-    """passed | failed, set by finish / partial."""
+    """passed | failed | no-go, set by finish / partial / stop."""
+    no_go: str
+    """Why the manager stopped the run ('' or absent: it goes)."""
     published: str
     """Where the report was written ('' before the end)."""
     events: Annotated[list[NodeEvent], operator.add]

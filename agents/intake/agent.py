@@ -40,7 +40,7 @@ class IntakeAgent:
     info = AgentInfo(
         target_kinds=("conversation",), artefact="conversation", images=(), state_types=(IntakeState,),
         nodes=tuple(name for name in build_graph().nodes if not name.startswith("__")),
-        failure_reasons=INTAKE_REASONS, replies=True,
+        failure_reasons=INTAKE_REASONS, replies=True, memory=True,
     )
 
     def plan(self, target: str, config: AgentConfig, max_attempts: int | None) -> Plan:
@@ -52,13 +52,15 @@ class IntakeAgent:
         source = ("replies from the terminal" if config.interactive else
                   "replies posted to the service" if config.await_replies else
                   f"{len(intake.replies)} scripted repl{'y' if len(intake.replies) == 1 else 'ies'}")
-        banner = f"(goal: {intake.goal[:60]}; {len(intake.nodes)} node(s), {source}; a turn is an attempt)"
+        who = f"; subject {config.subject}" if config.subject else ""
+        banner = f"(goal: {intake.goal[:60]}; {len(intake.nodes)} node(s), {source}{who}; a turn is an attempt)"
         return Plan(agent=AGENT, target=intake.name, max_attempts=turns, limits=config.limits, coder=roles,
                     coder_name=roles.name, banner=banner, image=None,
                     record={"nodes": list(intake.nodes), "interactive": config.interactive,
-                            "await_replies": config.await_replies and not config.interactive},
+                            "await_replies": config.await_replies and not config.interactive,
+                            "subject": config.subject},
                     inputs={"target": intake, "interactive": config.interactive,
-                            "await_replies": config.await_replies})
+                            "await_replies": config.await_replies, "subject": config.subject})
 
     def graph(self, max_attempts: int, checkpointer: Any = None) -> Any:
         """analyze → ask → listen → resolve → ask | decide → ask | finish."""
@@ -68,18 +70,21 @@ class IntakeAgent:
         """Stream the conversation (see :func:`agents.intake.run.run_intake_agent`)."""
         target: IntakeTarget = plan.inputs["target"]
         return run_intake_agent(target, run_id=ctx.run_id, artifacts=ctx.artefacts, max_turns=plan.max_attempts,
-                                on_event=ctx.on_event, checkpoint=ctx.checkpoint, roles=plan.coder,
+                                on_event=ctx.on_event, memory=ctx.memory, subject=plan.inputs.get("subject"),
+                                checkpoint=ctx.checkpoint, roles=plan.coder,
                                 replies=reply_source(plan, ctx.artefacts.run_dir))
 
     def check(self, request: CheckRequest, ctx: CheckContext) -> int:
         """Run other scripted conversations against the target; exit 0 when all pass, 1 otherwise."""
         target = load_target(ctx.config, request.target)
-        return check_conversations(target, request.paths, ctx.say, make_roles(ctx.config))
+        return check_conversations(target, request.paths, ctx.say, ctx.memory, make_roles(ctx.config))
 
     def replay(self, sandbox: Sandbox, image: str, run_dir: Path, record: dict[str, Any], attempt: int) -> ReplayOutcome:
         """Nothing to replay: the intake agent runs nothing in a sandbox."""
         raise TargetError(f"run {record['run_id']} is an intake conversation: it ran nothing in a sandbox, so "
-                          "there is nothing to replay", hint=f"see {run_dir / 'transcript.md'} and graph.json")
+                          "there is nothing to replay",
+                          hint=f"see {run_dir / 'transcript.md'}, and its memory: python -m controller memory "
+                               f"{record['run_id']}")
 
 
 def reply_source(plan: Plan, run_dir: Path) -> Replies | None:

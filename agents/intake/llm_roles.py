@@ -24,9 +24,9 @@ from agents.bounded_json import BoundedJSONError, JSONBounds, loads_bounded
 from agents.intake.decision import decide
 from agents.intake.info import InfoInput, next_question, open_questions
 from agents.intake.models import Decision, DecisionInput, FactUpdate, Question, Resolution, Scalar
-from agents.intake.patterns import EVENT_NAMES, MAX_REPLY_CHARS
+from agents.intake.patterns import EVENT_NAMES, MAX_REPLY_CHARS, temporal
 from agents.intake.resolver import ResolverInput, confirmation, has_answer, reasoning, resolve, with_conflicts
-from agents.intake.schema import FieldSchema
+from agents.intake.values import check
 from agents.llm.client import ChatClient, ChatMessage
 from agents.llm.errors import LLMError
 from agents.llm.preflight import checked_client
@@ -108,7 +108,10 @@ class LLMRoles:
         values = {"node": inp.node, "schema": _dump(inp.schema.model_dump(by_alias=True, exclude_none=True)),
                   "values": _dump(inp.values), "skipped": ", ".join(sorted(inp.skipped)) or "none",
                   "conflicts": "[]", "asked": ", ".join(sorted(inp.asked)) or "none",
-                  "open": ", ".join(q.field for q in left)}
+                  "open": ", ".join(q.field for q in left),
+                  "conversation": _dump([{"question": t["question"].get("text", ""), "reply": t["reply"][:MAX_REPLY_CHARS],
+                                          "refused": [r.get("reason", "") for r in t.get("rejected", [])]}
+                                         for t in inp.conversation[-8:]])}
         try:
             reply = self._call("ask", values, _InfoReply)
         except Unusable:
@@ -122,7 +125,8 @@ class LLMRoles:
         """The model's next node, if it is a node with questions left (else the rules')."""
         values = {"goal": inp.goal, "previous": inp.previous, "events": ", ".join(inp.priority_events) or "none",
                   "nodes": _dump([{"name": n.name, "pending": n.pending, "missing_required": list(n.missing_required),
-                                   "open_conflicts": n.open_conflicts, "priority_on": list(n.priority_on)}
+                                   "open_conflicts": n.open_conflicts, "priority_on": list(n.priority_on),
+                                   "priority": n.priority, "goal_terms": list(n.goal_terms), "always": n.always}
                                   for n in inp.nodes]),
                   "data": _dump(inp.data)}
         try:
@@ -172,10 +176,12 @@ def _resolution(reply: _ResolverReply, inp: ResolverInput) -> Resolution:
     """The model's updates, each checked against the schemas; conflicts found by the same rule as offline."""
     updates = [_checked(u, inp) for u in reply.updates]
     shift = reply.priority_shift if reply.priority_shift in EVENT_NAMES else None
-    checked = with_conflicts(updates, inp.values)
-    checked, keep = confirmation(inp.reply, inp.question, checked)
-    return Resolution(tuple(checked), has_answer(checked, inp.question), shift, keep,
-                      reasoning(checked, shift, keep) + (f" — {reply.reasoning[:200]}" if reply.reasoning else ""))
+    checked, keep, refreshed = confirmation(inp.reply, inp.question, updates)
+    checked = with_conflicts(checked, inp.values)
+    answered = has_answer(checked, inp.question) or keep is not None or bool(refreshed)
+    return Resolution(tuple(checked), answered, shift, keep,
+                      reasoning(checked, shift, keep, refreshed=refreshed)
+                      + (f" — {reply.reasoning[:200]}" if reply.reasoning else ""), refreshed=refreshed)
 
 
 def _checked(update: _Update, inp: ResolverInput) -> FactUpdate:
@@ -186,21 +192,14 @@ def _checked(update: _Update, inp: ResolverInput) -> FactUpdate:
     if update.skipped:
         return FactUpdate(update.node_name, update.field_name, None, skipped=True, source="user_skip",
                           reasoning=update.reasoning)
-    if not _fits(update.value, spec):
-        raise Unusable(f"{update.node_name}.{update.field_name} cannot be {update.value!r}")
-    return FactUpdate(update.node_name, update.field_name, update.value, update.temporal_context,
+    checked = check(update.field_name, spec, update.value) if update.value is not None else None
+    if checked is None or not checked.ok or (isinstance(update.value, str) and len(update.value) > 200):
+        why = checked.reason if checked is not None and checked.reason else "no value"
+        raise Unusable(f"{update.node_name}.{update.field_name} cannot be {update.value!r}: {why}")
+    frame = spec.temporal or temporal(schema.question(update.field_name).lower()) if schema else "present"
+    return FactUpdate(update.node_name, update.field_name, checked.value, update.temporal_context, frame,
                       update.is_correction, confidence=update.confidence, source="user_input (llm)",
                       reasoning=update.reasoning)
-
-
-def _fits(value: Scalar | None, spec: FieldSchema) -> bool:
-    if value is None:
-        return False
-    if spec.type == "boolean":
-        return isinstance(value, bool)
-    if spec.type in ("integer", "number"):
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    return isinstance(value, str) and len(value) <= 200 and (spec.enum is None or value in spec.enum)
 
 
 def make_llm_roles(settings: AgentConfig) -> LLMRoles:

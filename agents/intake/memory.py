@@ -1,102 +1,117 @@
-"""The graph memory (seed 002's GraphMemory), persisted per run in SQLite under the run folder.
+"""The graph memory (seed 002's GraphMemory): facts through the memory port, the conversation beside them.
 
-Tables: ``fields`` (each field's current value or skip), ``history`` (every value ever given,
-with time, source, previous value, temporal context and reasoning: nothing is lost),
-``conflicts``, ``edges`` (with reasons), ``traversal``, ``snapshots`` (a node's data when it
-was completed), ``turns`` (each reply with its question and the resolver's output) and
-``decisions`` (each of the decision role's answers).
+Two stores, one object:
 
-Writes are idempotent per turn and per decision step, in one transaction each: a run killed
-after a node wrote here but before its checkpoint was saved runs that node again on resume,
-which then finds its turn recorded and returns the stored result instead of applying it twice.
+- the **facts** (each field's current value, every value ever given with its time, source,
+  previous value, temporal context and reasoning, and the conflicts) live in a
+  :class:`~agents.ports.memory.GraphStore` the controller gives the run: the subject's memory
+  (``run --subject NAME``: it persists across conversations), or the run's own;
+- the **conversation** (each turn's question, reply and what the resolver made of it; the
+  decision role's answers; edges with reasons; the traversal; node snapshots) is this run's
+  alone: ``conversation.sqlite`` in the run folder.
+
+Writes are idempotent per turn and per decision step: the facts of a turn are one
+:class:`~agents.ports.memory.MemoryWrite`, applied at most once per ``(run, turn)``, and the
+turn's record is kept after it; a run killed in between runs the node again on resume, which
+finds the turn applied and changes nothing twice.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from agents.intake.models import Decision, FactUpdate, Question, Resolution, Scalar
+from agents.ports.memory import ConflictWrite, FieldWrite, GraphStore, MemoryView, MemoryWrite
 
-MEMORY_FILE = "graph.sqlite"
+CONVERSATION_FILE = "conversation.sqlite"
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS fields (node TEXT, field TEXT, value TEXT, skipped INTEGER, updated_at TEXT,
-                                   PRIMARY KEY (node, field));
-CREATE TABLE IF NOT EXISTS history (id INTEGER PRIMARY KEY, node TEXT, field TEXT, value TEXT, previous TEXT,
-                                    temporal TEXT, source TEXT, is_correction INTEGER, applied INTEGER,
-                                    confidence REAL, reasoning TEXT, turn INTEGER, at TEXT);
-CREATE TABLE IF NOT EXISTS conflicts (id INTEGER PRIMARY KEY, node TEXT, field TEXT, old TEXT, new TEXT,
-                                      turn INTEGER, at TEXT, resolved INTEGER, resolution TEXT);
 CREATE TABLE IF NOT EXISTS edges (step INTEGER PRIMARY KEY, from_node TEXT, to_node TEXT, reason TEXT, at TEXT);
 CREATE TABLE IF NOT EXISTS traversal (step INTEGER PRIMARY KEY, node TEXT, at TEXT);
 CREATE TABLE IF NOT EXISTS snapshots (node TEXT PRIMARY KEY, data TEXT, at TEXT);
 CREATE TABLE IF NOT EXISTS turns (turn INTEGER PRIMARY KEY, question TEXT, reply TEXT, resolution TEXT, at TEXT);
 CREATE TABLE IF NOT EXISTS decisions (step INTEGER PRIMARY KEY, decision TEXT, at TEXT);
 """
+Clock = Callable[[], datetime]
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
-
-
-def _dump(value: Scalar | None) -> str:
-    return json.dumps(value)
-
-
-def _load(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
+def utc_now() -> datetime:
+    """The wall clock, in UTC."""
+    return datetime.now(timezone.utc)
 
 
 class GraphMemory:
-    """Node data, field history, conflicts, edges and traversal of one run."""
+    """Node data, field history and conflicts (``facts``), with this conversation's turns, edges and traversal."""
 
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = path
-        self.db = sqlite3.connect(path, check_same_thread=False)
+    def __init__(self, facts: GraphStore, log: Path | None, run_id: str, now: Clock = utc_now) -> None:
+        if log is not None:
+            log.parent.mkdir(parents=True, exist_ok=True)
+        self.facts = facts
+        self.run_id = run_id
+        self.now = now
+        self.db = sqlite3.connect(log if log is not None else ":memory:", check_same_thread=False)
+        if log is not None:
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(_SCHEMA)
 
     def close(self) -> None:
-        """Release the file."""
+        """Release both stores."""
         self.db.close()
+        self.facts.close()
+
+    def _at(self) -> str:
+        return self.now().astimezone(timezone.utc).isoformat(timespec="milliseconds")
 
     # -- node data -------------------------------------------------------------------------
 
+    def view(self) -> MemoryView:
+        """Everything the facts store holds now (the port's read form)."""
+        return self.facts.view()
+
     def get_all_nodes_data(self) -> dict[str, dict[str, Scalar | None]]:
         """Every node's current values (a skipped field is None)."""
-        data: dict[str, dict[str, Scalar | None]] = {}
-        for node, field, value in self.db.execute("SELECT node, field, value FROM fields ORDER BY node, field"):
-            data.setdefault(node, {})[field] = _load(value)
-        return data
+        return self.view().values()
 
     def skipped(self) -> set[tuple[str, str]]:
         """(node, field) of every field the user skipped and has not answered since."""
-        return set(self.db.execute("SELECT node, field FROM fields WHERE skipped = 1"))
+        return {(node.name, f.name) for node in self.view().nodes for f in node.fields if f.skipped}
+
+    def updated_at(self) -> dict[tuple[str, str], str]:
+        """When each field with a current value got it (ISO 8601, UTC)."""
+        return {(node.name, f.name): f.updated_at for node in self.view().nodes for f in node.fields if f.updated_at}
 
     def add_node_snapshot(self, node: str, data: dict[str, Scalar | None]) -> None:
         """Keep a node's data as it was when the node was completed."""
         with self.db:
-            self.db.execute("INSERT OR REPLACE INTO snapshots VALUES (?, ?, ?)", (node, json.dumps(data), _now()))
+            self.db.execute("INSERT OR REPLACE INTO snapshots VALUES (?, ?, ?)", (node, json.dumps(data), self._at()))
 
     def get_field_history(self, node: str, field: str) -> list[dict[str, Any]]:
-        """Every value given for a field, oldest first."""
-        rows = self.db.execute("SELECT value, previous, temporal, source, is_correction, applied, confidence, "
-                               "reasoning, turn, at FROM history WHERE node = ? AND field = ? ORDER BY id",
-                               (node, field))
-        keys = ("value", "previous", "temporal", "source", "is_correction", "applied", "confidence", "reasoning",
-                "turn", "at")
-        return [{**dict(zip(keys, row)), "value": _load(row[0]), "previous": _load(row[1]),
-                 "is_correction": bool(row[4]), "applied": bool(row[5])} for row in rows]
+        """Every value given for a field, oldest first (every conversation's, for a subject)."""
+        found = self.view().node(node)
+        memory = found.field(field) if found else None
+        return [asdict(change) for change in memory.history] if memory else []
+
+    def conflicts(self, *, open_only: bool = False) -> list[dict[str, Any]]:
+        """Conflicts, oldest first (only the unresolved ones with ``open_only``)."""
+        view = self.view()
+        return [asdict(c) for c in (view.open_conflicts() if open_only else view.conflicts)]
+
+    def has_conflicts(self, node: str) -> bool:
+        """The node has an unresolved conflict."""
+        return any(c.node == node for c in self.view().open_conflicts())
 
     def get_node_with_history(self, node: str) -> dict[str, Any]:
         """A node's values with each field's history and the node's conflicts (the seed's audit view)."""
-        data = self.get_all_nodes_data().get(node, {})
-        fields = {f for n, f in self.db.execute("SELECT node, field FROM history WHERE node = ?", (node,))} | set(data)
-        return {"data": data, "history": {f: self.get_field_history(node, f) for f in sorted(fields)},
+        found = self.view().node(node)
+        fields = found.fields if found else ()
+        return {"data": found.values() if found else {},
+                "history": {f.name: [asdict(c) for c in f.history] for f in fields},
                 "conflicts": [c for c in self.conflicts() if c["node"] == node]}
 
     # -- turns -----------------------------------------------------------------------------
@@ -107,92 +122,54 @@ class GraphMemory:
         return None if row is None else Resolution.from_json(json.loads(row[0]))
 
     def apply_updates(self, turn: int, question: Question, reply: str, resolution: Resolution) -> bool:
-        """Apply one turn's updates in one transaction; False (and nothing done) if it was applied.
+        """Apply one turn's facts (once: False when they were applied before) and keep the turn.
 
-        A new present value replaces the current one and the history keeps the previous;
-        past and future values are history only; a contradiction opens a conflict; a
-        correction (or a confirmation) closes the field's open conflicts.
+        A fact of its field's own time replaces the current value and the history keeps the
+        previous; other times are history only; a contradiction opens a conflict; a correction
+        (or a confirmation) closes the field's open conflicts; a refreshed field is stamped anew.
         """
-        at = _now()
+        at = self._at()
+        applied = self.facts.commit(self._write(turn, at, resolution))
         with self.db:
-            done = self.db.execute("SELECT 1 FROM turns WHERE turn = ?", (turn,)).fetchone()
-            if done:
-                return False
-            self.db.execute("INSERT INTO turns VALUES (?, ?, ?, ?, ?)",
+            self.db.execute("INSERT OR IGNORE INTO turns VALUES (?, ?, ?, ?, ?)",
                             (turn, json.dumps(question.to_json()), reply, json.dumps(resolution.to_json()), at))
-            for update in resolution.updates:
-                self._apply(turn, update, at)
-            if resolution.keep_conflict is not None:
-                self._close(resolution.keep_conflict, "confirmed: the newer value stands", at)
-        return True
+        return applied
 
-    def _apply(self, turn: int, update: FactUpdate, at: str) -> None:
-        row = self.db.execute("SELECT value FROM fields WHERE node = ? AND field = ?",
-                              (update.node, update.field)).fetchone()
-        previous = None if row is None else _load(row[0])
-        applies = update.temporal == "present"
-        self.db.execute("INSERT INTO history (node, field, value, previous, temporal, source, is_correction, applied, "
-                        "confidence, reasoning, turn, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (update.node, update.field, _dump(update.value), _dump(previous), update.temporal,
-                         update.source, int(update.is_correction), int(applies), update.confidence,
-                         update.reasoning, turn, at))
-        if not applies:
-            return
-        self.db.execute("INSERT OR REPLACE INTO fields VALUES (?, ?, ?, ?, ?)",
-                        (update.node, update.field, _dump(update.value), int(update.skipped), at))
-        if update.conflict:
-            self.mark_conflict(update.node, update.field, previous, update.value, turn, at)
-        elif update.is_correction:
-            self._close_field(update.node, update.field, "corrected by the user", at)
-            if previous is not None and previous != update.value:
-                self._record_closed(update, previous, turn, at)
-
-    # -- conflicts -------------------------------------------------------------------------
-
-    def mark_conflict(self, node: str, field: str, old: Scalar | None, new: Scalar | None, turn: int,
-                      at: str) -> None:
-        """Record an unresolved contradiction (the newer value stands until confirmed)."""
-        self.db.execute("INSERT INTO conflicts (node, field, old, new, turn, at, resolved, resolution) "
-                        "VALUES (?, ?, ?, ?, ?, ?, 0, '')", (node, field, _dump(old), _dump(new), turn, at))
-
-    def _record_closed(self, update: FactUpdate, previous: Scalar, turn: int, at: str) -> None:
-        why = "life event" if update.reasoning.startswith("life event") else "explicit correction"
-        self.db.execute("INSERT INTO conflicts (node, field, old, new, turn, at, resolved, resolution) "
-                        "VALUES (?, ?, ?, ?, ?, ?, 1, ?)",
-                        (update.node, update.field, _dump(previous), _dump(update.value), turn, at, why))
-
-    def _close(self, conflict: int, resolution: str, at: str) -> None:
-        self.db.execute("UPDATE conflicts SET resolved = 1, resolution = ? WHERE id = ? AND resolved = 0",
-                        (f"{resolution} ({at})", conflict))
-
-    def _close_field(self, node: str, field: str, resolution: str, at: str) -> None:
-        self.db.execute("UPDATE conflicts SET resolved = 1, resolution = ? WHERE node = ? AND field = ? "
-                        "AND resolved = 0", (f"{resolution} ({at})", node, field))
-
-    def conflicts(self, *, open_only: bool = False) -> list[dict[str, Any]]:
-        """Conflicts, oldest first (only the unresolved ones with ``open_only``)."""
-        where = " WHERE resolved = 0" if open_only else ""
-        rows = self.db.execute(f"SELECT id, node, field, old, new, turn, at, resolved, resolution FROM conflicts"
-                               f"{where} ORDER BY id")
-        return [{"id": r[0], "node": r[1], "field": r[2], "old": _load(r[3]), "new": _load(r[4]), "turn": r[5],
-                 "at": r[6], "resolved": bool(r[7]), "resolution": r[8]} for r in rows]
-
-    def has_conflicts(self, node: str) -> bool:
-        """The node has an unresolved conflict."""
-        return any(c["node"] == node for c in self.conflicts(open_only=True))
+    def _write(self, turn: int, at: str, resolution: Resolution) -> MemoryWrite:
+        values = self.get_all_nodes_data()
+        fields: list[FieldWrite] = []
+        conflicts: list[ConflictWrite] = []
+        closed: list[tuple[str, str, str]] = []
+        for update in resolution.updates:
+            previous = values.get(update.node, {}).get(update.field)
+            fields.append(FieldWrite(update.node, update.field, update.value, update.temporal, update.source,
+                                     update.reasoning, update.current, update.is_correction, update.skipped))
+            if update.current and update.conflict:
+                conflicts.append(ConflictWrite(update.node, update.field, previous, update.value))
+            elif update.current and update.is_correction:
+                closed.append((update.node, update.field, "corrected by the user"))
+                if previous is not None and previous != update.value:
+                    conflicts.append(_closed(update, previous))
+        for key in resolution.refreshed:
+            node, _, name = key.partition(".")
+            fields.append(FieldWrite(node, name, values.get(node, {}).get(name), source="confirmation",
+                                     reasoning="the user confirmed the held value is still right"))
+        close = ((resolution.keep_conflict, "confirmed: the newer value stands"),) \
+            if resolution.keep_conflict is not None else ()
+        return MemoryWrite(self.run_id, turn, at, tuple(fields), tuple(conflicts), close, tuple(closed))
 
     # -- traversal -------------------------------------------------------------------------
 
     def visit(self, step: int, node: str) -> None:
         """Record that decision ``step`` (0: the start) went to ``node``; idempotent per step."""
         with self.db:
-            self.db.execute("INSERT OR IGNORE INTO traversal VALUES (?, ?, ?)", (step, node, _now()))
+            self.db.execute("INSERT OR IGNORE INTO traversal VALUES (?, ?, ?)", (step, node, self._at()))
 
     def add_edge(self, step: int, from_node: str, to_node: str, reason: str) -> None:
         """Record decision ``step``'s edge with its reason, and the visit; idempotent per step."""
         with self.db:
             self.db.execute("INSERT OR IGNORE INTO edges VALUES (?, ?, ?, ?, ?)",
-                            (step, from_node, to_node, reason, _now()))
+                            (step, from_node, to_node, reason, self._at()))
         self.visit(step, to_node)
 
     def decision(self, step: int) -> Decision | None:
@@ -204,9 +181,9 @@ class GraphMemory:
         """Keep decision ``step`` and, when it names a next node, its edge and visit; idempotent per step."""
         with self.db:
             self.db.execute("INSERT OR IGNORE INTO decisions VALUES (?, ?, ?)",
-                            (step, json.dumps(asdict(decision)), _now()))
-        if decision.next_node is not None and not decision.visited_all:
-            self.add_edge(step, from_node, decision.next_node, decision.reason)
+                            (step, json.dumps(asdict(decision)), self._at()))
+        if decision.next_node not in (None, from_node) and not decision.visited_all:
+            self.add_edge(step, from_node, str(decision.next_node), decision.reason)
 
     def traversal(self) -> list[str]:
         """The nodes in the order they were visited."""
@@ -224,25 +201,28 @@ class GraphMemory:
 
     def export(self) -> dict[str, Any]:
         """The whole graph as one JSON document (``graph.json`` in the run folder)."""
-        data = self.get_all_nodes_data()
+        view = self.view()
         return {
-            "nodes": data,
+            "subject": view.subject,
+            "runs": list(view.runs),
+            "nodes": view.values(),
             "skipped": sorted(f"{n}.{f}" for n, f in self.skipped()),
-            "history": {f"{n}.{f}": self.get_field_history(n, f) for n in data for f in data[n]}
-            | {f"{n}.{f}": self.get_field_history(n, f) for n, f in self._history_only()},
-            "conflicts": self.conflicts(),
+            "history": {f"{node.name}.{f.name}": [asdict(c) for c in f.history] for node in view.nodes
+                        for f in node.fields},
+            "conflicts": [asdict(c) for c in view.conflicts],
             "edges": self.edges(),
             "traversal": self.traversal(),
             "snapshots": {r[0]: json.loads(r[1]) for r in self.db.execute("SELECT node, data FROM snapshots")},
         }
-
-    def _history_only(self) -> list[tuple[str, str]]:
-        """Fields with history but no present value (only past or future statements)."""
-        return list(self.db.execute("SELECT DISTINCT node, field FROM history WHERE NOT EXISTS (SELECT 1 FROM "
-                                    "fields WHERE fields.node = history.node AND fields.field = history.field)"))
 
     def transcript(self) -> list[dict[str, Any]]:
         """Each turn: the question, the reply and what the resolver made of it."""
         rows = self.db.execute("SELECT turn, question, reply, resolution FROM turns ORDER BY turn")
         return [{"turn": r[0], "question": json.loads(r[1]), "reply": r[2], "resolution": json.loads(r[3])}
                 for r in rows]
+
+
+def _closed(update: FactUpdate, previous: Scalar) -> ConflictWrite:
+    """A contradiction the reply itself resolved (a correction or a life event), recorded as such."""
+    why = "life event" if update.source == "life_event" else "explicit correction"
+    return ConflictWrite(update.node, update.field, previous, update.value, resolved=True, resolution=why)

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 Scalar = int | float | str | bool
 Temporal = Literal["past", "present", "future"]
-QuestionKind = Literal["field", "rephrase", "confirm"]
+QuestionKind = Literal["field", "rephrase", "confirm", "refresh"]
 
 
 @dataclass(frozen=True)
@@ -29,10 +29,12 @@ class Question:
 
     @property
     def key(self) -> str:
-        """What "never repeats" is about: a field is asked once, rephrased once; a conflict confirmed once."""
+        """What "never repeats" is about: a field is asked once, rephrased once; a conflict confirmed
+        once; a held value that is older than its freshness confirmed once."""
         if self.kind == "confirm":
             return f"conflict:{self.conflict}"
-        return f"{self.node}.{self.field}" + ("#again" if self.kind == "rephrase" else "")
+        suffix = {"rephrase": "#again", "refresh": "#refresh"}.get(self.kind, "")
+        return f"{self.node}.{self.field}{suffix}"
 
     def to_json(self) -> dict[str, Any]:
         """The state's and the memory's form."""
@@ -46,18 +48,40 @@ class Question:
 
 @dataclass(frozen=True)
 class FactUpdate:
-    """One fact the state resolver found (the seed's ``updates[]`` entry)."""
+    """One fact the state resolver found (the seed's ``updates[]`` entry).
+
+    ``temporal`` is the time the reply spoke of; ``frame`` the time the field is about (its
+    question's: "What was your revenue last year?" is about the past). A fact whose time is its
+    field's frame is the field's value; any other is kept as history only.
+    """
 
     node: str
     field: str
     value: Scalar | None
     temporal: Temporal = "present"
+    frame: Temporal = "present"
     is_correction: bool = False
     skipped: bool = False
     conflict: bool = False
     source: str = "user_input"
     confidence: float = 0.9
     reasoning: str = ""
+
+
+    @property
+    def current(self) -> bool:
+        """The fact is the field's value now (not a past or future one, for this field)."""
+        return self.temporal == self.frame
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """A value read for a field that its schema refuses: not stored, and the reason is said."""
+
+    node: str
+    field: str
+    value: Scalar
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -69,6 +93,9 @@ class Resolution:
     priority_shift: str | None = None
     keep_conflict: int | None = None
     reasoning: str = ""
+    rejected: tuple[Rejection, ...] = ()
+    refreshed: tuple[str, ...] = ()
+    """``Node.field`` of held values the user confirmed are still right (a refresh question's "yes")."""
 
     @property
     def conflicts_detected(self) -> bool:
@@ -78,16 +105,18 @@ class Resolution:
     @property
     def understood(self) -> bool:
         """Anything at all came out of the reply (else the loop survives an unparsed reply)."""
-        return bool(self.updates) or self.keep_conflict is not None
+        return bool(self.updates or self.rejected or self.refreshed) or self.keep_conflict is not None
 
     def to_json(self) -> dict[str, Any]:
         """The memory's form (a turn's record)."""
-        return {**asdict(self), "updates": [asdict(u) for u in self.updates]}
+        return asdict(self)
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> Resolution:
         """Back from :meth:`to_json`."""
-        return cls(**{**doc, "updates": tuple(FactUpdate(**u) for u in doc["updates"])})
+        return cls(**{**doc, "updates": tuple(FactUpdate(**u) for u in doc["updates"]),
+                      "rejected": tuple(Rejection(**r) for r in doc.get("rejected", ())),
+                      "refreshed": tuple(doc.get("refreshed", ()))})
 
 
 @dataclass(frozen=True)
@@ -100,6 +129,12 @@ class NodeStatus:
     open_conflicts: int
     pending: int
     priority_on: tuple[str, ...] = ()
+    priority: int = 50
+    """The node's declared ``x-priority`` (0-100)."""
+    goal_terms: tuple[str, ...] = ()
+    """Its ``x-goal-keywords`` that the goal names."""
+    always: bool = False
+    """Every conversation needs it (``x-always``)."""
 
 
 @dataclass(frozen=True)

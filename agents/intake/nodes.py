@@ -15,6 +15,7 @@ from agents.intake.judge import judge
 from agents.intake.models import Question, Resolution
 from agents.intake.resolver import ResolverInput
 from agents.intake.state import IntakeContext, IntakeState
+from agents.intake.decision import ranked
 from agents.intake.views import decision_input, info_input
 from agents.loop import Update, node
 from agents.untrusted_text import one_line
@@ -26,14 +27,18 @@ TRANSCRIPT_FILE = "transcript.md"
 
 @node("analyze")
 def analyze(state: IntakeState, runtime: Runtime[IntakeContext]) -> tuple[Update, str, str]:
-    """Start the graph memory at the first node of the target's list."""
+    """Start at the node the decision role's ranking puts first (what the memory holds already counts)."""
     ctx = runtime.context
     target = ctx.target
-    first = target.nodes[0]
+    statuses = decision_input(target, ctx.memory, "", [], []).nodes
+    first = next(iter(ranked([n for n in statuses if n.pending > 0] or list(statuses))), statuses[0]).name
     ctx.memory.visit(0, first)
     source = ("replies as they come" if ctx.replies is not None
               else f"{len(target.replies)} scripted repl{'y' if len(target.replies) == 1 else 'ies'}")
-    detail = f"goal: {one_line(target.goal, 60)}; {len(target.nodes)} node(s) ({', '.join(target.nodes)}); {source}"
+    held = sum(n.filled for n in statuses)
+    memory = f"; {held} fact(s) held for {ctx.subject}" if ctx.subject else ""
+    detail = (f"goal: {one_line(target.goal, 60)}; {len(target.nodes)} node(s) ({', '.join(target.nodes)}); "
+              f"{source}{memory}")
     return {"node": first, "attempt": 0, "step": 0}, "ok", detail
 
 
@@ -46,7 +51,9 @@ def ask(state: IntakeState, runtime: Runtime[IntakeContext]) -> tuple[Update, st
         data = ctx.memory.get_all_nodes_data().get(state["node"], {})
         ctx.memory.add_node_snapshot(state["node"], data)
         return {"question": {}}, "complete", f"{state['node']}: nothing left to ask"
-    return {"question": question.to_json(), "asked": [question.key]}, question.kind, one_line(question.text, 300)
+    # A live conversation shows the question where the reply is typed (terminal, service): say it once.
+    detail = question.key if ctx.replies is not None else one_line(question.text, 300)
+    return {"question": question.to_json(), "asked": [question.key]}, question.kind, detail
 
 
 @node("listen")
@@ -69,7 +76,8 @@ def resolve(state: IntakeState, runtime: Runtime[IntakeContext]) -> tuple[Update
     question = Question.from_json(state["question"])
     resolution = ctx.memory.turn_result(turn)  # a resumed run may have applied this turn already
     if resolution is None:
-        inp = ResolverInput(state["reply"], question, ctx.target.schemas, ctx.memory.get_all_nodes_data())
+        inp = ResolverInput(state["reply"], question, ctx.target.schemas, ctx.memory.get_all_nodes_data(),
+                            ctx.memory.now().date())
         resolution = ctx.roles.resolve(inp)
         ctx.memory.apply_updates(turn, question, state["reply"], resolution)
     shift = resolution.priority_shift or ""

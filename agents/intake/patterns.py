@@ -1,4 +1,6 @@
-"""The deterministic reading of a reply: numbers, money, dates, yes/no, skip, cues.
+"""The deterministic reading of a reply's cues: clauses, yes/no, skip, corrections, time, life events.
+
+Values (numbers, amounts, dates) are read by libraries in :mod:`agents.intake.reading`.
 
 A reply is hostile text (the user, or whoever wrote the script). Every pattern here is
 linear: no nested quantifiers, no alternation under a repeat, bounded repetition counts;
@@ -9,7 +11,6 @@ temporal words, life events) are the seed's examples made into word lists.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Literal
 
 # Longest reply read (the reply box's bound); the rest is cut (and the cut said in the transcript).
@@ -17,27 +18,12 @@ from agents.ports.replies import MAX_REPLY_CHARS as MAX_REPLY_CHARS
 #: Most clauses one reply is split into.
 MAX_CLAUSES = 40
 
-#: Sentence ends (a period not inside a number such as 1.2), and ", and" / " but " between statements.
-_CLAUSE_SPLIT = re.compile(r"(?:[;!?\n]|\.(?!\d))+|,\s{0,3}(?:and|but)\s|\s(?:and|but|although|though)\s", re.IGNORECASE)
-_WORD = re.compile(r"[a-z']{1,40}")
-#: 80,000 / 80000 / 1,250.50 / 80k / 1.2 million, optionally with a currency sign or word.
-_NUMBER = re.compile(
-    r"(?<![\w.])[$€£₹]?\s?(\d{1,3}(?:,\d{3}){1,5}|\d{1,12})(\.\d{1,2})?\s?"
-    r"(k\b|thousand\b|million\b|m\b)?"
-)
-_ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
-_DMY_DATE = re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4})\b")
-_MONTH_YEAR = re.compile(
-    r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]{0,6}\.?\s{1,3}(\d{4})\b"
-)
-_YEAR = re.compile(r"\b((?:19|20)\d{2})\b")
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-_SMALL_NUMBERS = {
-    "no": 0, "zero": 0, "one": 1, "a": 1, "an": 1, "two": 2, "three": 3, "four": 4, "five": 5,
-    "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
-}
-_MULTIPLIER = {"k": 1_000, "thousand": 1_000, "million": 1_000_000, "m": 1_000_000}
-
+#: Words a new statement starts with ("..., and I live in Porto"; not "find a job and keep the house").
+_SUBJECT = r"(?:i|i'm|i've|i'd|i'll|im|my|we|we're|we've|our|he|she|they|it's|there's|me|mine|now|then)\b"
+#: Sentence ends (a period not inside a number such as 1.2); ", and" / " but " / "," before a new statement.
+_CLAUSE_SPLIT = re.compile(
+    rf"(?:[;!?\n]|\.(?!\d))+|,\s{{0,3}}(?:and|but|so|plus)\s(?={_SUBJECT})"
+    rf"|\s(?:and|but|although|though|so|while|plus)\s(?={_SUBJECT})|,\s{{0,3}}(?={_SUBJECT})", re.IGNORECASE)
 _SKIP = re.compile(
     r"^\s{0,5}(?:skip(?: (?:it|this|that))?|pass|n/?a|next|prefer not to (?:say|answer)|"
     r"i'?d rather not(?: say)?|rather not say|don'?t know|i don'?t know|no idea|not sure)\s{0,5}[.!]?\s{0,5}$"
@@ -55,7 +41,9 @@ _FUTURE = re.compile(
     r"\b(?:will|won'?t|going to|gonna|plan to|planning to|expect to|hope to|next (?:week|month|year)|"
     r"soon|in the future|from next)\b|'ll\b"
 )
-_PAST = re.compile(r"\b(?:used to|previously|formerly|last year|years ago|in the past|before that)\b")
+_PAST = re.compile(r"\b(?:used to|previously|formerly|last (?:year|month)|years? ago|in the past|before that|"
+                   r"back then|at the time)\b")
+_NOW = re.compile(r"\b(?:now|currently|these days|nowadays|at the moment|today|this year)\b")
 #: Life events that change the present at once and shift priorities (the seed's "job loss").
 _EVENTS = {
     "job_loss": re.compile(r"\b(?:lost my job|laid off|got fired|was fired|been fired|unemployed|"
@@ -66,47 +54,10 @@ _EVENTS = {
 EVENT_NAMES = tuple(_EVENTS)
 
 
-@dataclass(frozen=True)
-class Found:
-    """A value found in a clause, with where it starts (to pair it with the nearest keyword)."""
-
-    value: float | int | str | bool
-    start: int
-
-
 def clauses(text: str) -> list[str]:
     """The reply cut into clauses (at most :data:`MAX_CLAUSES`), as written, without blanks."""
     parts = (part.strip() for part in _CLAUSE_SPLIT.split(text))
     return [part for part in parts if part][:MAX_CLAUSES]
-
-
-def numbers(clause: str) -> list[Found]:
-    """Numbers and amounts in ``clause`` (``80,000``, ``$1,250.50``, ``80k``), then small number words."""
-    found = [Found(_number_value(m), m.start()) for m in _NUMBER.finditer(clause)]
-    taken = {f.start for f in found}
-    for word in _WORD.finditer(clause):
-        small = _SMALL_NUMBERS.get(word.group())
-        if small is not None and word.start() not in taken and word.group() not in ("a", "an", "no"):
-            found.append(Found(small, word.start()))
-    return sorted(found, key=lambda f: f.start)
-
-
-def _number_value(match: re.Match[str]) -> float | int:
-    digits, decimals, scale = match.group(1), match.group(2), match.group(3)
-    value = float(digits.replace(",", "") + (decimals or ""))
-    value *= _MULTIPLIER.get((scale or "").strip(), 1)
-    return int(value) if value.is_integer() else round(value, 2)
-
-
-def dates(clause: str) -> list[Found]:
-    """Dates in ``clause`` as ISO text: ``2027-03-01``, ``1/3/2027`` (day first), ``March 2027``, ``2030``."""
-    found = [Found(f"{m[1]}-{m[2]}-{m[3]}", m.start()) for m in _ISO_DATE.finditer(clause)]
-    found += [Found(f"{m[3]}-{int(m[2]):02d}-{int(m[1]):02d}", m.start()) for m in _DMY_DATE.finditer(clause)]
-    found += [Found(f"{m[2]}-{_MONTHS.index(m[1][:3]) + 1:02d}", m.start()) for m in _MONTH_YEAR.finditer(clause)]
-    spans = [range(m.start(), m.end()) for m in (*_ISO_DATE.finditer(clause), *_DMY_DATE.finditer(clause),
-                                                  *_MONTH_YEAR.finditer(clause))]
-    found += [Found(m[1], m.start()) for m in _YEAR.finditer(clause) if not any(m.start() in s for s in spans)]
-    return sorted(found, key=lambda f: f.start)
 
 
 def is_skip(text: str) -> bool:
@@ -140,11 +91,18 @@ def no_longer(clause: str) -> bool:
 
 def temporal(clause: str) -> Literal["past", "present", "future"]:
     """``future`` ("will", "next month"), ``past`` ("used to", "last year") or ``present``."""
+    return temporal_cue(clause) or "present"
+
+
+def temporal_cue(clause: str) -> Literal["past", "present", "future"] | None:
+    """The time a clause's words name (``future``, ``past``, ``present``: "now", "currently"), or None."""
     if _FUTURE.search(clause):
         return "future"
     if _PAST.search(clause):
         return "past"
-    return "present"
+    if _NOW.search(clause):
+        return "present"
+    return None
 
 
 def events(clause: str) -> list[str]:
@@ -154,5 +112,5 @@ def events(clause: str) -> list[str]:
 
 def keyword_at(clause: str, keyword: str) -> int:
     """Where ``keyword`` (a word or phrase, matched on word boundaries) starts in ``clause``; -1 if absent."""
-    match = re.search(rf"\b{re.escape(keyword)}\b", clause)
+    match = re.search(rf"(?<!\w){re.escape(keyword)}(?!\w)", clause)
     return match.start() if match else -1

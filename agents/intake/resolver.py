@@ -1,194 +1,405 @@
-"""The state resolver role, deterministic: every fact of one reply, for any node.
+"""The state resolver role, deterministic: every fact of one reply, for any node of the target.
 
 Its input is narrow (:class:`ResolverInput`): the reply, the question it answers, the node
-schemas and the graph's current values. It never writes; the graph memory applies what it
-returns. Rules (the seed's "State Resolution & Conflict Handling"):
+schemas, the graph's current values and the conversation's today. It never writes; the graph
+memory applies what it returns. The reply is capped (``MAX_REPLY_CHARS``) before anything reads
+it, cut into clauses (a new clause where a new statement starts: "..., and I live in Porto",
+never inside "find a job and keep the house"), and each clause is read so:
 
-- a clause naming a field's keyword gives that field a value (cross-node: any node);
-- a clause that names no field answers the question asked, if it holds a value of its kind;
-- "will", "next month" → ``future``, "used to" → ``past``: recorded, never the present value;
-- "actually", "sorry", "I meant" → a correction (overwrite, history kept, no conflict);
-- a life event ("I lost my job") sets the values the schemas declare for it, as corrections,
-  and is a priority shift;
-- a present value that contradicts the graph without a cue is a conflict (kept, then confirmed).
+1. Values are found first, by libraries (:mod:`agents.intake.reading`): number words become
+   digits, amounts and dates become spans. A date takes its digits ("Founded in March 2015"
+   holds no number 2015).
+2. Triggers tie a field to a place in the clause: its ``x-keywords`` (the nearest value of the
+   field's kind, after or a little before), its ``x-cues`` (the value follows at once: "I'm 41",
+   "my name is Maria Silva", "I live in Porto"), an enum value or synonym it names.
+3. **One span fills at most one field**: a value taken is used up; free text stops where
+   another field's part of the clause starts (:mod:`agents.intake.text_values`).
+4. What is left answers the question asked, if it holds a value of the field's kind (a
+   near spelling of an enum value counts here only).
+5. Every value is checked against its property's JSON Schema (:mod:`agents.intake.values`);
+   one that fails is not stored but returned as a :class:`~agents.intake.models.Rejection`
+   with its reason, which the info role says when it asks again.
+
+Time (the seed's temporal context): a clause's cue ("will", "next month" → ``future``; "used to",
+"last year" → ``past``; "now" → ``present``) is compared with the time the field is about, its
+question's (``x-temporal``, else the cue words of its question: "What was your revenue last
+year?" is about the past). A fact of the field's own time is its value; any other is history
+only. A clause without a cue speaks of the field's time; dates are facts of their own time.
+
+Corrections ("actually", "sorry", "I meant") overwrite with the history kept; a life event ("I
+lost my job") sets the values the schemas declare for it, as corrections, and is a priority
+shift; a present value that contradicts the graph without a cue is a conflict (kept, then
+confirmed); the answer to a refresh question (a held value older than its node's freshness)
+replaces the value without a conflict, and "yes" confirms it as it is.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import datetime
+import re
+from dataclasses import dataclass, field, replace
 
-from agents.intake import patterns
-from agents.intake.models import FactUpdate, Question, Resolution, Scalar, Temporal
+from agents.intake import patterns, reading, text_values
+from agents.intake.models import FactUpdate, Question, Rejection, Resolution, Scalar, Temporal
+from agents.intake.reading import Span
 from agents.intake.schema import FieldSchema, NodeSchema
+from agents.intake.values import ChoiceMatch, check, find_choices
 
-#: Words dropped before a free-text answer ("I live in Lisbon" → "Lisbon").
-_TEXT_FILLERS = ("my name is", "i live in", "i work at", "i work for", "i'm", "i am", "it's", "it is", "is",
-                 "at", "for", "in", "as", "a", "an", "the", "called", "named", ":")
-MAX_TEXT_VALUE = 80
+#: Longest free-text value kept (a schema's maxLength may say less).
+MAX_TEXT_VALUE = 160
+#: How far a value may stand from its keyword: after the keyword's end, before its start.
+KEYWORD_AFTER = 48
+KEYWORD_BEFORE = 32
+#: What may stand between a cue and its value ("I'm about 41").
+_CUE_GAP = re.compile(r"^[\s:,]{0,3}(?:(?:about|around|roughly|nearly|almost|just|over|under|approximately|exactly|"
+                      r"only|is|are|was|of)\s{1,3}){0,2}(?:~\s?)?$", re.IGNORECASE)
+#: Words dropped before a free-text answer ("It's Lisbon" → "Lisbon").
+_ANSWER_LEAD = re.compile(r"^\s*(?:(?:well|so|ok|okay|hmm|um|yes|yeah|sure)[,\s]+)?(?:my name is|my name's|name's|"
+                          r"i'm called|call me|i live in|i am in|i'm in|i work as|i work at|i work for|i'm|i am|it's|"
+                          r"it is|that's|that is|this is|we're in|to)?\s*(?:an?\s)?", re.IGNORECASE)
+
+
+def _today() -> datetime.date:
+    return datetime.datetime.now(datetime.timezone.utc).date()
 
 
 @dataclass(frozen=True)
 class ResolverInput:
-    """All the resolver sees: one reply, its question, the schemas and the current values."""
+    """All the resolver sees: one reply, its question, the schemas, the current values, today."""
 
     reply: str
     question: Question
     schemas: dict[str, NodeSchema]
     values: dict[str, dict[str, Scalar | None]]
+    today: datetime.date = field(default_factory=_today)
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Clause:
-    """One clause of the reply: its text as written, lower-cased, and its cues."""
+    """One clause: its text (number words as digits), lower-cased, cues, the values in it and
+    what the fields read so far took of it."""
 
     text: str
     lower: str
-    temporal: Temporal
+    cue: Temporal | None
     correction: bool
+    spans: list[Span]
+    used: set[int] = field(default_factory=set)
+    claims: list[tuple[int, int]] = field(default_factory=list)
+    refused: set[int] = field(default_factory=set)
+
+    def take(self, index: int, start: int, end: int) -> Span:
+        """Use span ``index`` up, with the part ``[start, end)`` of the clause that held it."""
+        self.used.add(index)
+        self.claims.append((start, end))
+        return self.spans[index]
+
+    def free(self, *, answer: bool = False) -> list[tuple[int, Span]]:
+        """The spans no field has taken (for an answer: nor one a named field refused)."""
+        return [(i, s) for i, s in enumerate(self.spans) if i not in self.used and not (answer and i in self.refused)]
+
+
+@dataclass(frozen=True)
+class _Trigger:
+    """Where a field is named in a clause: by a keyword, a cue, or one of its enum values."""
+
+    at: int
+    end: int
+    node: str
+    field: str
+    spec: FieldSchema
+    how: str
+    choice: ChoiceMatch | None = None
 
 
 def resolve(inp: ResolverInput) -> Resolution:
     """The reply's facts as updates, whether it answered the question, and any priority shift."""
     reply = inp.reply[: patterns.MAX_REPLY_CHARS]
     question = inp.question
-    if patterns.is_skip(reply) and question.kind == "confirm":
-        return Resolution(answered=True, reasoning="confirmation skipped: both values kept, the conflict stays open")
     if patterns.is_skip(reply):
-        skip = FactUpdate(question.node, question.field, None, skipped=True, source="user_skip",
-                          reasoning="the user skipped the question")
-        return Resolution((skip,), answered=True, reasoning="skipped")
+        return _skip(question)
+    prefer = _prefer(_frame(inp.schemas, question.node, question.field))
     updates: list[FactUpdate] = []
+    rejected: list[Rejection] = []
     shift: str | None = None
-    for clause in _clauses(reply):
-        found, event = _clause_facts(clause, inp, answered=has_answer(updates, question))
+    for clause in _clauses(reply, inp.today, prefer):
+        found, refused, event = _clause_facts(clause, inp, answered=has_answer(updates, question))
         updates += found
+        rejected += refused
         shift = shift or event
-    updates, keep = confirmation(reply, question, _last_per_field(updates))
+    updates = _last_per_field(updates)
+    updates, keep, refreshed = confirmation(reply, question, updates)
     updates = with_conflicts(updates, inp.values)
-    answered = has_answer(updates, question) or keep is not None
-    return Resolution(tuple(updates), answered, shift, keep, reasoning(updates, shift, keep))
+    answered = has_answer(updates, question) or keep is not None or bool(refreshed)
+    rejected = [r for r in rejected if not any((u.node, u.field) == (r.node, r.field) for u in updates)]
+    return Resolution(tuple(updates), answered, shift, keep, reasoning(updates, shift, keep, rejected, refreshed),
+                      tuple(rejected), refreshed)
 
 
-def _clauses(reply: str) -> list[_Clause]:
+def _skip(question: Question) -> Resolution:
+    if question.kind == "confirm":
+        return Resolution(answered=True, reasoning="confirmation skipped: both values kept, the conflict stays open")
+    if question.kind == "refresh":
+        return Resolution(answered=True, refreshed=(f"{question.node}.{question.field}",),
+                          reasoning="refresh skipped: the held value stays as it is")
+    skip = FactUpdate(question.node, question.field, None, skipped=True, source="user_skip",
+                      reasoning="the user skipped the question")
+    return Resolution((skip,), answered=True, reasoning="skipped")
+
+
+def _frame(schemas: dict[str, NodeSchema], node: str, name: str) -> Temporal:
+    """The time a field is about: its ``x-temporal``, else the cue words of its question."""
+    schema = schemas.get(node)
+    if schema is None or name not in schema.properties:
+        return "present"
+    return schema.properties[name].temporal or patterns.temporal(schema.question(name).lower())
+
+
+def _prefer(frame: Temporal) -> reading.Prefer:
+    return "past" if frame == "past" else "future" if frame == "future" else "current_period"
+
+
+def _clauses(reply: str, today: datetime.date, prefer: reading.Prefer) -> list[_Clause]:
     """The reply's clauses; a correction cue ("Sorry. It's 58,000") holds for the clauses after it too."""
     out = []
     correcting = False
-    for text in patterns.clauses(reply):
+    for raw in patterns.clauses(reply):
+        text = reading.digits_for_words(raw)
         lower = text.lower()
         correcting = correcting or patterns.is_correction(lower)
-        out.append(_Clause(text, lower, patterns.temporal(lower), correcting or patterns.no_longer(lower)))
+        found = reading.dates(text, today, prefer)
+        spans = sorted(found + reading.numbers(text, found), key=lambda s: s.start)
+        out.append(_Clause(text, lower, patterns.temporal_cue(lower), correcting or patterns.no_longer(lower), spans))
     return out
 
 
-def _clause_facts(clause: _Clause, inp: ResolverInput, *, answered: bool) -> tuple[list[FactUpdate], str | None]:
-    """Facts of one clause: a life event's values, keyword facts, else the answer to the question."""
-    event_updates, event = _event_facts(clause, inp.schemas)
-    taken = {(u.node, u.field) for u in event_updates}
-    used: set[int] = set()
-    keyword_updates = [u for u in _keyword_facts(clause, inp.schemas, used) if (u.node, u.field) not in taken]
-    updates = event_updates + keyword_updates
-    if not answered and not has_answer(updates, inp.question):
-        updates += _answer(clause, inp.question, inp.schemas, used)
-    return updates, event
+def _clause_facts(clause: _Clause, inp: ResolverInput, *,
+                  answered: bool) -> tuple[list[FactUpdate], list[Rejection], str | None]:
+    """Facts of one clause: a life event's values, the named fields' values, then the answer."""
+    updates, event = _event_facts(clause, inp.schemas)
+    rejected: list[Rejection] = []
+    done = {(u.node, u.field) for u in updates}
+    for trigger in sorted(_triggers(clause, inp.schemas), key=lambda t: (t.spec.kind == "text", t.at)):
+        if (trigger.node, trigger.field) in done:
+            continue
+        if trigger.spec.kind == "text":
+            _sibling_date(clause, trigger, inp, done, updates, rejected)
+        taken = (set(clause.used), list(clause.claims))
+        value = _read(clause, trigger)
+        new = clause.used - taken[0]
+        if value is None:
+            continue
+        asked = (trigger.node, trigger.field) == (inp.question.node, inp.question.field)
+        refused: list[Rejection] = []
+        _keep(trigger.node, trigger.field, trigger.spec, value, clause, inp, f"names {trigger.field.replace('_', ' ')}",
+              updates, refused)
+        if refused and not asked and trigger.how == "keyword":  # a weak tie: leave the value to another keyword
+            clause.used, clause.claims = taken
+            clause.refused |= new  # another keyword may take it, never the answer to another question
+            continue
+        rejected += refused
+        done.add((trigger.node, trigger.field))
+    question = inp.question
+    if (not answered or clause.correction) and (question.node, question.field) not in done \
+            and question.node in inp.schemas:
+        spec = inp.schemas[question.node].properties[question.field]
+        value = _answer(clause, spec, question)
+        if value is not None:
+            _keep(question.node, question.field, spec, value, clause, inp, "answers the question", updates, rejected)
+    return updates, rejected, event
+
+
+def _keep(node: str, name: str, spec: FieldSchema, value: Scalar, clause: _Clause, inp: ResolverInput, why: str,
+          updates: list[FactUpdate], rejected: list[Rejection]) -> None:
+    """Check ``value`` against its schema: a fact, or a rejection with its reason."""
+    checked = check(name, spec, value)
+    if not checked.ok or checked.value is None:
+        rejected.append(Rejection(node, name, value, checked.reason))
+        return
+    frame = _frame(inp.schemas, node, name)
+    when = frame if spec.kind in ("date", "year") else clause.cue or frame
+    updates.append(FactUpdate(node, name, checked.value, temporal=when, frame=frame, is_correction=clause.correction,
+                              reasoning=f"{when} statement that {why}: {clause.text[:80]}"))
 
 
 def _event_facts(clause: _Clause, schemas: dict[str, NodeSchema]) -> tuple[list[FactUpdate], str | None]:
     """A life event stated in the present or past changes the present; a future one changes nothing yet."""
     found = patterns.events(clause.lower)
-    if not found or clause.temporal == "future":
+    if not found or clause.cue == "future":
         return [], None
     event = found[0]
-    updates = [FactUpdate(node, name, spec.on_event[event], is_correction=True, confidence=0.95,
+    updates = [FactUpdate(node, name, spec.on_event[event], is_correction=True, confidence=0.95, source="life_event",
                           reasoning=f"life event {event}: {clause.text[:80]}")
                for node, schema in schemas.items() for name, spec in schema.properties.items()
                if event in spec.on_event]
     return updates, event
 
 
-def _keyword_facts(clause: _Clause, schemas: dict[str, NodeSchema], used: set[int]) -> list[FactUpdate]:
-    """Fields whose keywords the clause names, each given the nearest unused value of its kind."""
-    matched = []
+def _triggers(clause: _Clause, schemas: dict[str, NodeSchema]) -> list[_Trigger]:
+    """Every place the clause names a field: keywords, cues, enum values and synonyms (exact only)."""
+    out = []
     for node, schema in schemas.items():
         for name, spec in schema.properties.items():
-            where = min((p for p in (patterns.keyword_at(clause.lower, k) for k in spec.keywords) if p >= 0),
-                        default=-1)
-            if where >= 0:
-                matched.append((where, node, name, spec))
-    updates = []
-    for where, node, name, spec in sorted(matched, key=lambda m: m[0]):
-        value = _value(clause, spec, where, used)
-        if value is not None:
-            updates.append(_fact(clause, node, name, value, f"names {name.replace('_', ' ')}"))
-    return updates
+            for how, words in (("keyword", spec.keywords), ("cue", spec.cues)):
+                for word in words:
+                    at = patterns.keyword_at(clause.lower, word)
+                    if at >= 0:
+                        out.append(_Trigger(at, at + len(word), node, name, spec, how))
+            if spec.kind == "choice":
+                out += [_Trigger(m.start, m.end, node, name, spec, "choice", m)
+                        for m in find_choices(spec, clause.lower, near=False)
+                        if not patterns.negated(clause.lower[max(0, m.start - 16): m.start])]
+    return out
 
 
-def _answer(clause: _Clause, question: Question, schemas: dict[str, NodeSchema], used: set[int]) -> list[FactUpdate]:
-    """What is left of a clause after the named fields took their values, read as the answer."""
-    spec = schemas[question.node].properties[question.field]
-    if question.kind == "confirm" and spec.kind in ("text", "boolean") and patterns.yes_no(clause.lower) is not None:
-        return []  # "yes" / "no" to "which is right?" is not the value itself (see confirmation)
-    if used and spec.kind not in ("money", "number", "date"):
-        return []  # free text or yes/no after named facts would be guessed, not read
-    value = _value(clause, spec, 0, used, answer=True)
-    if value is None:
-        return []
-    return [_fact(clause, question.node, question.field, value, "answers the question")]
+def _sibling_date(clause: _Clause, trigger: _Trigger, inp: ResolverInput, done: set[tuple[str, str]],
+                  updates: list[FactUpdate], rejected: list[Rejection]) -> None:
+    """A date said within a phrase ("I want to get married next year") goes to the phrase's node's one
+    date or year field, when the node has exactly one and the reply did not fill it: the cue and the
+    value's type make it unambiguous. The phrase then stops before it."""
+    if trigger.spec.text != "phrase" or trigger.how == "answer":
+        return
+    schema = inp.schemas[trigger.node]
+    dated = [name for name, spec in schema.properties.items() if spec.kind in ("date", "year")]
+    if len(dated) != 1 or (trigger.node, dated[0]) in done:
+        return
+    spec = schema.properties[dated[0]]
+    index = next((i for i, span in clause.free() if span.kind == "date" and span.start >= trigger.end), None)
+    if index is None:
+        return
+    span = clause.take(index, *_bounds(clause, index))
+    done.add((trigger.node, dated[0]))
+    _keep(trigger.node, dated[0], spec, _span_value(span, spec.kind), clause, inp, "dates the goal", updates, rejected)
 
 
-def _fact(clause: _Clause, node: str, name: str, value: Scalar, why: str) -> FactUpdate:
-    return FactUpdate(node, name, value, temporal=clause.temporal, is_correction=clause.correction,
-                      reasoning=f"{clause.temporal} statement that {why}: {clause.text[:80]}")
-
-
-def _value(clause: _Clause, spec: FieldSchema, where: int, used: set[int], *, answer: bool = False) -> Scalar | None:
-    """A value of ``spec``'s kind in the clause, nearest after ``where`` (then before it)."""
-    kind = spec.kind
-    if kind in ("money", "number"):
-        return _nearest(patterns.numbers(clause.lower), where, used, zero=patterns.no_longer(clause.lower))
-    if kind == "date":
-        return _nearest(patterns.dates(clause.lower), where, used)
-    if kind == "boolean":
-        return _boolean(clause, where, answer)
+def _read(clause: _Clause, trigger: _Trigger) -> Scalar | None:
+    """The value a trigger gives its field (and what of the clause it takes), or None."""
+    kind = trigger.spec.kind
     if kind == "choice":
-        return next((word for word in spec.enum or [] if patterns.keyword_at(clause.lower, word) >= 0), None)
-    return _text(clause, where if not answer else 0, spec, answer)
+        if trigger.choice is None:
+            return None
+        clause.claims.append((trigger.at, trigger.end))
+        return trigger.choice.value
+    if kind == "boolean":
+        clause.claims.append((trigger.at, trigger.end))
+        before = clause.lower[max(0, trigger.at - 24): trigger.at]
+        return not (patterns.negated(before) or patterns.no_longer(clause.lower))
+    if kind == "text":
+        return _text_after(clause, trigger)
+    span = _cue_span(clause, trigger) if trigger.how == "cue" else _near_span(clause, trigger)
+    if span is None:
+        return 0 if kind == "money" and patterns.no_longer(clause.lower) else None
+    return _span_value(span, kind, trigger.spec.per)
 
 
-def _nearest(found: list[patterns.Found], where: int, used: set[int], *, zero: bool = False) -> Scalar | None:
-    free = [f for f in found if f.start not in used]
-    pick = next((f for f in free if f.start >= where), free[-1] if free else None)
-    if pick is None:
-        return 0 if zero else None
-    used.add(pick.start)
-    return pick.value
+def fits(span: Span, spec: FieldSchema) -> bool:
+    """Whether a span can be a value of ``spec``'s kind (an amount for money, a plain number for a count, ...)."""
+    kind = spec.kind
+    if kind in ("year", "date"):  # a date, or a bare four-digit number (its bounds are the schema's to check)
+        return span.year is not None or (span.kind == "number" and isinstance(span.value, int)
+                                          and 1000 <= span.value <= 9999 and not span.money and not span.percent)
+    if span.kind != "number":
+        return False
+    if kind == "money":
+        return not span.percent
+    return (not span.money or spec.format == "money") and (not span.percent or (spec.maximum or 1e9) <= 100)
 
 
-def _boolean(clause: _Clause, where: int, answer: bool) -> bool | None:
-    if answer:
+_PER_YEAR = {"year": 1, "month": 12, "week": 52}
+
+
+def _span_value(span: Span, kind: str, per: str | None = None) -> Scalar:
+    """A span as a value of ``kind``; an amount given per another period than the field's (``x-per``)
+    is converted ("4k a month" for a yearly income: 48000)."""
+    if kind == "year":
+        return span.year if span.year is not None else int(span.value)
+    if kind == "date" and span.kind == "number":
+        return str(span.value)
+    if kind == "money" and per and span.per and span.per != per and isinstance(span.value, int | float):
+        value = round(span.value * _PER_YEAR[span.per] / _PER_YEAR[per], 2)
+        return int(value) if float(value).is_integer() else value
+    return span.value
+
+
+def _cue_span(clause: _Clause, trigger: _Trigger) -> Span | None:
+    """The value right after a cue ("I'm 41"), only fillers between."""
+    for index, span in clause.free():
+        gap = clause.text[trigger.end:span.start] if span.start >= trigger.end else ""
+        if span.end > trigger.end and fits(span, trigger.spec) and _CUE_GAP.match(gap):
+            return clause.take(index, trigger.at, span.end)
+    return None
+
+
+def _near_span(clause: _Clause, trigger: _Trigger) -> Span | None:
+    """The nearest value of the field's kind around a keyword (one before it counts double its distance)."""
+    best: tuple[int, int] | None = None
+    for index, span in clause.free():
+        if not fits(span, trigger.spec):
+            continue
+        after, before = span.start - trigger.end, trigger.at - span.end
+        distance = (0 if span.overlaps(trigger.at, trigger.end) else after if 0 <= after <= KEYWORD_AFTER
+                    else 2 * before if 0 <= before <= KEYWORD_BEFORE else None)
+        if distance is not None and (best is None or distance < best[0]):
+            best = (distance, index)
+    if best is None:
+        return None
+    span = clause.spans[best[1]]
+    return clause.take(best[1], min(trigger.at, span.start), max(trigger.end, span.end))
+
+
+def _text_after(clause: _Clause, trigger: _Trigger) -> str | None:
+    """Free text after a keyword or cue, up to where another field's part of the clause starts."""
+    end = min([start for start, _ in clause.claims if start >= trigger.end] + [len(clause.text)])
+    value = _text_value(clause.text[trigger.end:end], trigger.spec, lower_ok=True)
+    if value is not None:
+        clause.claims.append((trigger.at, end))
+    return value
+
+
+def _text_value(text: str, spec: FieldSchema, *, lower_ok: bool) -> str | None:
+    limit = min(spec.max_length or MAX_TEXT_VALUE, MAX_TEXT_VALUE)
+    if spec.text == "person":
+        return text_values.person(text, lower_ok=lower_ok)
+    if spec.text == "place":
+        return text_values.place(text)
+    return text_values.phrase(text, limit)
+
+
+def _answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | None:
+    """What is left of a clause after the named fields took their part, read as the answer."""
+    kind = spec.kind
+    if kind in ("money", "number", "year", "date"):
+        index = next((i for i, span in clause.free(answer=True) if fits(span, spec)), None)
+        return None if index is None else _span_value(clause.take(index, *_bounds(clause, index)), kind, spec.per)
+    if question.kind in ("confirm", "refresh") and patterns.yes_no(clause.lower) is not None:
+        return None  # "yes" / "no" to "which is right?" is not the value itself (see confirmation)
+    if kind == "boolean":
         return patterns.yes_no(clause.lower)
-    before = clause.lower[max(0, where - 24): where]
-    return not (patterns.negated(before) or patterns.no_longer(clause.lower))
+    if kind == "choice":
+        masked = _masked(clause)
+        match = next(iter(find_choices(spec, masked, near=True)), None)
+        return None if match is None else match.value
+    if clause.claims:
+        return None  # free text after named facts would be guessed, not read
+    return _text_value(_ANSWER_LEAD.sub("", clause.text, count=1), spec, lower_ok=True)
 
 
-def _text(clause: _Clause, where: int, spec: FieldSchema, answer: bool) -> str | None:
-    """Free text: the words after the keyword (or the whole answer), without filler words."""
-    if not answer:
-        word = next((k for k in spec.keywords if patterns.keyword_at(clause.lower, k) == where), "")
-        where += len(word)
-    text = clause.text[where:] if len(clause.text) == len(clause.lower) else clause.lower[where:]
-    text = text.strip(" ,.:;!?\"'")
-    changed = True
-    while changed and text:
-        changed = False
-        for filler in _TEXT_FILLERS:
-            if text.lower().startswith(filler + " ") or text.lower() == filler:
-                text, changed = text[len(filler):].strip(" ,.:;"), True
-    return text[:MAX_TEXT_VALUE] or None
+def _bounds(clause: _Clause, index: int) -> tuple[int, int]:
+    span = clause.spans[index]
+    return span.start, span.end
+
+
+def _masked(clause: _Clause) -> str:
+    """The clause with the parts other fields took blanked out."""
+    chars = list(clause.lower)
+    for start, end in clause.claims:
+        chars[start:end] = " " * (end - start)
+    return "".join(chars)
 
 
 def has_answer(updates: list[FactUpdate], question: Question) -> bool:
-    return any(u.node == question.node and u.field == question.field and u.temporal == "present"
-               for u in updates)
+    """Whether ``updates`` hold the asked field's value (of the field's own time)."""
+    return any(u.node == question.node and u.field == question.field and u.current for u in updates)
 
 
 def _last_per_field(updates: list[FactUpdate]) -> list[FactUpdate]:
@@ -200,36 +411,44 @@ def _last_per_field(updates: list[FactUpdate]) -> list[FactUpdate]:
 
 
 def with_conflicts(updates: list[FactUpdate], values: dict[str, dict[str, Scalar | None]]) -> list[FactUpdate]:
-    """Flag present values that contradict the graph without a correction cue."""
+    """Flag current values that contradict the graph without a correction cue."""
     out = []
     for update in updates:
         current = values.get(update.node, {}).get(update.field)
-        contradicts = (update.temporal == "present" and not update.is_correction and not update.skipped
+        contradicts = (update.current and not update.is_correction and not update.skipped
                        and current is not None and current != update.value)
         out.append(replace(update, conflict=True) if contradicts else update)
     return out
 
 
-def confirmation(reply: str, question: Question, updates: list[FactUpdate]) -> tuple[list[FactUpdate], int | None]:
-    """The answer to "which is right?": a value corrects; "yes" keeps the newer value; "no" restores the older."""
-    if question.kind != "confirm":
-        return updates, None
+def confirmation(reply: str, question: Question,
+                 updates: list[FactUpdate]) -> tuple[list[FactUpdate], int | None, tuple[str, ...]]:
+    """The answer to "which is right?" or "is it still ...?": a value corrects; "yes" keeps the newer
+    (or the held) value; "no" restores the older one (to a refresh: the field is asked again)."""
+    if question.kind not in ("confirm", "refresh"):
+        return updates, None, ()
+    key = (question.node, question.field)
     if has_answer(updates, question):
-        return [replace(u, is_correction=True) if (u.node, u.field) == (question.node, question.field) else u
-                for u in updates], None
+        return [replace(u, is_correction=True) if (u.node, u.field) == key else u for u in updates], None, ()
     answer = patterns.yes_no(reply.lower())
+    if question.kind == "refresh":
+        return updates, None, (f"{question.node}.{question.field}",) if answer is True else ()
     if answer is True:
-        return updates, question.conflict
+        return updates, question.conflict, ()
     if answer is False and question.old is not None:
-        back = FactUpdate(question.node, question.field, question.old, is_correction=True,
+        back = FactUpdate(question.node, question.field, question.old, is_correction=True, source="confirmation",
                           reasoning="the user confirmed the earlier value")
-        return [*updates, back], None
-    return updates, None
+        return [*updates, back], None, ()
+    return updates, None, ()
 
 
-def reasoning(updates: list[FactUpdate], shift: str | None, keep: int | None) -> str:
+def reasoning(updates: list[FactUpdate], shift: str | None, keep: int | None, rejected: list[Rejection] | None = None,
+              refreshed: tuple[str, ...] = ()) -> str:
+    """What the resolver made of the reply, in one line."""
     parts = [f"{u.node}.{u.field}={u.value!r} ({u.temporal}{', correction' if u.is_correction else ''}"
-             f"{', conflict' if u.conflict else ''})" for u in updates]
+             f"{', conflict' if u.conflict else ''}{'' if u.current else ', history only'})" for u in updates]
+    parts += [f"{r.node}.{r.field}={r.value!r} refused: {r.reason}" for r in rejected or []]
+    parts += [f"{key} confirmed as held" for key in refreshed]
     if keep is not None:
         parts.append(f"conflict {keep} confirmed: newer value kept")
     if shift:

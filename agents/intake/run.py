@@ -9,7 +9,7 @@ from typing import Any
 
 from agents.intake.replies import Replies
 from agents.intake.graph import build_graph, recursion_backstop
-from agents.intake.memory import MEMORY_FILE, GraphMemory
+from agents.intake.memory import CONVERSATION_FILE, Clock, GraphMemory, utc_now
 from agents.intake.nodes import AGENT, GRAPH_FILE
 from agents.intake.roles import OfflineRoles, Roles
 from agents.intake.state import IntakeContext, IntakeState
@@ -18,6 +18,7 @@ from agents.loop import OnCrash, stream_graph
 from agents.ports.artefacts import SUMMARY_FILE, ArtefactStore
 from agents.ports.errors import PlatformError
 from agents.ports.events import OnEvent
+from agents.ports.memory import GraphStore, MemoryStores
 from agents.ports.outcome import RunSummary
 from agents.ports.run import CheckpointHandle
 
@@ -34,12 +35,27 @@ class IntakeRunSummary(RunSummary):
     problems: list[str] = field(default_factory=list)
     unparsed: int = 0
 
+    subject: str = ""
+    """The person talked to (``--subject``), whose memory persists; '' for a run's own memory."""
+
+    def to_json(self) -> dict[str, Any]:
+        """summary.json: the published artefact is the graph (``graph_path``), not a parser."""
+        document = super().to_json()
+        document["graph_path"] = document.pop("parser_path")
+        return document
+
+    @property
+    def artefact_label(self) -> str:
+        """The conversation's artefact is its graph."""
+        return "graph"
+
     def lines(self) -> list[str]:
         """The closing block a person reads."""
         lines = [
             "",
             f"{self.status.upper()}: intake conversation on {self.target} ({self.judged})",
             f"  target        {self.target} ({self.agent}, roles {self.coder})",
+            f"  subject       {self.subject or '- (this run only)'}",
             f"  turns         {self.attempts} of {self.max_attempts} repl(ies); {self.unparsed} not understood",
             f"  traversal     {' → '.join(self.traversal) or '-'}",
             f"  graph         {self.parser_path or '-'}",
@@ -51,17 +67,24 @@ class IntakeRunSummary(RunSummary):
 
 
 def run_intake_agent(target: IntakeTarget, *, run_id: str, artifacts: ArtefactStore, max_turns: int,
-                     on_event: OnEvent, checkpoint: CheckpointHandle | None = None,
-                     roles: Roles | None = None, replies: Replies | None = None) -> IntakeRunSummary:
-    """Run the conversation to its end and write ``summary.json``; return the summary."""
+                     on_event: OnEvent, memory: MemoryStores, subject: str | None = None,
+                     checkpoint: CheckpointHandle | None = None, roles: Roles | None = None,
+                     replies: Replies | None = None, now: Clock = utc_now) -> IntakeRunSummary:
+    """Run the conversation to its end and write ``summary.json``; return the summary.
+
+    The facts go to ``subject``'s memory (it persists: a later conversation starts from them),
+    else to the run's own; the conversation itself is kept in the run folder.
+    """
     started = time.monotonic()
-    memory = GraphMemory(artifacts.run_dir / MEMORY_FILE)
+    facts: GraphStore = memory.for_subject(subject) if subject else memory.for_run(run_id)
+    graph = GraphMemory(facts, artifacts.run_dir / CONVERSATION_FILE, run_id, now)
     try:
-        context = IntakeContext(run_id, target, memory, artifacts, max_turns, roles or OfflineRoles(), replies)
+        context = IntakeContext(run_id, target, graph, artifacts, max_turns, roles or OfflineRoles(), replies,
+                                subject or "")
         final = converse(context, on_event, _on_crash(context, started), checkpoint)
         summary = _summary(context, final, time.monotonic() - started)
     finally:
-        memory.close()
+        graph.close()
     artifacts.write_json(SUMMARY_FILE, summary.to_json())
     return summary
 
@@ -101,6 +124,7 @@ def _summary(context: IntakeContext, state: IntakeState, wall: float) -> IntakeR
         judged="" if "status" not in state else ("compared with expected.json" if context.target.expected
                                                  else "complete, no open conflict"),
         traversal=context.memory.traversal(), problems=problems, unparsed=state.get("unparsed", 0),
+        subject=context.subject,
     )
 
 

@@ -1,19 +1,31 @@
 """Node schemas as data: one JSON Schema (or its TOML form) per node, validated with pydantic.
 
 The subset of JSON Schema an intake node uses: an ``object`` with flat ``properties`` of
-type ``integer``, ``number``, ``string`` (optionally ``format: date`` or an ``enum``) or
-``boolean``, and ``required``. Extension keys (JSON Schema allows ``x-`` keys) carry what the
-deterministic roles need: ``x-question`` (how the info role asks), ``x-keywords`` (words that
-tie a fact in a reply to the field), ``x-on-event`` (the value a life event sets, e.g. income
-0 on ``job_loss``) and, on the node, ``x-priority-on`` (events that make the node urgent).
+type ``integer``, ``number``, ``string`` or ``boolean``, with ``minimum``/``maximum`` (and the
+exclusive forms), ``enum``, ``pattern``, ``minLength``/``maxLength``, ``format`` (``date``: a
+full date; ``partial-date``: a year, a month or a day as the user gave it; ``year``: an
+integer year; ``money``: an amount) and ``required``. Every value is checked against its
+property with the ``jsonschema`` library before it is stored (:mod:`agents.intake.values`).
+
+Extension keys (JSON Schema allows ``x-`` keys) carry what the deterministic roles need:
+``x-question`` (how the info role asks), ``x-keywords`` (words that tie a nearby value to the
+field), ``x-cues`` (words the value follows at once: "I'm 41", "my name is"), ``x-text``
+(free text: ``person``, ``place`` or ``phrase``), ``x-synonyms`` (other words for an enum
+value), ``x-on-event`` (the value a life event sets), ``x-temporal`` (the time the field is
+about, when its question does not say), ``x-freshness-days`` (after how long a held value is
+confirmed again), ``x-per`` (the period an amount is per: "4k a month" for a yearly field is
+48000); on the node, ``x-priority`` (0-100: how early the decision role takes it),
+``x-goal-keywords`` (words of a goal the node serves), ``x-always`` (every conversation needs
+it), ``x-priority-on`` (events that make it urgent) and ``x-freshness-days`` (for its fields).
 Every size is bounded; a schema that does not validate is one line and exit 2.
 """
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -26,6 +38,15 @@ MAX_SCHEMA_BYTES = 32 * 1024
 NODES_DIR = "nodes"
 HINT = "see README.md, 'Intake agent'"
 Scalar = int | float | str | bool
+Kind = Literal["boolean", "money", "number", "year", "date", "choice", "text"]
+_Words = list[str]
+
+
+def _lower_words(value: list[str], what: str) -> list[str]:
+    for word in value:
+        if not 1 <= len(word) <= 40 or word != word.strip():
+            raise ValueError(f"{what} {word[:50]!r} must be 1 to 40 characters without surrounding blanks")
+    return [word.lower() for word in value]
 
 
 class FieldSchema(BaseModel):
@@ -36,21 +57,44 @@ class FieldSchema(BaseModel):
     type: Literal["integer", "number", "string", "boolean"]
     title: str | None = Field(None, max_length=100)
     description: str = Field("", max_length=300)
-    format: Literal["money", "date"] | None = None
+    format: Literal["money", "date", "partial-date", "year"] | None = None
     enum: list[str] | None = Field(None, min_length=1, max_length=20)
     minimum: float | None = None
     maximum: float | None = None
+    exclusive_minimum: float | None = Field(None, alias="exclusiveMinimum")
+    exclusive_maximum: float | None = Field(None, alias="exclusiveMaximum")
+    pattern: str | None = Field(None, max_length=200)
+    min_length: int | None = Field(None, alias="minLength", ge=0, le=1000)
+    max_length: int | None = Field(None, alias="maxLength", ge=1, le=1000)
     question: str | None = Field(None, alias="x-question", min_length=3, max_length=300)
-    keywords: list[str] = Field(default_factory=list, alias="x-keywords", max_length=20)
+    keywords: _Words = Field(default_factory=list, alias="x-keywords", max_length=20)
+    cues: _Words = Field(default_factory=list, alias="x-cues", max_length=20)
+    text: Literal["person", "place", "phrase"] = Field("phrase", alias="x-text")
+    synonyms: dict[str, _Words] = Field(default_factory=dict, alias="x-synonyms", max_length=20)
     on_event: dict[str, Scalar] = Field(default_factory=dict, alias="x-on-event", max_length=len(EVENT_NAMES))
+    temporal: Literal["past", "present", "future"] | None = Field(None, alias="x-temporal")
+    freshness_days: int | None = Field(None, alias="x-freshness-days", ge=1, le=36500)
+    per: Literal["year", "month", "week"] | None = Field(None, alias="x-per")
 
-    @field_validator("keywords", "enum")
+    @field_validator("keywords", "cues")
     @classmethod
-    def _short_words(cls, value: list[str] | None) -> list[str] | None:
-        for word in value or []:
-            if not 1 <= len(word) <= 40 or word != word.strip():
-                raise ValueError(f"{word[:50]!r} must be 1 to 40 characters without surrounding blanks")
-        return None if value is None else [word.lower() for word in value]
+    def _short_words(cls, value: list[str]) -> list[str]:
+        return _lower_words(value, "keyword")
+
+    @field_validator("enum")
+    @classmethod
+    def _enum_words(cls, value: list[str] | None) -> list[str] | None:
+        return None if value is None else _lower_words(value, "enum value")
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"pattern is not a regular expression: {exc}") from None
+        return value
 
     @field_validator("on_event")
     @classmethod
@@ -64,18 +108,31 @@ class FieldSchema(BaseModel):
     def _format_fits_type(self) -> FieldSchema:
         if self.format == "money" and self.type not in ("integer", "number"):
             raise ValueError("format money needs type number or integer")
-        if (self.format == "date" or self.enum) and self.type != "string":
-            raise ValueError("format date and enum need type string")
+        if self.format == "year" and self.type != "integer":
+            raise ValueError("format year needs type integer")
+        if (self.format in ("date", "partial-date") or self.enum) and self.type != "string":
+            raise ValueError("format date, partial-date and enum need type string")
+        unknown = sorted(set(self.synonyms) - set(self.enum or []))
+        if unknown:
+            raise ValueError(f"x-synonyms names {unknown[0]!r}, which is not an enum value")
+        self.synonyms = {value: _lower_words(words, "synonym") for value, words in self.synonyms.items()}
         return self
 
     @property
-    def kind(self) -> str:
-        """What the resolver looks for: money, number, date, choice, text or boolean."""
+    def kind(self) -> Kind:
+        """What the resolver looks for: boolean, money, number, year, date, choice or text."""
         if self.type == "boolean":
             return "boolean"
         if self.type in ("integer", "number"):
-            return "money" if self.format == "money" else "number"
-        return "date" if self.format == "date" else "choice" if self.enum else "text"
+            return "money" if self.format == "money" else "year" if self.format == "year" else "number"
+        return "date" if self.format in ("date", "partial-date") else "choice" if self.enum else "text"
+
+    def json_schema(self) -> dict[str, Any]:
+        """The property as plain JSON Schema (the ``x-`` keys and titles left out): what a value is validated against."""
+        keys = ("type", "format", "enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "pattern",
+                "minLength", "maxLength")
+        dumped = self.model_dump(by_alias=True, exclude_none=True)
+        return {key: dumped[key] for key in keys if key in dumped}
 
 
 class NodeSchema(BaseModel):
@@ -91,6 +148,15 @@ class NodeSchema(BaseModel):
     properties: dict[str, FieldSchema] = Field(min_length=1, max_length=30)
     required: list[str] = Field(default_factory=list, max_length=30)
     priority_on: list[str] = Field(default_factory=list, alias="x-priority-on", max_length=len(EVENT_NAMES))
+    priority: int = Field(50, alias="x-priority", ge=0, le=100)
+    goal_keywords: _Words = Field(default_factory=list, alias="x-goal-keywords", max_length=30)
+    always: bool = Field(False, alias="x-always")
+    freshness_days: int | None = Field(None, alias="x-freshness-days", ge=1, le=36500)
+
+    @field_validator("goal_keywords")
+    @classmethod
+    def _goal_words(cls, value: list[str]) -> list[str]:
+        return _lower_words(value, "goal keyword")
 
     @field_validator("properties")
     @classmethod
@@ -119,18 +185,17 @@ class NodeSchema(BaseModel):
         options = f" ({', '.join(spec.enum)})" if spec.enum else ""
         return f"{self.title}: {about.rstrip('.?')}{options}?"
 
-
-def load_schemas(folder: Path, names: list[str]) -> dict[str, NodeSchema]:
-    """The schema of every node in ``names``, from ``folder/nodes/<Node>.json`` or ``.toml``.
-
-    Raises:
-        ConfigError: a schema is missing, too large, not JSON/TOML, or does not validate.
-    """
-    return {name: load_schema(folder / NODES_DIR, name) for name in names}
+    def freshness(self, field: str) -> int | None:
+        """After how many days a held value of ``field`` is confirmed again (None: never)."""
+        return self.properties[field].freshness_days or self.freshness_days
 
 
 def load_schema(nodes_dir: Path, name: str) -> NodeSchema:
-    """One node's schema (see :func:`load_schemas`)."""
+    """One node's schema, ``nodes_dir/<name>.json`` or ``.toml``; its title must be ``name``.
+
+    Raises:
+        ConfigError: missing (or both forms), too large, not JSON/TOML, or does not validate.
+    """
     candidates = [nodes_dir / f"{name}{suffix}" for suffix in (".json", ".toml")]
     found = [path for path in candidates if path.is_file()]
     if len(found) != 1:
@@ -155,7 +220,7 @@ def read_bounded(path: Path, max_bytes: int, hint: str) -> object:
     try:
         raw = path.read_bytes()
         if path.suffix == ".json":
-            return loads_bounded(raw, JSONBounds(max_bytes, max_depth=4, max_values=5000))
+            return loads_bounded(raw, JSONBounds(max_bytes, max_depth=6, max_values=5000))
         return tomllib.loads(raw.decode("utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {path} ({type(exc).__name__})", hint=hint) from exc

@@ -70,3 +70,5 @@ class IntakeContext:
     """The three roles: deterministic rules or a language model."""
     replies: Replies | None = None
     """Where each turn's reply comes from; None: the target's script."""
+    subject: str = ""
+    """The person talked to, whose memory persists ('' for the run's own memory)."""

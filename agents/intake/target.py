@@ -1,7 +1,7 @@
 """An intake target: ``data/<name>/`` with target.toml, node schemas, a script and maybe expected.json.
 
-    data/<name>/target.toml      agent = "intake", goal = "...", nodes = ["Personal", ...]
-    data/<name>/nodes/<Node>.json (or .toml)   one schema per node (agents.intake.schema)
+    data/<name>/target.toml      agent = "intake", goal = "...", optionally nodes = ["Personal", ...]
+    data/<name>/nodes/<Node>.json (or .toml)   optional: a node of its own, or a shipped one overridden
     data/<name>/replies.txt      the scripted conversation: one reply per line, read in turn
     data/<name>/expected.json    optional: {"Node": {"field": value, ...}} the final graph must hold
 
@@ -18,7 +18,8 @@ from pydantic import TypeAdapter, ValidationError
 
 from agents.intake.models import Scalar
 from agents.intake.patterns import MAX_REPLY_CHARS
-from agents.intake.schema import HINT, NodeSchema, load_schemas, read_bounded
+from agents.intake.catalogue import available, select
+from agents.intake.schema import HINT, NodeSchema, read_bounded
 from agents.ports.errors import ConfigError, TargetError
 from agents.targets import TargetConfig, check_target_name, known_targets
 
@@ -54,10 +55,11 @@ def load_intake_target(data_dir: Path, name: str, config: TargetConfig, *, scrip
     """
     folder = data_dir / check_target_name(name)
     if not folder.is_dir():
-        known = ", ".join(known_targets(data_dir)) or "none"
-        raise TargetError(f"unknown target {name!r}: there is no folder {folder}", hint=f"known targets: {known}")
-    nodes = tuple(config.nodes or ())
-    schemas = load_schemas(folder, list(nodes))
+        targets = ", ".join(known_targets(data_dir)) or "none"
+        raise TargetError(f"unknown target {name!r}: there is no folder {folder}", hint=f"known targets: {targets}")
+    known = available(folder)
+    nodes = tuple(select(known, config.nodes, config.goal or ""))
+    schemas = {node: known[node] for node in nodes}
     expected = load_expected(folder / EXPECTED_FILE, schemas)
     replies = load_replies(folder / REPLIES_FILE) if scripted else ()
     return IntakeTarget(name, folder, config.goal or "", nodes, schemas, replies, expected, config.limits.max_attempts)
@@ -96,17 +98,26 @@ def load_expected(path: Path, schemas: dict[str, NodeSchema]) -> Expected | None
     """
     if not path.is_file():
         return None
-    document = read_bounded(path, MAX_EXPECTED_BYTES, HINT)
+    return check_expected(read_bounded(path, MAX_EXPECTED_BYTES, HINT), schemas, str(path))
+
+
+def check_expected(document: object, schemas: dict[str, NodeSchema], where: str) -> Expected:
+    """``document`` as expected facts: ``{"Node": {"field": value}}`` of the target's nodes and fields.
+
+    Raises:
+        ConfigError: not of that shape, or naming a node or field that does not exist.
+    """
     try:
         expected = _EXPECTED.validate_python(document, strict=True)
     except ValidationError as exc:
-        where = ".".join(str(p) for p in exc.errors()[0]["loc"])[:100]
-        raise ConfigError(f"{path}: {where or 'document'}: must be {{\"Node\": {{\"field\": value}}}} with "
+        loc = ".".join(str(p) for p in exc.errors()[0]["loc"])[:100]
+        raise ConfigError(f"{where}: {loc or 'document'}: must be {{\"Node\": {{\"field\": value}}}} with "
                           "numbers, text, true/false or null", hint=HINT) from exc
     for node, fields in expected.items():
         if node not in schemas:
-            raise ConfigError(f"{path}: node {node[:40]!r} is not in target.toml's nodes", hint=HINT)
+            raise ConfigError(f"{where}: node {node[:40]!r} is not one of the target's nodes "
+                              f"({', '.join(schemas)})", hint=HINT)
         unknown = sorted(set(fields) - set(schemas[node].properties))
         if unknown:
-            raise ConfigError(f"{path}: {node}.{unknown[0][:40]} is not a property of {node}", hint=HINT)
+            raise ConfigError(f"{where}: {node}.{unknown[0][:40]} is not a property of {node}", hint=HINT)
     return expected

@@ -1,20 +1,44 @@
-"""The roles' narrow inputs, built from the graph memory: one node for the info role,
-structured statuses for the decision role. Each role gets only what its view holds."""
+"""The roles' narrow inputs, built from the graph memory: one node and the conversation so far for
+the info role, structured statuses for the decision role. Each role gets only what its view holds."""
 
 from __future__ import annotations
 
-from agents.intake.info import InfoInput, open_questions
+from datetime import datetime, timedelta
+from typing import Any
+
+from agents.intake.catalogue import goal_terms
+from agents.intake.info import CONVERSATION_TURNS, InfoInput, open_questions
 from agents.intake.memory import GraphMemory
 from agents.intake.models import DecisionInput, NodeStatus
 from agents.intake.target import IntakeTarget
 
 
 def info_input(target: IntakeTarget, memory: GraphMemory, node: str, asked: list[str]) -> InfoInput:
-    """What the info role sees of ``node``: its schema, values, skips, open conflicts, asked keys."""
+    """What the info role sees of ``node``: its schema, values, skips, open conflicts, stale values,
+    asked keys and the latest turns of the conversation."""
     values = memory.get_all_nodes_data().get(node, {})
     skipped = frozenset(field for n, field in memory.skipped() if n == node)
     conflicts = tuple(c for c in memory.conflicts(open_only=True) if c["node"] == node)
-    return InfoInput(node, target.schemas[node], values, skipped, conflicts, frozenset(asked))
+    return InfoInput(node, target.schemas[node], values, skipped, conflicts, frozenset(asked),
+                     stale_fields(target, memory, node), conversation(memory))
+
+
+def stale_fields(target: IntakeTarget, memory: GraphMemory, node: str) -> tuple[tuple[str, str], ...]:
+    """The node's held fields given longer ago than their freshness, with the day they were given."""
+    schema, now = target.schemas[node], memory.now()
+    out = []
+    for (held_node, name), at in sorted(memory.updated_at().items()):
+        days = schema.freshness(name) if held_node == node and name in schema.properties else None
+        if days is not None and now - datetime.fromisoformat(at) > timedelta(days=days):
+            out.append((name, at[:10]))
+    return tuple(out)
+
+
+def conversation(memory: GraphMemory) -> tuple[dict[str, Any], ...]:
+    """The latest turns, as the info role is given them: question, reply, understood, refused."""
+    turns = memory.transcript()[-CONVERSATION_TURNS:]
+    return tuple({"question": t["question"], "reply": t["reply"], "understood": t["resolution"]["reasoning"],
+                  "rejected": t["resolution"].get("rejected", [])} for t in turns)
 
 
 def decision_input(target: IntakeTarget, memory: GraphMemory, previous: str, asked: list[str],
@@ -23,9 +47,10 @@ def decision_input(target: IntakeTarget, memory: GraphMemory, previous: str, ask
     statuses = []
     for node in target.nodes:
         view = info_input(target, memory, node, asked)
-        missing = tuple(f for f in view.schema.required if view.values.get(f) is None and f not in view.skipped)
+        schema = view.schema
+        missing = tuple(f for f in schema.required if view.values.get(f) is None and f not in view.skipped)
         statuses.append(NodeStatus(node, sum(v is not None for v in view.values.values()), missing,
-                                   len(view.open_conflicts), len(open_questions(view)),
-                                   tuple(view.schema.priority_on)))
+                                   len(view.open_conflicts), len(open_questions(view)), tuple(schema.priority_on),
+                                   schema.priority, tuple(goal_terms(schema, target.goal)), schema.always))
     return DecisionInput(target.goal, tuple(statuses), previous, tuple(dict.fromkeys(priority)),
                          memory.get_all_nodes_data())

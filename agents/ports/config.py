@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
+from agents.ports.memory import check_subject
 from agents.ports.sandbox import SandboxLimits
 
 #: Coders that call a language model; ``offline`` needs none of the ``llm`` settings.
@@ -105,3 +106,10 @@ class AgentConfig(BaseModel):
     interactive: bool = Field(False, description="intake: each reply from the terminal (run --interactive).")
     await_replies: bool = Field(False, description="intake: each reply from the run folder's reply box (a "
                                 "service's run): with none there, the run stops and waits (agents.ports.replies).")
+    subject: str | None = Field(None, description="intake: the person talked to; their graph memory persists "
+                                "across runs (agents.ports.memory).")
+
+    @field_validator("subject")
+    @classmethod
+    def _subject_name(cls, value: str | None) -> str | None:
+        return None if value is None else check_subject(value)

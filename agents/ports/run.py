@@ -20,6 +20,7 @@ from agents.ports.config import AgentConfig
 from agents.ports.environments import DeclaredEnv, Environment, EnvironmentProvider
 from agents.ports.errors import SandboxError
 from agents.ports.events import OnEvent, Say
+from agents.ports.memory import MemoryStores, NoMemoryStores
 from agents.ports.sandbox import Sandbox, SandboxLimits, SandboxSpec
 
 
@@ -101,6 +102,7 @@ class RunContext:
         say: A status line before the loop starts (e.g. where results are judged).
         image_of: The tag of another sandbox image by name, built first if missing (an agent
             that reads a user's file in one image and checks its work in another).
+        memory: Where graph memories live (a run's, a subject's): the memory port.
     """
 
     run_id: str
@@ -113,6 +115,7 @@ class RunContext:
     checkpoint: CheckpointHandle | None = None
     say: Say = field(default=lambda _line: None)
     image_of: Callable[[str], str] = field(default=_no_other_images)
+    memory: MemoryStores = field(default_factory=NoMemoryStores)
 
 
 class Session(Protocol):
@@ -175,6 +178,7 @@ class CheckContext:
     say: Say
     open_session: OpenSession
     record: Callable[[list[CheckVerdict]], None] = _no_record
+    memory: MemoryStores = field(default_factory=NoMemoryStores)
 
 
 @dataclass(frozen=True)

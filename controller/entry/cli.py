@@ -1,4 +1,4 @@
-"""The command line: ``python -m controller {run,check,replay,graph,images,serve,tokens,db,k8s}``.
+"""The command line: ``python -m controller {run,check,replay,memory,graph,images,serve,tokens,db,k8s}``.
 
 Exit status: 0 the parser passed (or ran and cannot be verified), 1 the loop gave up or the
 checked parser failed, 2 a usage or input error (or no Docker engine), 3 the environment
@@ -32,23 +32,32 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    run = sub.add_parser("run", help="generate, sandbox-test and refine a parser for a target (or all)")
+    run = sub.add_parser("run", help="run a target's agent loop (or every target's): a parser, an Idris module, "
+                                     "an intake conversation, a blueprint's report")
     which = run.add_mutually_exclusive_group(required=True)
     which.add_argument("--target", metavar="NAME",
-                       help="folder name under data/ holding the statement PDF and result.csv")
+                       help="a target: a folder under data/ (its target.toml names the agent: a bank "
+                            "statement and result.csv, a document, a conversation's nodes, a blueprint)")
     which.add_argument("--all", action="store_true",
                        help="every target in data/, SBX_PARALLEL_RUNS (default 2) at a time; ends "
                             "with a table and 'N passed, M failed'")
     which.add_argument("--resume", metavar="RUN_ID",
                        help="continue an interrupted run from its last completed node (runs/RUN_ID/)")
+    which.add_argument("--blueprint", metavar="FILE",
+                       help="with --server: send a blueprint.json and the data and code files it names (from "
+                            "its folder) to the service, which runs it with no folder of its own")
     run.add_argument("--max-attempts", type=int, metavar="N",
                      help="attempts before giving up (default: SBX_MAX_ATTEMPTS or 3)")
     run.add_argument("--coder", choices=("offline", "gemini", "openai", "ollama"),
-                     help="who writes the parser: offline rules or an LLM (default: SBX_CODER or offline)")
+                     help="who writes (the parser, the module, the intake roles' answers, the report): offline "
+                          "rules or an LLM (default: SBX_CODER or offline)")
     run.add_argument("--interactive", action="store_true",
                      help="intake targets: ask each question here and read the reply from the terminal "
                           "(instead of the target's replies.txt); end of input ends the conversation; "
                           "with --server the replies go to the service, where the run waits for each")
+    run.add_argument("--subject", metavar="NAME",
+                     help="intake targets: the person the conversation is with; their graph memory persists "
+                          "across runs (runs/memory/), so a later conversation starts from its facts")
     run.add_argument("--model", metavar="NAME",
                      help="the LLM coder's model (default: SBX_LLM__MODEL or the provider's default)")
     run.add_argument("--server", metavar="URL",
@@ -57,8 +66,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--watch-stdin", action="store_true", help=argparse.SUPPRESS)  # the service's children
     run.add_argument("--await-replies", action="store_true", help=argparse.SUPPRESS)  # the service's intake runs
 
-    check = sub.add_parser("check", help="run existing parsers or modules through the same sandbox and judgement")
-    check.add_argument("--target", required=True, metavar="NAME", help="target whose PDF and result.csv to use")
+    check = sub.add_parser("check", help="judge existing artefacts (parsers, modules, conversations, reports) "
+                                         "as the target's loop judges its own")
+    check.add_argument("--target", required=True, metavar="NAME",
+                       help="the target whose inputs judge them (a statement and result.csv, a document, a "
+                            "conversation's nodes and expected facts, a blueprint's QA)")
     artefacts = check.add_mutually_exclusive_group(required=True)
     artefacts.add_argument("--parser", nargs="+", metavar="PATH",
                            help="parser files (each defining parse(pdf_path)) or folders of them")
@@ -83,6 +95,13 @@ def build_parser() -> argparse.ArgumentParser:
     replay = sub.add_parser("replay", help="run a stored attempt again in a fresh sandbox; same or different outcome")
     replay.add_argument("run_id", metavar="RUN_ID", help="the run's id (its folder under runs/)")
     replay.add_argument("--attempt", type=int, metavar="N", help="which attempt (default: the last)")
+
+    memory = sub.add_parser("memory", help="print a conversation's graph memory: nodes, each field's history, "
+                                           "conflicts")
+    whose = memory.add_mutually_exclusive_group(required=True)
+    whose.add_argument("run_id", nargs="?", metavar="RUN_ID", help="a run of a conversational agent (intake)")
+    whose.add_argument("--subject", metavar="NAME", help="a subject's memory across all its conversations")
+    memory.add_argument("--json", action="store_true", help="the memory as JSON (agents.ports.memory.MemoryView)")
 
     graph = sub.add_parser("graph", help="print an agent's graph as Mermaid (LangGraph's own drawing)")
     graph.add_argument("--agent", required=True, metavar="NAME",
@@ -134,6 +153,8 @@ def _settings(args: argparse.Namespace) -> Settings:
         overrides["interactive"] = True
     if getattr(args, "await_replies", False):
         overrides["await_replies"] = True
+    if args.command == "run" and getattr(args, "subject", None) is not None:
+        overrides["subject"] = args.subject
     if getattr(args, "model", None):
         overrides["llm"] = {"model": args.model}
     if getattr(args, "registry", None) is not None:  # k8s render --registry
@@ -161,6 +182,10 @@ def _handler(args: argparse.Namespace) -> Handler:
         return _db
     if args.command == "k8s":
         return _k8s
+    if args.command == "memory":
+        from controller.entry.memory_view import command as memory  # lazy: the registry and the memory store, for memory only
+
+        return memory
     from controller.entry import commands  # lazy: the runner and every agent, for the local commands only
 
     handler: Handler = getattr(commands, args.command)

@@ -29,6 +29,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         watch_stdin()
     if getattr(args, "resume", None):
         return Runner(settings).resume(args.resume)
+    if getattr(args, "blueprint", None):
+        raise ConfigError("--blueprint sends a blueprint to a service: add --server URL",
+                          hint="to run it here, put it in a target folder: data/<name>/blueprint.json with its files")
     agent = agent_for_target(settings.data_dir, args.target)
     return Runner(settings).run(agent, args.target, args.max_attempts, run_id=getattr(args, "run_id", None))
 

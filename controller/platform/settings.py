@@ -120,6 +120,9 @@ class ServiceSettings(BaseModel):
         100, ge=2, le=100_000, description="Most a zip member may inflate per compressed byte, past 1 MiB (413 beyond)."
     )
     zip_depth: int = Field(16, ge=1, le=64, description="Deepest folder nesting in an uploaded zip (422 beyond).")
+    session_hours: float = Field(
+        12.0, gt=0, le=24 * 30, description="How long a web console sign-in lasts (its session cookie and row)."
+    )
     max_takeovers: int = Field(
         3, ge=0, le=100,
         description="How often a run whose worker died goes back to the queue; the next death ends it as error.",
@@ -182,6 +185,8 @@ class Settings(BaseSettings):
     interactive: bool = Field(False, description="Conversational agents (intake) read each reply from the terminal.")
     await_replies: bool = Field(False, description="Conversational agents (intake) read each reply from the run "
                                 "folder (the service's POST /v1/runs/{id}/input); without one the run waits.")
+    subject: str | None = Field(None, description="Conversational agents (intake): the person talked to, whose "
+                                "graph memory persists across runs (run --subject NAME).")
     # issue 15: the frame to aim for when a target has no result.csv. The bank-parser agent
     # validates it (its OutputSchema); the platform only carries it, so it names no agent.
     output: dict[str, str] = Field(
@@ -286,6 +291,7 @@ def agent_config(settings: Settings) -> AgentConfig:
         data_dir=settings.data_dir, runs_dir=settings.runs_dir, parsers_dir=settings.parsers_dir,
         idris_dir=settings.idris_dir, coder=settings.coder, llm=settings.llm, limits=settings.sandbox,
         analysis=settings.analysis, interactive=settings.interactive, await_replies=settings.await_replies,
+        subject=settings.subject,
         max_attempts=settings.max_attempts if "max_attempts" in settings.model_fields_set else None,
         parallel_checks=settings.parallel_checks, output=settings.output,
     )

@@ -36,6 +36,7 @@ from agents.ports.artefacts import SUMMARY_FILE, write_atomic
 from controller.platform.artefacts import RunArtifacts, new_run_id
 from controller.platform.checkpoints import Checkpoint, close_checkpoint, open_checkpoint
 from controller.platform.images.base import image_exists
+from controller.platform.memory_store import SqliteMemoryStores
 from controller.platform.observability.recorder import observe_run
 from controller.platform.progress import Progress
 from controller.platform.settings import Settings, agent_config
@@ -118,11 +119,12 @@ class Runner:
 
         With ``run_id`` (the service's checks) the verdicts are kept in ``runs/<run_id>/summary.json``.
         """
+        memory = SqliteMemoryStores(self.settings.runs_dir)
         if run_id is None:
-            return agent.check(request, CheckContext(self.config, self.say, self.session))
+            return agent.check(request, CheckContext(self.config, self.say, self.session, memory=memory))
         check_new_run_id(self.settings, run_id)
         kept: list[CheckVerdict] = []
-        code = agent.check(request, CheckContext(self.config, self.say, self.session, kept.extend))
+        code = agent.check(request, CheckContext(self.config, self.say, self.session, kept.extend, memory))
         write_check_summary(self.settings.runs_dir / run_id, agent.name, request.target, code, kept)
         return code
 
@@ -183,7 +185,7 @@ class Runner:
                 ctx = RunContext(run_id=run_id, config=self.config, sandbox=services.sandbox, image=image,
                                  artefacts=RunArtifacts(self.settings.runs_dir / run_id), on_event=on_event,
                                  environment=environment, checkpoint=checkpoint, say=self.say,
-                                 image_of=services.image)
+                                 image_of=services.image, memory=SqliteMemoryStores(self.settings.runs_dir))
                 try:
                     summary = agent.run(plan, ctx)
                 except KeyboardInterrupt:
@@ -303,6 +305,8 @@ def recorded_config(config: AgentConfig, record: dict[str, Any]) -> AgentConfig:
     update: dict[str, Any] = {"coder": record["coder"], "llm": llm, "data_dir": Path(record["data_dir"])}
     if record.get("await_replies"):
         update["await_replies"] = True
+    if record.get("subject"):
+        update["subject"] = record["subject"]
     return config.model_copy(update=update)
 
 

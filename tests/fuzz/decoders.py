@@ -303,7 +303,9 @@ def check_toml(text: str) -> None:
 _INTAKE_PIECES = ["I earn", "80,000", "80k", "1.2 million", "$1,250.50", "actually", "sorry", "I meant",
                   "I lost my job", "bankrupt", "will", "next month", "used to", "skip", "and", "but", ",", ".",
                   "no longer", "rent", "years old", "2030", "March 2031", "2030-06-01", "1/6/2030", "yes", "no",
-                  "I live in", "want to", "by", "months", "savings", "\x1b[2J", "\u2028", "\x00"]
+                  "I live in", "want to", "by", "months", "savings", "\x1b[2J", "\u2028", "\x00",
+                  "I'm", "my name is", "forty-two", "last year", "in three years", "1.234,56", "3.2k", "self employed",
+                  "Founded in March 2015", "150", "%"]
 INTAKE_INPUTS = st.one_of(
     st.text(max_size=400),
     st.lists(st.one_of(st.sampled_from(_INTAKE_PIECES), st.text(max_size=12)), max_size=80).map(" ".join),
@@ -315,10 +317,12 @@ INTAKE_INPUTS = st.one_of(
 
 
 def check_intake_reply(reply: str) -> None:
-    """resolve() returns a Resolution whose updates name fields of the schemas, with values of their type."""
+    """resolve() returns a Resolution whose updates name fields of the schemas, with values their JSON
+    Schema accepts (the jsonschema check every stored value passes)."""
     from agents.intake.agent import load_target
     from agents.intake.models import Question
     from agents.intake.resolver import ResolverInput, resolve
+    from agents.intake.values import check
     from agents.ports.config import AgentConfig
 
     schemas = load_target(AgentConfig(data_dir=PROJECT_ROOT / "data"), "intake-priority-shift").schemas
@@ -331,6 +335,8 @@ def check_intake_reply(reply: str) -> None:
             field = spec.properties.get(update.field) if spec else None
             if field is None or not (update.skipped or isinstance(update.value, kinds[field.type])):
                 raise ContractBroken(f"update {update.node}.{update.field}={update.value!r} breaks the schemas")
+            if not update.skipped and update.value is not None and not check(update.field, field, update.value).ok:
+                raise ContractBroken(f"update {update.node}.{update.field}={update.value!r} fails its JSON Schema")
 
 
 # --- PDFs --------------------------------------------------------------------------------

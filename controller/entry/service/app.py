@@ -1,4 +1,4 @@
-"""The FastAPI application: runs, health, readiness and the exporter's /metrics."""
+"""The FastAPI application: runs, health, readiness, the exporter's /metrics and the web console at /."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from agents.ports.errors import PlatformError
+from controller.entry.console.app import console_app
 from controller.entry.service import checks, conversation, docs, history, problems, routes, stats
 from controller.entry.service.limits import BodyLimit
 from controller.entry.service.state import ServiceState
@@ -66,6 +67,7 @@ def create_app(state: ServiceState, exporter: Exporter | None = None) -> FastAPI
         return JSONResponse({"status": "ready" if ready else "not ready", "checks": checks},
                             status_code=200 if ready else 503)
 
+    app.mount("/", console_app(state))  # last: the web console answers every path the API does not
     return app
 
 

@@ -16,6 +16,8 @@ import os
 import re
 import secrets
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,12 +73,17 @@ async def read_check_upload(request: Request, service: ServiceSettings) -> Check
     if len(upload.parsers) + len(upload.zips) > service.check_files:
         raise Problem(422, f"a check takes at most {service.check_files} parser and zip files "
                            "(SBX_SERVICE__CHECK_FILES)")
-    _check_parts(upload, fields)
+    check_parts(upload, fields)
     upload.request = CheckRequest.model_validate(fields)
     return upload
 
 
-def _check_parts(upload: CheckUpload, fields: dict[str, str]) -> None:
+def check_parts(upload: CheckUpload, fields: dict[str, str]) -> None:
+    """Refuse a check without parsers or submissions, or without a target (named or uploaded).
+
+    Raises:
+        Problem: 422.
+    """
     if not upload.parsers and not upload.zips:
         raise Problem(422, "a check needs parser files (file parts 'parser', .py) or zipped submissions "
                            "(file parts 'submission', .zip)")
@@ -133,6 +140,29 @@ def stage_submissions(upload: CheckUpload, folder: Path, limits: ZipLimits) -> l
     return paths
 
 
+@dataclass
+class Staged:
+    """An upload being staged: its staging folder, and its final folder once it was moved there."""
+
+    staging: Path
+    final: Path | None = None
+
+
+@contextmanager
+def staged_upload(settings: Settings) -> Iterator[Staged]:
+    """A fresh staging folder under runs/uploads/; whatever goes wrong inside, nothing is left (a
+    refused zip becomes its 413 or 422)."""
+    staged = Staged(settings.runs_dir / UPLOADS / f".staging-{secrets.token_hex(8)}")
+    try:
+        yield staged
+    except ZipRefused as exc:
+        remove_staging(staged.staging, staged.final)
+        raise Problem(413 if exc.too_big else 422, exc.one_line()) from None
+    except BaseException:
+        remove_staging(staged.staging, staged.final)
+        raise
+
+
 def accept_check(settings: Settings, store: RunStore, owner: str, upload: CheckUpload,
                  idempotency: Idempotency | None = None) -> RunRow:
     """Stage, check and queue a check (durably); its run row (a replayed request's: the earlier one's).
@@ -144,9 +174,8 @@ def accept_check(settings: Settings, store: RunStore, owner: str, upload: CheckU
     """
     require_free_space(settings, sum(len(data) for _, data in (*upload.parsers, *upload.zips))
                        + sum(len(data) for data in upload.target_files.values()))
-    staging = settings.runs_dir / UPLOADS / f".staging-{secrets.token_hex(8)}"
-    final: Path | None = None
-    try:
+    with staged_upload(settings) as staged:
+        staging = staged.staging
         staging.mkdir(parents=True)
         request = upload.request
         uploaded = bool(upload.target_files)
@@ -157,23 +186,17 @@ def accept_check(settings: Settings, store: RunStore, owner: str, upload: CheckU
         agent = _plan(settings, request.target, staging if uploaded else settings.data_dir, staging)
         paths = stage_submissions(upload, staging / SUBMISSIONS, zip_limits(settings.service))
         run_id = service_run_id(request.target)
-        final = upload_dir(settings, run_id)
-        os.rename(staging, final)
+        staged.final = upload_dir(settings, run_id)
+        os.rename(staging, staged.final)
         extra: dict[str, Any] = {"kind": "check", "paths": paths,
                                  **request.model_dump(exclude={"target"}, exclude_none=True)}
         if uploaded:
             extra["upload"] = run_id
         row = queue(settings, store, owner, agent, RunRequest(target=request.target), run_id, extra,
-                    idempotency=idempotency, upload_bytes=max(1, tree_bytes(final)))
+                    idempotency=idempotency, upload_bytes=max(1, tree_bytes(staged.final)))
         if row.id != run_id:  # an earlier request with the same key made the check
-            _remove(staging, final)
+            remove_staging(staging, staged.final)
         return row
-    except ZipRefused as exc:
-        _remove(staging, final)
-        raise Problem(413 if exc.too_big else 422, exc.one_line()) from None
-    except BaseException:
-        _remove(staging, final)
-        raise
 
 
 def _plan(settings: Settings, target: str, data_dir: Path, staging: Path) -> Any:
@@ -189,7 +212,8 @@ def _plan(settings: Settings, target: str, data_dir: Path, staging: Path) -> Any
     return agent
 
 
-def _remove(staging: Path, final: Path | None) -> None:
+def remove_staging(staging: Path, final: Path | None) -> None:
+    """Remove a refused upload's staging folder and, if it was moved there already, its final folder."""
     shutil.rmtree(staging, ignore_errors=True)
     if final is not None:
         shutil.rmtree(final, ignore_errors=True)

@@ -25,7 +25,7 @@ RUN_RECORD = "run.json"
 #: summary.json statuses that are a pass (the CLI exits 0 for them).
 OK_STATUSES = frozenset({"passed", "unverified", "self-consistent"})
 #: ``run`` options a run row may carry, and the CLI option for each.
-FORWARDED = {"max_attempts": "--max-attempts", "coder": "--coder"}
+FORWARDED = {"max_attempts": "--max-attempts", "coder": "--coder", "subject": "--subject"}
 #: The exit status of a run that stopped, checkpointed, to wait for a reply (RunPaused).
 WAITING = RunPaused.exit_code
 CHECK_FORWARDED = {"as_of": "--as-of", "jobs": "--jobs"}
@@ -113,7 +113,7 @@ def status_of(code: int, summary: dict[str, Any] | None) -> RunStatus:
     if code in (0, 1) and isinstance(verdict, str):
         if verdict in OK_STATUSES:
             return "passed"
-        return "failed" if verdict == "failed" else "error"
+        return "failed" if verdict in ("failed", "no-go") else "error"  # a no-go is the agent's verdict
     if code == 0:
         return "passed"
     return "failed" if code == 1 else "error"

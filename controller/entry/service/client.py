@@ -23,6 +23,7 @@ import secrets
 import sys
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import urlsplit
 
@@ -31,6 +32,7 @@ import httpx
 from agents.ports.errors import ConfigError, PlatformError, RunPaused
 from agents.ports.replies import MAX_REPLY_CHARS
 from agents.untrusted_text import one_line
+from controller.entry.service.client_blueprint import blueprint_body
 from controller.entry.service.client_parts import submission_parts
 from controller.platform.settings import Settings
 
@@ -72,13 +74,17 @@ def run_remote(args: argparse.Namespace, settings: Settings, out: TextIO = sys.s
         ServiceUnreachable, ServiceRefused: the service cannot be reached or refused the run.
     """
     base = _base_url(args.server)
+    if getattr(args, "blueprint", None):  # a blueprint and its files, uploaded: no folder on the service
+        options = {"max_attempts": args.max_attempts, "coder": args.coder}
+        return submit_and_follow(base, settings, "/v1/runs", "run", out, **blueprint_body(Path(args.blueprint), options))
     if not args.target:
-        raise ConfigError("--server runs one --target", hint="--all and --resume run locally only")
+        raise ConfigError("--server runs one --target or --blueprint", hint="--all and --resume run locally only")
     if args.model:
         raise ConfigError("--model is not sent to a service", hint="the service uses its own SBX_LLM__MODEL")
     interactive = bool(getattr(args, "interactive", False)) or None
     body = {k: v for k, v in (("target", args.target), ("max_attempts", args.max_attempts),
-                              ("coder", args.coder), ("interactive", interactive)) if v is not None}
+                              ("coder", args.coder), ("interactive", interactive),
+                              ("subject", getattr(args, "subject", None))) if v is not None}
     return submit_and_follow(base, settings, "/v1/runs", "run", out, json=body)
 
 

@@ -30,6 +30,10 @@ MAX_LINE = 64 * 1024
 #: Events read from the store at once.
 BATCH = 500
 POLL_SECONDS = 0.25
+#: The longest an idle stream waits before it reads the journal again (a notice wakes it sooner).
+IDLE_POLL_SECONDS = 2.0
+#: How often an idle stream reads the run's row too.
+ROW_CHECK_SECONDS = 5.0
 KEEPALIVE_SECONDS = 15.0
 #: ``Last-Event-ID`` / ``after`` beyond this is not an id the service gave.
 MAX_ID = 10**12
@@ -96,21 +100,29 @@ async def stream(load: Load, read: Read, document: Callable[[RunRow], dict[str, 
                  pause: Pause, *, after: int = 0) -> AsyncIterator[str]:
     """The run's events after number ``after``: ``load`` reads its row, ``read(n)`` its journal after n,
     ``stopping`` says the service drains, ``pause`` waits until the run may have changed (at most the
-    given seconds; sooner when this process's worker wrote to it)."""
+    given seconds; sooner when this process's worker wrote to it).
+
+    An idle stream reads the journal less and less often (from every :data:`POLL_SECONDS` to every
+    :data:`IDLE_POLL_SECONDS`): a run of this process wakes it at once anyway, and many followers of
+    quiet runs must not keep the store busy. The row is read only to judge an ``end``, and now and
+    then while idle (a run that ended without a final end event in its journal).
+    """
     row = await _call(load)
     if row is None:
         return
     if row.ended and row.last_event == 0:  # before the journal existed
         yield sse("end", document(row))
         return
-    quiet_since = time.monotonic()
+    wait, quiet_since, checked = POLL_SECONDS, time.monotonic(), time.monotonic()
     while True:
         # The journal before the row: an end read in the batch is the final one only if the row,
         # read after it, has ended with it as its last event; else the run was resumed since.
         batch: list[RunEvent] = await asyncio.to_thread(read, after)
-        row = await _call(load)
-        if row is None:
-            return
+        now = time.monotonic()
+        if batch or now - checked > ROW_CHECK_SECONDS:
+            row, checked = await _call(load), now
+            if row is None:
+                return
         for event in batch:
             text, final = render(event, row, document)
             yield text
@@ -119,19 +131,20 @@ async def stream(load: Load, read: Read, document: Callable[[RunRow], dict[str, 
                 return
         if len(batch) >= BATCH:
             continue
-        if row.ended and after >= row.last_event:  # its end was not the last thing journaled: end anyway
+        if not batch and row.ended and after >= row.last_event:  # no final end journaled: end anyway
             yield sse("end", document(row))
             return
         if stopping():
             yield sse("draining", {"id": row.id, "status": row.status})
             return
-        now = time.monotonic()
         if batch:
-            quiet_since = now
-        elif now - quiet_since > KEEPALIVE_SECONDS:
-            quiet_since = now
-            yield ": keep-alive\n\n"
-        await pause(POLL_SECONDS)
+            wait, quiet_since = POLL_SECONDS, now
+        else:
+            wait = min(wait * 2, IDLE_POLL_SECONDS)
+            if now - quiet_since > KEEPALIVE_SECONDS:
+                quiet_since = now
+                yield ": keep-alive\n\n"
+        await pause(wait)
 
 
 async def _call(function: Callable[[], Any]) -> Any:

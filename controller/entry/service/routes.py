@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterator
-from typing import Annotated
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
+from functools import partial
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
@@ -12,7 +14,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import ValidationError
 
 from agents.ports.artefacts import SUMMARY_FILE
-from controller.entry.service import artefacts, child, events
+from controller.entry.service import artefacts, blueprint_submit, child, events
 from controller.entry.service.auth import Principal, principal
 from controller.entry.service.problems import Problem, validation_line
 from controller.entry.service.schemas import PROBLEMS, ArtefactEntry, RunList, RunOut, RunRequest
@@ -55,7 +57,8 @@ _MULTIPART_SCHEMA = {
     },
 }
 _SUBMIT_BODY = {"requestBody": {"required": True, "content": {
-    "application/json": {"schema": RunRequest.model_json_schema()},
+    "application/json": {"schema": {"oneOf": [RunRequest.model_json_schema(),
+                                              blueprint_submit.BlueprintJSON.model_json_schema()]}},
     "multipart/form-data": {"schema": _MULTIPART_SCHEMA},
 }}}
 
@@ -63,30 +66,51 @@ _SUBMIT_BODY = {"requestBody": {"required": True, "content": {
 @router.post("", status_code=202, response_model=RunOut, summary="Start a run on a named or an uploaded target",
              openapi_extra=_SUBMIT_BODY, responses={415: PROBLEMS[422] | {"description": "Neither JSON nor multipart"}})
 async def submit_run(request: Request, caller: Caller) -> JSONResponse:
-    """Queue a loop on ``target`` (JSON: a folder of the service's data/) or on an uploaded statement
-    (multipart); 202 once it is stored durably. With an ``Idempotency-Key`` a repeated request gets
-    the run the first one made (200)."""
+    """Queue a loop on ``target`` (JSON: a folder of the service's data/), on an uploaded statement
+    (multipart), or on a blueprint sent with its files (JSON with ``blueprint``, or multipart with a
+    ``blueprint`` part: docs/api.md); 202 once it is stored durably. With an ``Idempotency-Key`` a
+    repeated request gets the run the first one made (200)."""
     state = _state(request)
     if state.draining.is_set():
         raise Problem(503, "the service is shutting down and accepts no runs", headers={"Retry-After": "30"})
-    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if kind == "multipart/form-data":
-        body, files = await read_upload(request, state.settings.service.upload_parts)
-        key = idempotency(request, "/v1/runs", body.model_dump(mode="json"),
-                          [(name, name, data) for name, data in sorted(files.items())])
-        if (earlier := await run_in_threadpool(replayed, state, caller, key)) is not None:
-            return earlier
-        row = await run_in_threadpool(accept_upload, state.settings, state.store, caller.name, body, files, key)
-    elif kind in ("application/json", ""):
-        body = _run_request(await request.body())
-        key = idempotency(request, "/v1/runs", body.model_dump(mode="json"))
-        if (earlier := await run_in_threadpool(replayed, state, caller, key)) is not None:
-            return earlier
-        row = await run_in_threadpool(accept, state.settings, state.store, caller.name, body, key)
-    else:
-        raise Problem(415, f"send application/json or multipart/form-data, not {kind[:60]!r}")
+    submission = await _submission(request, state, caller)
+    key = idempotency(request, "/v1/runs", submission.fields, submission.files)
+    if (earlier := await run_in_threadpool(replayed, state, caller, key)) is not None:
+        return earlier
+    row = await run_in_threadpool(submission.accept, key)
     state.submitted.set()
     return accepted(RunOut.of(row), 202)
+
+
+@dataclass(frozen=True)
+class Submission:
+    """A read submission: what identifies it (its fields and files) and how to accept it."""
+
+    fields: dict[str, Any]
+    files: list[tuple[str, str, bytes]]
+    accept: Callable[[Idempotency | None], RunRow]
+
+
+async def _submission(request: Request, state: ServiceState, caller: Principal) -> Submission:
+    """The submission in the request's body: a blueprint (multipart or JSON), an uploaded target
+    (multipart) or a named target (JSON)."""
+    settings, store, owner = state.settings, state.store, caller.name
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind == "multipart/form-data" and await blueprint_submit.is_blueprint_upload(request):
+        blueprint = await blueprint_submit.read_blueprint_upload(request, settings)
+    elif kind == "multipart/form-data":
+        body, files = await read_upload(request, settings.service.upload_parts)
+        return Submission(body.model_dump(mode="json"), [(name, name, data) for name, data in sorted(files.items())],
+                          partial(accept_upload, settings, store, owner, body, files))
+    elif kind in ("application/json", "") and blueprint_submit.is_blueprint_json(raw := await request.body()):
+        blueprint = blueprint_submit.from_json(raw)
+    elif kind in ("application/json", ""):
+        named = _run_request(raw)
+        return Submission(named.model_dump(mode="json"), [], partial(accept, settings, store, owner, named))
+    else:
+        raise Problem(415, f"send application/json or multipart/form-data, not {kind[:60]!r}")
+    return Submission(blueprint.request.model_dump(mode="json"), blueprint_submit.request_files(blueprint),
+                      partial(blueprint_submit.accept_blueprint, settings, store, owner, blueprint))
 
 
 def replayed(state: ServiceState, caller: Principal, key: Idempotency | None) -> JSONResponse | None:

@@ -23,6 +23,9 @@ class RunRequest(BaseModel):
     interactive: bool = Field(False, description="Conversational targets (intake): take each reply from "
                               "POST /v1/runs/{id}/input instead of the target's replies.txt; the run waits "
                               "(status waiting) for each.")
+    subject: str | None = Field(None, min_length=1, max_length=80,
+                                description="Conversational targets (intake): the person talked to; their graph "
+                                "memory persists across runs (run --subject).")
 
 
 class RunLinks(BaseModel):

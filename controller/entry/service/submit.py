@@ -11,12 +11,15 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from agents.base import Agent
 from agents.ports.errors import ConfigError, PlatformError
+from agents.ports.memory import check_subject
 from agents.registry import agent_for_target
+from agents.targets import check_target_name
 from controller.entry.service.schemas import RunRequest
 from controller.platform.artefacts import new_run_id
 from controller.platform.settings import Settings, agent_config
@@ -41,7 +44,12 @@ def plan(settings: Settings, request: RunRequest, data_dir: Path) -> Agent:
     if request.interactive and not agent.info.replies:
         raise ConfigError(f"{request.target} is a target of the {agent.name} agent, which takes no replies",
                           hint="interactive is for conversational targets (intake)")
-    config = agent_config(settings).model_copy(update={"data_dir": data_dir, "await_replies": request.interactive})
+    if request.subject is not None and not agent.info.memory:
+        raise ConfigError(f"{request.target} is a target of the {agent.name} agent, which keeps no graph memory",
+                          hint="subject is for conversational targets (intake)")
+    subject = check_subject(request.subject) if request.subject is not None else None
+    config = agent_config(settings).model_copy(update={"data_dir": data_dir, "await_replies": request.interactive,
+                                                       "subject": subject})
     if request.coder is not None:
         config = config.model_copy(update={"coder": request.coder})
     agent.plan(request.target, config, request.max_attempts)  # the CLI's checks; nothing written
@@ -59,7 +67,8 @@ def queue(settings: Settings, store: RunStore, owner: str, agent: Agent, request
         IdempotencyConflict: the key came with another request.
     """
     options: dict[str, Any] = {k: v for k, v in (("max_attempts", request.max_attempts), ("coder", request.coder),
-                                                 ("interactive", request.interactive or None)) if v is not None}
+                                                 ("interactive", request.interactive or None),
+                                                 ("subject", request.subject)) if v is not None}
     run = NewRun(id=run_id, owner=owner, agent=agent.name, target=request.target, options={**options, **(extra or {})},
                  upload_bytes=upload_bytes)
     limits = settings.service
@@ -100,13 +109,25 @@ def accept_upload(settings: Settings, store: RunStore, owner: str, request: RunR
     """A run on an uploaded target: ``files`` maps fixed file names (statement.pdf, …) to their bytes.
     A replayed request (the same ``idempotency``) keeps nothing of this one's upload."""
     require_free_space(settings, sum(len(data) for data in files.values()))
+
+    def write(target: Path) -> None:
+        target.mkdir()
+        for name, data in files.items():
+            (target / name).write_bytes(data)
+
+    return accept_staged(settings, store, owner, request, write, idempotency)
+
+
+def accept_staged(settings: Settings, store: RunStore, owner: str, request: RunRequest,
+                  fill: Callable[[Path], None], idempotency: Idempotency | None = None) -> RunRow:
+    """A run on a target folder that ``fill`` creates (at the path it is given) in a staging folder:
+    planned there, then moved under ``runs/uploads/<run id>/`` and queued; a refusal leaves nothing.
+    The caller checks the free space (:func:`require_free_space`) for what ``fill`` writes."""
     staging = settings.runs_dir / UPLOADS / f".staging-{secrets.token_hex(8)}"
     final: Path | None = None
     try:
-        target = staging / request.target
-        target.mkdir(parents=True)
-        for name, data in files.items():
-            (target / name).write_bytes(data)
+        staging.mkdir(parents=True)
+        fill(staging / check_target_name(request.target))  # a plain name: never a path out of the staging folder
         try:
             agent = plan(settings, request, staging)
         except PlatformError as exc:

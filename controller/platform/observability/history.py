@@ -230,6 +230,25 @@ class HistoryStore:
             conn.row_factory = sqlite3.Row
             return [dict(row) for row in conn.execute("SELECT * FROM runs ORDER BY finished_at, run_id")]
 
+    def target_runs(self, agent: str, target: str, limit: int = 10_000) -> list[tuple[float, str, int]]:
+        """(finished_at, status, attempts) of the newest ``limit`` runs of ``agent`` on ``target``, oldest first."""
+        with self._reader() as conn:
+            if conn is None:
+                return []
+            rows = conn.execute("SELECT finished_at, status, attempts FROM runs WHERE agent = ? AND target = ? "
+                                "ORDER BY finished_at DESC LIMIT ?", (agent, target, limit)).fetchall()
+        return [(float(f), str(s), int(a)) for f, s, a in reversed(rows)]
+
+    def target_failures(self, agent: str, target: str) -> dict[str, int]:
+        """Failed attempts per reason, of ``agent``'s runs on ``target``."""
+        with self._reader() as conn:
+            if conn is None:
+                return {}
+            rows = conn.execute("SELECT f.reason, COUNT(*) FROM attempt_failures f JOIN runs r ON r.run_id = f.run_id "
+                                "WHERE r.agent = ? AND r.target = ? GROUP BY f.reason ORDER BY COUNT(*) DESC",
+                                (agent, target)).fetchall()
+        return {str(reason): int(count) for reason, count in rows}
+
     def snapshot(self, buckets: BucketSet) -> HistorySnapshot:
         """Aggregate the whole history for the exporter, in one read transaction.
 

@@ -58,8 +58,9 @@ class RunStore(Protocol):
         ...
 
     def list_runs(self, *, owner: str | None, target: str | None, status: RunStatus | None, limit: int,
-             cursor: str | None) -> RunPage:
-        """Runs newest first, filtered (``owner`` None: everyone's); ``cursor`` from a previous page."""
+                  cursor: str | None, agent: str | None = None, text: str | None = None) -> RunPage:
+        """Runs newest first, filtered (``owner`` None: everyone's; ``text``: a case-insensitive substring
+        of the id, target, agent, owner or error); ``cursor`` from a previous page."""
         ...
 
     def claim(self, worker: str, lease_seconds: float) -> RunRow | None:
@@ -164,7 +165,7 @@ class RunStore(Protocol):
         ...
 
     def remove_token(self, name: str) -> bool:
-        """Remove the token ``name``; False if there was none."""
+        """Remove the token ``name`` and its console sessions; False if there was none."""
         ...
 
     def tokens(self) -> list[TokenRow]:
@@ -177,4 +178,19 @@ class RunStore(Protocol):
 
     def has_tokens(self) -> bool:
         """Whether any token exists (then every request must carry one)."""
+        ...
+
+    # console sessions -------------------------------------------------------------------
+    def add_session(self, session_hash: str, token_name: str, expires_at: float) -> None:
+        """Keep a signed-in browser's session (its hash) for the token ``token_name`` until ``expires_at``;
+        sessions that have expired are removed on the way."""
+        ...
+
+    def session_token(self, session_hash: str) -> TokenRow | None:
+        """The token of the live session ``session_hash``: None if it is unknown, has expired, or its
+        token was removed."""
+        ...
+
+    def remove_session(self, session_hash: str) -> None:
+        """End the session ``session_hash`` (signing out); nothing if there is none."""
         ...

@@ -84,3 +84,14 @@ idempotency_keys = Table(
     Column("created_at", Double, nullable=False),
 )
 Index("idempotency_by_age", idempotency_keys.c.created_at)
+
+#: Console sign-ins (revision 0003, issue 30): the SHA-256 of a browser's session id, the token it
+#: signed in with, and when it expires. Any replica verifies a session here; sign-out deletes it.
+sessions = Table(
+    "sessions", metadata,
+    Column("hash", Text, primary_key=True),
+    Column("token", Text, nullable=False),
+    Column("created_at", Double, nullable=False),
+    Column("expires_at", Double, nullable=False),
+)
+Index("sessions_by_token", sessions.c.token)

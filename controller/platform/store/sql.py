@@ -46,7 +46,7 @@ from controller.platform.store.models import (
     TokenRow,
 )
 from controller.platform.store.rows import parse_cursor, row_to_run
-from controller.platform.store.schema import idempotency_keys, run_events, runs, tokens
+from controller.platform.store.schema import idempotency_keys, run_events, runs, sessions, tokens
 
 #: The columns of a run row, in the order ``row_to_run`` reads them.
 RUN_COLUMNS = (runs.c.id, runs.c.seq, runs.c.owner, runs.c.agent, runs.c.target, runs.c.options, runs.c.status,
@@ -228,8 +228,10 @@ class SqlStore:
         return row_to_run(tuple(row)) if row else None
 
     def list_runs(self, *, owner: str | None, target: str | None, status: RunStatus | None, limit: int,
-                  cursor: str | None) -> RunPage:
-        query = _filtered(select(*RUN_COLUMNS), owner=owner, target=target, status=status)
+                  cursor: str | None, agent: str | None = None, text: str | None = None) -> RunPage:
+        query = _filtered(select(*RUN_COLUMNS), owner=owner, target=target, status=status, agent=agent)
+        if text:
+            query = query.where(_containing(text))
         return self._page(query, limit, cursor)
 
     def _page(self, query: Select[Any], limit: int, cursor: str | None) -> RunPage:
@@ -403,6 +405,7 @@ class SqlStore:
 
     def remove_token(self, name: str) -> bool:
         with self._write() as conn:
+            conn.execute(delete(sessions).where(sessions.c.token == name))
             return conn.execute(delete(tokens).where(tokens.c.name == name)).rowcount == 1
 
     def tokens(self) -> list[TokenRow]:
@@ -414,15 +417,30 @@ class SqlStore:
         query = select(tokens.c.name, tokens.c.admin, tokens.c.created_at, tokens.c.hash).where(
             tokens.c.hash == token_hash)
         with self._read() as conn:
-            row = conn.execute(query).fetchone()
-        # The index finds the row; the digest comparison is what decides.
-        if row is None or not hmac.compare_digest(str(row[3]), token_hash):
-            return None
-        return TokenRow(str(row[0]), bool(row[1]), float(row[2]))
+            return _token_of(conn.execute(query).fetchone(), token_hash)
 
     def has_tokens(self) -> bool:
         with self._read() as conn:
             return conn.execute(select(tokens.c.name).limit(1)).fetchone() is not None
+
+    # console sessions -------------------------------------------------------------------
+    def add_session(self, session_hash: str, token_name: str, expires_at: float) -> None:
+        now = self._clock()
+        with self._write() as conn:
+            conn.execute(delete(sessions).where(sessions.c.expires_at <= now))
+            conn.execute(insert(sessions).values(hash=session_hash, token=token_name, created_at=now,
+                                                 expires_at=expires_at))
+
+    def session_token(self, session_hash: str) -> TokenRow | None:
+        query = (select(tokens.c.name, tokens.c.admin, tokens.c.created_at, sessions.c.hash)
+                 .join_from(sessions, tokens, tokens.c.name == sessions.c.token)
+                 .where(sessions.c.hash == session_hash, sessions.c.expires_at > self._clock()))
+        with self._read() as conn:
+            return _token_of(conn.execute(query).fetchone(), session_hash)
+
+    def remove_session(self, session_hash: str) -> None:
+        with self._write() as conn:
+            conn.execute(delete(sessions).where(sessions.c.hash == session_hash))
 
     def _require(self, run_id: str) -> RunRow:
         row = self.get(run_id)
@@ -437,6 +455,24 @@ class SqlStore:
 
 def _conditions(**filters: str | None) -> list[ColumnElement[bool]]:
     return [runs.c[column] == value for column, value in filters.items() if value is not None]
+
+
+#: The columns a listing's text search looks in.
+SEARCHED = ("id", "target", "agent", "owner", "error")
+
+
+def _containing(text: str) -> ColumnElement[bool]:
+    """``text`` as a case-insensitive substring of any :data:`SEARCHED` column (``%`` and ``_`` literal)."""
+    pattern = "%" + text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    return or_(*(func.lower(runs.c[column]).like(pattern, escape="\\") for column in SEARCHED))
+
+
+def _token_of(row: Any, digest: str) -> TokenRow | None:
+    """The token of a (name, admin, created_at, hash) row found by ``digest``: the index finds the row,
+    the constant-time comparison is what decides."""
+    if row is None or not hmac.compare_digest(str(row[3]), digest):
+        return None
+    return TokenRow(str(row[0]), bool(row[1]), float(row[2]))
 
 
 def _filtered(query: Select[Any], **filters: str | None) -> Select[Any]:

@@ -67,7 +67,7 @@ def test_a_killed_conversation_resumes(tmp_path):
     assert "PASSED: intake conversation" in resumed.stdout
     graph = json.loads((run_dir / "graph.json").read_text())
     assert [h["value"] for h in graph["history"]["Income.annual_amount"]] == [90000, 0]
-    assert graph["traversal"] == ["Personal", "Income", "Expenses", "Savings", "Goals"]
+    assert graph["traversal"] == ["Personal", "Goals", "Income", "Savings", "Expenses"]
     assert [h["turn"] for h in graph["history"]["Savings.emergency_fund"]] == [7]
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["status"] == "passed" and summary["agent"] == "intake" and summary["attempts"] == 10

@@ -46,12 +46,12 @@ class Service:
         return subprocess.run([sys.executable, "-m", "controller", *args], cwd=self.root, env={**self.env, **extra},
                               capture_output=True, text=True, timeout=900, check=False)
 
-    def start(self) -> None:
+    def start(self, deadline: float = 120.0) -> None:
         log = (self.root / "service.log").open("a")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", *self.program, str(self.port)],
             cwd=self.root, env=self.env, stdout=log, stderr=subprocess.STDOUT, text=True)
-        wait_for(self._ready, "the service's /readyz", 120)
+        wait_for(self._ready, "the service's /readyz", deadline)
 
     def _ready(self) -> bool:
         assert self.proc is not None

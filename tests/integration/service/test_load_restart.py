@@ -1,7 +1,9 @@
 """Load with a crash: 200 submissions from 20 concurrent clients against 2 workers, the service
 killed with ``kill -9`` in the middle and started again on the same store. Every accepted run
-is accounted for exactly once: it ends, no run is started twice, and only the runs that were
-running at the kill are resumed (each once) or ended with the reason.
+is accounted for exactly once: it ends passed, no run is started twice, and only the runs that
+were running at the kill are resumed (each once) or, not started yet, started afresh (issue 31:
+those ended as errors before). (tests/integration/service/test_chaos.py does the same with real
+runs, many kills, replicas and followers.)
 
 The service is the real one (uvicorn, the SQLite store, workers, leases, takeover) in its own
 process; each run's child is a line of shell (``tests/doubles/queue_service.py``), so that two
@@ -111,11 +113,6 @@ def test_two_hundred_runs_survive_a_kill_9_of_the_service(tmp_path: Path):
     taken_over = {run_id for run_id, row in rows.items() if row.takeovers}
     assert 1 <= len(taken_over) <= WORKERS  # the kill found work running, and only that was taken over
     assert set(resumes) <= taken_over
-    for run_id, row in rows.items():
-        if row.status == "passed":
-            continue
-        # A run claimed at the kill before its child wrote a checkpoint: ended, with the reason.
-        assert row.status == "error" and "nothing to resume" in row.error, (run_id, row)
-        assert run_id in taken_over and run_id not in resumes
+    assert {row.status for row in rows.values()} == {"passed"}, [r for r in rows.values() if r.status != "passed"]
     print(f"accepted {len(clients.accepted)}, answers lost {clients.lost}, taken over {len(taken_over)}, "
           f"resumed {len(resumes)}, {dict(Counter(row.status for row in rows.values()))}")

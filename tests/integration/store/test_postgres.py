@@ -24,6 +24,7 @@ from tests.unit.controller.platform.store.contract import (
     ContractJournal,
     ContractLeases,
     ContractList,
+    ContractSessions,
     ContractReplay,
     ContractSubmit,
     ContractTakeover,
@@ -75,6 +76,10 @@ class TestList(ContractList):
 
 
 class TestTokens(ContractTokens):
+    pass
+
+
+class TestSessions(ContractSessions):
     pass
 
 

@@ -24,7 +24,8 @@ from tests.unit.agents.blueprint.fakes import ScriptedCallSandbox
 TARGET = load_target(PROJECT_ROOT / "data", "acme-research")
 FINDINGS = research(list(TARGET.blueprint.tools), TARGET.data, ScriptedCallSandbox({}), "img", SandboxLimits(), {})
 #: A report that meets acme-research's rules, as a model might write it.
-GOOD = write_report(TARGET.blueprint, FINDINGS, [directives.make("detail")])
+GOOD = write_report(TARGET.blueprint, FINDINGS,
+                    [directives.make("detail"), *map(directives.note, TARGET.blueprint.instructions)])
 NO = '```json\n{"passed": false, "feedback": "Say what the recall means for investors."}\n```'
 YES = '```json\n{"passed": true, "feedback": ""}\n```'
 

@@ -37,6 +37,10 @@ class TestRouters:
         assert after_manager({}) == "researcher"
         assert after_manager({"findings": []}) == "writer"
 
+    def test_a_no_go_stops(self):
+        """The manager's no-go ends the run at stop, before or after research."""
+        assert after_manager({"no_go": "why"}) == after_manager({"findings": [], "no_go": "why"}) == "stop"
+
     @pytest.mark.parametrize(("passed", "attempt", "route"), [
         (True, 3, "finish"), (False, 1, "writer"), (False, 2, "writer"), (False, 3, "partial")])
     def test_qa_passes_retries_at_most_twice_then_ends_partial(self, passed, attempt, route):
@@ -45,7 +49,7 @@ class TestRouters:
 
     def test_the_graph_has_the_seeds_roles(self):
         assert set(build_graph(3).nodes) - {"__start__", "__end__"} == {
-            "manager", "researcher", "writer", "qa", "finish", "partial"}
+            "manager", "researcher", "writer", "qa", "finish", "partial", "stop"}
 
 
 def copy_target(tmp_path: Path, name: str, edit: Any = None) -> Path:

@@ -44,9 +44,9 @@ class TestProseParser:
 
     def test_an_invalid_blueprint_names_the_field(self, server, client, tmp_path):
         bad = json.loads(BLUEPRINT)
-        bad["sections"] = []
+        bad["sections"], bad["scenario"] = [], "custom"
         server.push(Reply(f"```json\n{json.dumps(bad)}\n```"))
-        with pytest.raises(ConfigError, match="blueprint.md: sections: List should have at least 1 item"):
+        with pytest.raises(ConfigError, match="blueprint.md: blueprint: a custom blueprint needs sections"):
             parser(client, tmp_path).parse(PROSE, [], tmp_path / "blueprint.md")
 
     def test_a_model_failure_is_one_line(self, server, client, tmp_path):

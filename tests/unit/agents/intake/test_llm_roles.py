@@ -19,6 +19,7 @@ from agents.intake.run import run_intake_agent
 from agents.llm.client import ChatClient
 from agents.llm.config import LLMConfig
 from agents.llm.providers import build_chat_model
+from controller.platform.memory_store import SqliteMemoryStores
 from agents.ports.config import AgentConfig, LLMSettings
 from controller.platform.artefacts import RunArtifacts
 from tests.doubles.llm_servers import Fail, OpenAIServer, Reply
@@ -135,6 +136,7 @@ class TestWholeRun:
         plan = IntakeAgent().plan("intake-future", settings, None)
         assert plan.coder_name == "openai:m"
         summary = run_intake_agent(plan.inputs["target"], run_id="llm", artifacts=RunArtifacts(tmp_path / "run"),
-                                   max_turns=plan.max_attempts, on_event=lambda _e: None, roles=plan.coder)
+                                   max_turns=plan.max_attempts, on_event=lambda _e: None, roles=plan.coder,
+                                   memory=SqliteMemoryStores(tmp_path / "runs"))
         assert summary.status == "passed" and summary.coder == "openai:m"
         assert len(server.chat_requests) > 6  # the model was asked, for every role

@@ -18,6 +18,7 @@ from agents.intake.target import IntakeTarget
 from agents.ports.config import AgentConfig
 from controller.platform.artefacts import RunArtifacts
 from controller.platform.checkpoints import close_checkpoint, open_checkpoint
+from controller.platform.memory_store import SqliteMemoryStores
 from controller.runner.agent_runner import resume_line
 from tests.unit.agents.intake.helpers import DATA, EXAMPLES, example
 
@@ -31,7 +32,8 @@ def run(tmp_path: Path, target: IntakeTarget, on_event=None, checkpoint=None):  
             on_event(event)
 
     summary = run_intake_agent(target, run_id="unit", artifacts=RunArtifacts(tmp_path / "run"),
-                               max_turns=len(target.replies), on_event=record, checkpoint=checkpoint)
+                               max_turns=len(target.replies), on_event=record, checkpoint=checkpoint,
+                               memory=SqliteMemoryStores(tmp_path / "runs"))
     graph = json.loads((tmp_path / "run" / "graph.json").read_text())
     return summary, events, graph
 
@@ -69,10 +71,11 @@ class TestExamples:
         assert [(h["value"], h["applied"]) for h in future] == [(75000, False)]
 
     def test_the_priority_shift_reorders_the_traversal(self, tmp_path):
-        """Target order is Personal, Income, Goals, Expenses, Savings; the job loss puts Goals last."""
+        """Ranked order is Personal, Goals, Income, Savings, Expenses; the job loss sends the loop to
+        the nodes that declare it (Savings, Expenses) at once, the best ranked first."""
         summary, _, graph = run(tmp_path, example("intake-priority-shift"))
-        assert graph["traversal"] == ["Personal", "Income", "Expenses", "Savings", "Goals"]
-        assert graph["edges"][1]["reason"].startswith("priority shift (job_loss)")
+        assert graph["traversal"] == ["Personal", "Goals", "Income", "Savings", "Expenses"]
+        assert graph["edges"][2]["reason"].startswith("priority shift (job_loss)")
         assert graph["nodes"]["Income"] == {"annual_amount": 0, "employment_status": "unemployed"}
         assert [h["value"] for h in graph["history"]["Income.annual_amount"]] == [90000, 0]
         assert graph["skipped"] == ["Expenses.rent"] and summary.status == "passed"
@@ -87,7 +90,7 @@ class TestFailures:
         assert summary.unparsed == 1
 
     def test_a_script_that_ends_early_fails_with_the_gaps(self, tmp_path):
-        target = replace(example("intake-priority-shift"), replies=("52", "I live in Dublin"))
+        target = replace(example("intake-priority-shift"), replies=("52", "I live in Dublin"), expected=None)
         summary, _, _ = run(tmp_path, target)
         assert summary.status == "failed" and "out_of_replies" in summary.failures
         assert any("Income.annual_amount neither answered nor skipped" in p for p in summary.problems)
@@ -137,7 +140,7 @@ class TestResume:
         assert not [e for e in events if e.node == "listen" and e.attempt <= 4]
         assert [h["value"] for h in graph["history"]["Income.annual_amount"]] == [90000, 0]
         assert [t["turn"] for t in graph["history"]["Savings.emergency_fund"]] == [7]
-        assert graph["traversal"] == ["Personal", "Income", "Expenses", "Savings", "Goals"]
+        assert graph["traversal"] == ["Personal", "Goals", "Income", "Savings", "Expenses"]
 
 
 class TestCheck:
@@ -145,9 +148,10 @@ class TestCheck:
         good = tmp_path / "good.txt"
         good.write_text((DATA / "intake-future" / "replies.txt").read_text())
         bad = tmp_path / "bad.txt"
-        bad.write_text("29\nI live in Austin\nI earn 70k\nemployed\nI want to retire early\nby 2045\n")
+        bad.write_text("29\nI live in Austin\nI want to retire early\nby 2045\nI earn 70k\nemployed\n")
         lines: list[str] = []
-        status = check_conversations(example("intake-future"), [str(tmp_path)], lines.append)
+        status = check_conversations(example("intake-future"), [str(tmp_path)], lines.append,
+                                     SqliteMemoryStores(tmp_path / "runs"))
         assert status == 1 and lines[-1] == "1 passed, 1 failed"
         assert any(line.endswith("good.txt: passed") for line in lines)
         assert any("bad.txt: failed: Income.annual_amount: expected 65000, got 70000" in line for line in lines)

@@ -1,5 +1,6 @@
 """The graph memory: apply_updates never loses a value, conflicts open and close, past and
-future statements are history only, each turn is applied once (what resume relies on)."""
+future statements are history only, each turn is applied once (what resume relies on); the
+facts go through the memory port (the controller's SQLite store), the conversation beside them."""
 
 from __future__ import annotations
 
@@ -7,13 +8,14 @@ import pytest
 
 from agents.intake.memory import GraphMemory
 from agents.intake.models import FactUpdate, Question, Resolution
+from controller.platform.memory_store import SqliteMemoryStores
 
 QUESTION = Question("Income", "annual_amount", "How much?")
 
 
 @pytest.fixture
 def memory(tmp_path):  # noqa: ANN001, ANN201
-    memory = GraphMemory(tmp_path / "graph.sqlite")
+    memory = GraphMemory(SqliteMemoryStores(tmp_path).for_run("unit"), tmp_path / "conversation.sqlite", "unit")
     yield memory
     memory.close()
 
@@ -32,14 +34,14 @@ class TestHistory:
         apply(memory, 2, income(58000, is_correction=True))
         history = memory.get_field_history("Income", "annual_amount")
         assert [(h["value"], h["previous"]) for h in history] == [(52000, None), (58000, 52000)]
-        assert history[1]["is_correction"] and history[0]["at"] <= history[1]["at"]
+        assert history[1]["correction"] and history[0]["at"] <= history[1]["at"]
         assert memory.get_all_nodes_data()["Income"]["annual_amount"] == 58000
         (conflict,) = memory.conflicts()
         assert conflict["resolved"] and conflict["resolution"] == "explicit correction"
 
     def test_a_life_event_is_recorded_as_such(self, memory):
         apply(memory, 1, income(80000))
-        apply(memory, 2, income(0, is_correction=True, reasoning="life event job_loss: I lost my job"))
+        apply(memory, 2, income(0, is_correction=True, source="life_event", reasoning="life event job_loss"))
         (conflict,) = memory.conflicts()
         assert conflict["resolution"] == "life event" and (conflict["old"], conflict["new"]) == (80000, 0)
 
@@ -101,10 +103,10 @@ class TestIdempotence:
         assert memory.edges()[0]["reason"] == "needs income" and memory.get_last_node() == "Income"
 
     def test_the_memory_persists_across_processes(self, tmp_path):
-        first = GraphMemory(tmp_path / "graph.sqlite")
+        first = GraphMemory(SqliteMemoryStores(tmp_path).for_run("unit"), tmp_path / "conversation.sqlite", "unit")
         apply(first, 1, income(52000))
         first.close()
-        again = GraphMemory(tmp_path / "graph.sqlite")
+        again = GraphMemory(SqliteMemoryStores(tmp_path).for_run("unit"), tmp_path / "conversation.sqlite", "unit")
         assert again.get_all_nodes_data() == {"Income": {"annual_amount": 52000}}
         again.close()
 

@@ -48,7 +48,7 @@ BAD = [
     ("replies.txt", "ok\n" * 201, "more than 200"),
     ("replies.txt", b"\xff\xfe", "cannot read"),
     ("expected.json", '{"Personal": {"age": [1]}}', "must be"),
-    ("expected.json", '{"Nobody": {"age": 1}}', "not in target.toml's nodes"),
+    ("expected.json", '{"Nobody": {"age": 1}}', "is not one of the target's nodes"),
     ("expected.json", '{"Personal": {"shoe_size": 1}}', "not a property of Personal"),
 ]
 
@@ -57,6 +57,7 @@ class TestBadInput:
     @pytest.mark.parametrize(("file", "content", "says"), BAD, ids=[b[2] for b in BAD])
     def test_one_line_exit_2(self, target, tmp_path, capsys, monkeypatch, file, content, says):
         path = target / file
+        path.parent.mkdir(exist_ok=True)
         path.write_bytes(content if isinstance(content, bytes) else content.encode())
         status, err = run_cli(tmp_path, capsys, monkeypatch)
         assert status == 2
@@ -81,6 +82,8 @@ class TestBadInput:
             example(NAME, target.parent)
 
     def test_both_schema_forms_for_one_node_are_refused(self, target):
+        (target / "nodes").mkdir()
+        (target / "nodes" / "Personal.json").write_text('{"title": "Personal"}')
         (target / "nodes" / "Personal.toml").write_text('title = "Personal"\n')
         with pytest.raises(ConfigError, match="both of"):
             example(NAME, target.parent)

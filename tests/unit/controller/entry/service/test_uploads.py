@@ -96,6 +96,17 @@ def test_other_content_types_are_415(service: Service):
                                        headers={"content-type": "application/x-www-form-urlencoded"}), 415)
 
 
+@pytest.mark.parametrize("name", ["../../escape", "../escape", "a/b", ".."])
+def test_a_target_name_that_is_a_path_writes_nothing_anywhere(service: Service, name: str):
+    """The uploaded target's name is checked before anything is written under it (it once made
+    ``runs/escape`` beside the staging folder, left behind after the 422)."""
+    response = service.client.post("/v1/runs", data={"target": name},
+                                    files={"statement": ("s.pdf", PDF, "application/pdf")})
+    assert_problem(response, 422)
+    assert not (service.runs_dir / "escape").exists() and not (service.runs_dir / "uploads" / "escape").exists()
+    assert not [p for p in (service.runs_dir / "uploads").glob("*")] if (service.runs_dir / "uploads").exists() else True
+
+
 class TestIdempotentUploads:
     def test_a_repeated_upload_gets_the_first_run_and_keeps_no_second_copy(self, service: Service):
         """Issue 31: three POSTs with one key made three runs; now one run, one upload."""

@@ -229,6 +229,24 @@ class ContractList:
         assert store.stats(None) == {("bank_parser", "icici", "queued"): 2}
         assert store.stats("alice") == {("bank_parser", "icici", "queued"): 1}
 
+    def test_agent_and_text_filters(self, store):
+        """The console's filters: an agent, and a case-insensitive substring of id, target, owner or error,
+        where % and _ are plain characters, not patterns."""
+        store.submit(new_run(0, target="ICICI_bank"), quota=9, queue_limit=9)
+        store.submit(NewRun("run-0001", "bob", "intake", "intake-x", {}), quota=9, queue_limit=9)
+        store.submit(new_run(2, owner="carol", target="sbi%"), quota=9, queue_limit=9)
+
+        def ids(**filters: str) -> list[str]:
+            page = store.list_runs(owner=None, target=None, status=None, limit=9, cursor=None, **filters)
+            return [r.id for r in page.runs]
+
+        assert ids(agent="intake") == ["run-0001"]
+        assert ids(text="icici_") == ["run-0000"]
+        assert ids(text="Bob") == ["run-0001"]
+        assert ids(text="i%") == ["run-0002"]
+        assert ids(text="r_n") == []
+        assert ids(text="run-000", agent="bank_parser") == ["run-0002", "run-0000"]
+
     @pytest.mark.parametrize("cursor", ["1; DROP TABLE runs", "\u00b2", "\u0661\u0662", "-1", ""])
     def test_a_bad_cursor_is_a_config_error(self, store, cursor):
         """Not ASCII digits: refused in one line ("²" and Arabic-Indic digits pass str.isdigit but
@@ -263,6 +281,39 @@ class ContractTokens:
     def test_bad_token_names(self, name):
         with pytest.raises(ConfigError):
             check_token_name(name)
+
+
+class ContractSessions:
+    def test_a_session_names_its_token_until_it_expires(self, store, clock):
+        """A console session is found by its hash, as its token, until its expiry."""
+        store.add_token("alice", token_hash("t"), admin=True)
+        store.add_session(token_hash("s"), "alice", clock.now + 60)
+        found = store.session_token(token_hash("s"))
+        assert found is not None and (found.name, found.admin) == ("alice", True)
+        assert store.session_token(token_hash("other")) is None
+        clock.now += 61
+        assert store.session_token(token_hash("s")) is None
+
+    def test_signing_out_and_removing_the_token_end_sessions(self, store, clock, reopen):
+        """Sign-out ends one session; removing a token ends all of its sessions, for every replica."""
+        store.add_token("alice", token_hash("t"), admin=False)
+        later = clock.now + 10**10  # the reopened store reads the real clock
+        store.add_session(token_hash("s1"), "alice", later)
+        store.add_session(token_hash("s2"), "alice", later)
+        store.remove_session(token_hash("s1"))
+        assert reopen().session_token(token_hash("s1")) is None
+        assert reopen().session_token(token_hash("s2")) is not None
+        store.remove_token("alice")
+        store.add_token("alice", token_hash("t2"), admin=False)  # the same name again: not the same token
+        assert reopen().session_token(token_hash("s2")) is None
+
+    def test_expired_sessions_are_removed_when_one_is_added(self, store, clock):
+        store.add_token("alice", token_hash("t"), admin=False)
+        store.add_session(token_hash("old"), "alice", clock.now + 1)
+        clock.now += 2
+        store.add_session(token_hash("new"), "alice", clock.now + 60)
+        clock.now -= 2  # even if the clock went back, the old one is gone
+        assert store.session_token(token_hash("old")) is None
 
 
 class ContractWaiting:

@@ -19,6 +19,7 @@ from tests.unit.controller.platform.store.contract import (
     ContractJournal,
     ContractLeases,
     ContractList,
+    ContractSessions,
     ContractReplay,
     ContractSubmit,
     ContractTakeover,
@@ -69,6 +70,10 @@ class TestList(ContractList):
 
 
 class TestTokens(ContractTokens):
+    pass
+
+
+class TestSessions(ContractSessions):
     pass
 
 

@@ -1,0 +1,180 @@
+"""Reading values out of a reply's words: number words, amounts, dates. Libraries do the reading.
+
+- number words ("forty-two", "sixty five thousand") become digits with ``text2num``'s
+  ``alpha2digit`` (MIT, compiled, offline: no model, no download);
+- an amount's digits ("112,000", "1.234,56", "1 234,56", "7,29,242") are read by
+  ``price-parser`` (BSD), which settles which separator is the decimal one; a suffix ("70k",
+  "3.2k", "2.5 million") multiplies it, a currency sign or word ("$", "USD", "euros") marks it as money;
+- a date or a time relative to today ("last year", "from January", "in three years", "by the
+  end of 2027", "March 2015", "03/04/2027": day first) is read by ``dateparser`` (BSD), at
+  the precision the user gave (a year, a month, a day), relative to the conversation's today.
+
+Replies are hostile text. The caller caps a reply (``MAX_REPLY_CHARS``) before anything here
+sees it, and cuts it into at most 40 clauses; every pattern is linear (bounded repeats, no
+nested quantifiers); and dateparser, whose own search over long text is slow (0.4 to 3.8 s for
+4 KiB of reply-like text on the development machine), never searches: it reads at most
+:data:`MAX_DATE_SPANS` candidate spans of at most :data:`MAX_DATE_CHARS` characters per clause,
+found first by one pattern here (a whole 4 KiB reply is read in 17 to 33 ms).
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from functools import lru_cache
+from typing import Literal
+
+from dateparser.date import DateDataParser
+from price_parser import Price
+from text_to_num import alpha2digit
+
+#: Most date candidates handed to dateparser per text, and their longest form.
+MAX_DATE_SPANS = 12
+MAX_DATE_CHARS = 40
+Precision = Literal["year", "month", "day"]
+
+_MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+          r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
+_PERIOD = r"(?:year|month|week|summer|winter|spring|autumn|fall)"
+_PREP = r"(?:in|by|since|until|till|before|after|from|of|around|during|circa|as of)"
+_DATE = re.compile(
+    r"\b(?:\d{4}-\d{2}-\d{2}"                                                   # 2027-03-01
+    r"|\d{1,2}[/.]\d{1,2}[/.]\d{4}"                                             # 1/3/2027 (day first)
+    rf"|(?:\d{{1,2}}(?:st|nd|rd|th)?\s{{1,2}})?{_MONTH}\.?(?:\s{{1,2}}\d{{1,2}}(?:st|nd|rd|th)?,?)?\s{{1,2}}(?:of\s)?\d{{4}}"
+    rf"|(?:(?:the\s)?(?:end|start|beginning|middle)\sof\s)?(?:last|next|this)\s{_PERIOD}"
+    r"|(?:the\s)?(?:end|start|beginning|middle)\sof\s\d{4}"
+    r"|(?:in|within)\s(?:the\s)?(?:next\s)?\d{1,2}\s(?:years?|months?)|\d{1,2}\s(?:years?|months?)\sago"
+    rf"|{_PREP}\s{_MONTH}\b(?!\.?\s{{1,2}}(?:\d|of\s))"
+    rf"|{_PREP}\s(?:(?:19|20|21)\d{{2}})\b)",
+    re.IGNORECASE)
+_LEADING = re.compile(rf"^(?:{_PREP}\s|the\s)?(?:(?:end|start|beginning|middle)\sof\s)?", re.IGNORECASE)
+_WITHIN = re.compile(r"^(?:in|within)\s(?:the\s)?(?:next\s)?(\d{1,2}\s(?:years?|months?))$", re.IGNORECASE)
+#: The period an amount is per, right after it: "4k a month", "$1,500/month", "30k yearly".
+_PER = re.compile(r"\s{0,2}(?:(?:a|an|per|each|every)\s{1,2}|/\s?)(month|mo|year|yr|annum|week|wk)\b"
+                  r"|\s{0,2}(monthly|annually|yearly|weekly)\b", re.IGNORECASE)
+_PERIODS = {"month": "month", "mo": "month", "monthly": "month", "year": "year", "yr": "year", "annum": "year",
+            "annually": "year", "yearly": "year", "week": "week", "wk": "week", "weekly": "week"}
+_YEAR_ONLY = re.compile(r"^(?:19|20|21)\d{2}$")
+#: An amount or a number: an optional currency before, the digits, a suffix, a currency after, a percent.
+_NUMBER = re.compile(
+    r"(?<![\w.,/-])(?P<before>[$€£₹¥]|(?:usd|eur|gbp|inr|chf|cad|aud|jpy)\s?)?"
+    r"(?P<digits>\d{1,3}(?:[,.'\u00a0\u202f ]\d{3}){1,4}(?:[.,]\d{1,2})?|\d{1,2}(?:,\d{2}){1,3},\d{3}(?:\.\d{1,2})?"
+    r"|\d{1,12}(?:[.,]\d{1,3})?)(?!\d|/\d)"
+    r"(?:\s?(?P<suffix>k|m|bn|grand|thousand|million|billion)\b)?"
+    r"(?:\s?(?P<after>dollars?|euros?|pounds?|rupees?|bucks|usd|eur|gbp|inr)\b)?"
+    r"(?P<percent>\s?%|\s?percent\b)?", re.IGNORECASE)
+_SCALE_WORD = re.compile(r"(\d)\s?(thousand|million|billion)\b", re.IGNORECASE)
+_SCALE_MARK = {"thousand": "k", "million": "m", "billion": "bn"}
+_SCALE = {"k": 1_000, "grand": 1_000, "thousand": 1_000, "m": 1_000_000, "million": 1_000_000,
+          "bn": 1_000_000_000, "billion": 1_000_000_000}
+
+
+@dataclass(frozen=True)
+class Span:
+    """A value read from a text, with where it stands (to pair it with a keyword, and to use it once).
+
+    Attributes:
+        kind: ``number`` (an amount or a count) or ``date``.
+        value: The number, or the date as ISO text at its precision (``2027``, ``2015-03``, ``2027-03-01``).
+        start: Where it starts in the text.
+        end: Where it ends.
+        money: A currency or an amount suffix marks it as money ("$80k", "3.2k", "80,000 dollars").
+        percent: It is a percentage ("4.5%").
+        year: A date's year (or None).
+        precision: A date's precision.
+        per: The period an amount is given per (``month``, ``year``, ``week``), when the reply says.
+    """
+
+    kind: Literal["number", "date"]
+    value: int | float | str
+    start: int
+    end: int
+    money: bool = False
+    percent: bool = False
+    year: int | None = None
+    precision: Precision | None = None
+    per: str | None = None
+
+    def overlaps(self, start: int, end: int) -> bool:
+        """It shares a character with ``[start, end)``."""
+        return self.start < end and start < self.end
+
+
+def digits_for_words(text: str) -> str:
+    """``text`` with its number words as digits ("I'm forty-two" → "I'm 42", "sixty five thousand" → "65000").
+
+    Every number word counts, "one" and "two" too: a reply to "how many children?" is often one word.
+    """
+    text = _SCALE_WORD.sub(lambda m: m[1] + _SCALE_MARK[m[2].lower()], text)  # "2.5 million": keep it whole
+    try:
+        return str(alpha2digit(text, "en", threshold=0))
+    except (ValueError, TypeError):  # the library's own refusal of odd input: keep the words
+        return text
+
+
+def numbers(text: str, dates_found: list[Span]) -> list[Span]:
+    """Amounts and numbers in ``text`` that are not part of a date, left to right."""
+    found = []
+    for match in _NUMBER.finditer(text):
+        if any(d.overlaps(match.start("digits"), match.end("digits")) for d in dates_found):
+            continue
+        value = _amount(match)
+        if value is not None:
+            per = _PER.match(text, match.end())
+            found.append(Span("number", value, match.start(), match.end(),
+                              money=bool(match["before"] or match["after"] or match["suffix"]),
+                              percent=bool(match["percent"]),
+                              per=_PERIODS[(per[1] or per[2]).lower()] if per else None))
+    return found
+
+
+def _amount(match: re.Match[str]) -> int | float | None:
+    """The match's value: price-parser reads the digits (separators), the suffix multiplies."""
+    digits = match["digits"]
+    if match["percent"]:
+        parsed: Decimal | None = Decimal(digits.replace(",", "."))
+    else:
+        parsed = Price.fromstring(digits.replace("\u00a0", " ").replace("\u202f", " ")).amount
+    if parsed is None:
+        return None
+    value = float(parsed) * _SCALE.get((match["suffix"] or "").lower(), 1)
+    return int(value) if value.is_integer() else round(value, 2)
+
+
+Prefer = Literal["past", "future", "current_period"]
+
+
+@lru_cache(maxsize=8)
+def _date_parser(today: datetime.date, prefer: Prefer) -> DateDataParser:
+    """English, day first, the first day of a period when none is given, relative to ``today``."""
+    base = datetime.datetime(today.year, today.month, today.day)
+    return DateDataParser(languages=["en"], settings={"DATE_ORDER": "DMY", "PREFER_DAY_OF_MONTH": "first",
+                                                     "RELATIVE_BASE": base, "PREFER_DATES_FROM": prefer})
+
+
+def dates(text: str, today: datetime.date, prefer: Prefer = "current_period") -> list[Span]:
+    """Dates and relative times in ``text`` (see the module doc), left to right; a month without a
+    year is the one in the ``prefer``red direction (a question about the past: the last January)."""
+    found = []
+    for match in list(_DATE.finditer(text))[:MAX_DATE_SPANS]:
+        span = _date(match.group()[:MAX_DATE_CHARS], match.start(), match.end(), _date_parser(today, prefer))
+        if span is not None:
+            found.append(span)
+    return found
+
+
+def _date(raw: str, start: int, end: int, parser: DateDataParser) -> Span | None:
+    """One candidate read by dateparser; None when it reads no date."""
+    within = _WITHIN.match(raw.strip())
+    core = f"in {within[1]}" if within else _LEADING.sub("", raw.strip()).strip()
+    if _YEAR_ONLY.match(core):
+        return Span("date", core, start, end, year=int(core), precision="year")
+    data = parser.get_date_data(core) if core else None
+    if data is None or data.date_obj is None:
+        return None
+    precision: Precision = "year" if data.period == "year" else "month" if data.period in ("month", "week") else "day"
+    iso = data.date_obj.date().isoformat()
+    value = iso[:4] if precision == "year" else iso[:7] if precision == "month" else iso
+    return Span("date", value, start, end, year=data.date_obj.year, precision=precision)

@@ -1,0 +1,79 @@
+"""Who is looking: a signed-in token's owner, or the local admin while no token exists.
+
+Tenancy is the API's (:class:`~controller.entry.service.auth.Principal`): a viewer sees its own
+runs, an admin everyone's, and another tenant's run is 404 like one that does not exist.
+
+**No token at all** (the local mode): ``serve`` listens on loopback only, and the console answers
+only requests from a loopback address *whose Host header names a loopback host*. The second
+check stops DNS rebinding: a page of another site whose name was made to resolve to 127.0.0.1
+would otherwise be same-origin with an unauthenticated console and could read and drive it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+from starlette.requests import Request
+
+from controller.entry.console import sessions
+from controller.entry.service.auth import Principal
+from controller.platform.store import LOCAL_OWNER
+from controller.entry.service.state import ServiceState
+
+_LOOPBACK_NAMES = {"localhost", "localhost."}
+
+
+class SignInRequired(Exception):
+    """The request has no live session while tokens exist (the handler sends the browser to sign in)."""
+
+
+class NotLocal(Exception):
+    """A no-token console was asked by a host or client that is not loopback (403)."""
+
+
+def state_of(request: Request) -> ServiceState:
+    """The service's shared state."""
+    state: ServiceState = request.app.state.service
+    return state
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether ``host`` (an address or a name, without the port) is a loopback one."""
+    if host.lower() in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def host_name(request: Request) -> str:
+    """The Host header's host, without its port."""
+    host = request.headers.get("host", "")
+    if host.startswith("["):
+        return host[: host.find("]") + 1]
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def local_request(request: Request) -> bool:
+    """Whether both the client and the Host header are loopback."""
+    client = request.client.host if request.client else ""
+    return is_loopback_host(client) and is_loopback_host(host_name(request))
+
+
+def viewer(request: Request) -> Principal:
+    """The viewer of ``request`` (a FastAPI dependency).
+
+    Raises:
+        SignInRequired: tokens exist and the browser has no live session.
+        NotLocal: no token exists and the request is not a loopback one.
+    """
+    state = state_of(request)
+    if not state.store.has_tokens():
+        if not local_request(request):
+            raise NotLocal()
+        return Principal(LOCAL_OWNER, admin=True)
+    token = sessions.session_token(state.store, request)
+    if token is None:
+        raise SignInRequired()
+    return Principal(token.name, token.admin)

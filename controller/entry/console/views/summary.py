@@ -1,0 +1,32 @@
+"""A run's summary.json as facts people read: known fields first, in words; the rest as they are."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controller.entry.console.filters import duration
+
+#: Fields shown elsewhere on the page, or of no use to a reader.
+HIDDEN = frozenset({"schema_version", "run_id", "agent", "target", "status", "run_dir"})
+LABELS = {"attempts": "attempts", "max_attempts": "attempts allowed", "wall_seconds": "wall time",
+          "sandbox_seconds": "in sandboxes", "last_problem": "last problem", "failures": "failures",
+          "coder": "coder", "checks": "checks", "verified": "verified", "parser_path": "parser"}
+MAX_VALUE = 2000
+
+
+def _value(key: str, value: Any) -> str:
+    if key.endswith("_seconds") and isinstance(value, (int, float)):
+        return duration(float(value))
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value[:50]) or "none"
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {v}" for k, v in list(value.items())[:20]) or "—"
+    return str(value)[:MAX_VALUE]
+
+
+def summary_facts(summary: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """(label, value) pairs of ``summary``: the known fields in their order, then the others."""
+    if not summary:
+        return []
+    keys = [k for k in LABELS if k in summary] + sorted(k for k in summary if k not in LABELS and k not in HIDDEN)
+    return [(LABELS.get(k, k.replace("_", " ")), _value(k, summary[k])) for k in keys if summary[k] not in ("", None)]

@@ -1,0 +1,155 @@
+"""Graph memories in SQLite under the runs folder: the one implementation of the memory port
+(:mod:`agents.ports.memory`) until the service's database holds them too.
+
+    runs/memory/<subject key>.sqlite    a subject's memory (the key: a hash of the name, never the name)
+    runs/<run id>/memory.sqlite          the memory of a run without a subject
+
+Tables: ``meta`` (the subject's name as first given), ``fields`` (each field's current value),
+``history`` (every value ever given), ``conflicts`` and ``commits`` (the ``(run_id, turn)`` of
+every write applied: a write is applied whole, in one transaction, at most once). The files
+are in WAL mode with a busy timeout, so two conversations of one subject (two service
+workers) write in turn; the values are JSON text.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from agents.ports.memory import (Conflict, ConflictWrite, FieldChange, FieldMemory, FieldWrite, MemoryView,
+                                 MemoryWrite, NodeMemory, check_subject, subject_key)
+
+MEMORY_FOLDER = "memory"
+RUN_MEMORY_FILE = "memory.sqlite"
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS fields (node TEXT, field TEXT, value TEXT, skipped INTEGER, updated_at TEXT,
+                                   PRIMARY KEY (node, field));
+CREATE TABLE IF NOT EXISTS history (id INTEGER PRIMARY KEY, node TEXT, field TEXT, value TEXT, previous TEXT,
+                                    temporal TEXT, source TEXT, reasoning TEXT, applied INTEGER,
+                                    correction INTEGER, run_id TEXT, turn INTEGER, at TEXT);
+CREATE TABLE IF NOT EXISTS conflicts (id INTEGER PRIMARY KEY, node TEXT, field TEXT, old TEXT, new TEXT,
+                                      run_id TEXT, turn INTEGER, at TEXT, resolved INTEGER, resolution TEXT);
+CREATE TABLE IF NOT EXISTS commits (run_id TEXT, turn INTEGER, at TEXT, PRIMARY KEY (run_id, turn));
+"""
+
+
+def _load(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+class SqliteGraphStore:
+    """One graph memory in one SQLite file (``:memory:`` for a throwaway one)."""
+
+    def __init__(self, path: Path | str, subject: str = "") -> None:
+        if isinstance(path, Path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(path, timeout=30, check_same_thread=False)
+        if isinstance(path, Path):
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")  # WAL: a crash loses no committed turn's integrity
+        with self.db:
+            self.db.executescript(_SCHEMA)
+            if subject:
+                self.db.execute("INSERT OR IGNORE INTO meta VALUES ('subject', ?)", (subject,))
+
+    def close(self) -> None:
+        """Release the file."""
+        self.db.close()
+
+    def view(self) -> MemoryView:
+        """Every node with its fields and their histories, the conflicts, the runs that wrote."""
+        history: dict[tuple[str, str], list[FieldChange]] = {}
+        for r in self.db.execute("SELECT node, field, value, at, source, previous, reasoning, temporal, applied, "
+                                 "correction, run_id, turn FROM history ORDER BY id"):
+            history.setdefault((r[0], r[1]), []).append(FieldChange(
+                _load(r[2]), r[3], r[4], _load(r[5]), r[6], r[7], bool(r[8]), bool(r[9]), r[10], r[11]))
+        current = {(r[0], r[1]): (_load(r[2]), bool(r[3]), r[4])
+                   for r in self.db.execute("SELECT node, field, value, skipped, updated_at FROM fields")}
+        nodes: dict[str, list[FieldMemory]] = {}
+        for key in sorted(set(history) | set(current)):
+            value, skipped, updated = current.get(key, (None, False, ""))
+            nodes.setdefault(key[0], []).append(FieldMemory(key[1], value, skipped, updated,
+                                                            tuple(history.get(key, ()))))
+        runs = tuple(r[0] for r in self.db.execute("SELECT run_id FROM commits GROUP BY run_id ORDER BY MIN(at)"))
+        subject = self.db.execute("SELECT value FROM meta WHERE key = 'subject'").fetchone()
+        return MemoryView(subject[0] if subject else "", tuple(NodeMemory(n, tuple(f)) for n, f in nodes.items()),
+                          self._conflicts(), runs)
+
+    def _conflicts(self) -> tuple[Conflict, ...]:
+        rows = self.db.execute("SELECT id, node, field, old, new, at, run_id, turn, resolved, resolution "
+                               "FROM conflicts ORDER BY id")
+        return tuple(Conflict(r[0], r[1], r[2], _load(r[3]), _load(r[4]), r[5], r[6], r[7], bool(r[8]), r[9])
+                     for r in rows)
+
+    def commit(self, write: MemoryWrite) -> bool:
+        """Apply ``write`` in one transaction, unless its turn was applied before (False then)."""
+        with self.db:
+            done = self.db.execute("SELECT 1 FROM commits WHERE run_id = ? AND turn = ?",
+                                   (write.run_id, write.turn)).fetchone()
+            if done:
+                return False
+            self.db.execute("INSERT INTO commits VALUES (?, ?, ?)", (write.run_id, write.turn, write.at))
+            for change in write.fields:
+                self._field(write, change)
+            for conflict in write.conflicts:
+                self._conflict(write, conflict)
+            for conflict_id, resolution in write.close:
+                self.db.execute("UPDATE conflicts SET resolved = 1, resolution = ? WHERE id = ? AND resolved = 0",
+                                (f"{resolution} ({write.at})", conflict_id))
+            for node, field, resolution in write.close_fields:
+                self.db.execute("UPDATE conflicts SET resolved = 1, resolution = ? WHERE node = ? AND field = ? "
+                                "AND resolved = 0", (f"{resolution} ({write.at})", node, field))
+        return True
+
+    def _field(self, write: MemoryWrite, change: FieldWrite) -> None:
+        row = self.db.execute("SELECT value FROM fields WHERE node = ? AND field = ?",
+                              (change.node, change.field)).fetchone()
+        previous = "null" if row is None else row[0]
+        self.db.execute("INSERT INTO history (node, field, value, previous, temporal, source, reasoning, applied, "
+                        "correction, run_id, turn, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (change.node, change.field, json.dumps(change.value), previous,
+                         change.temporal, change.source, change.reasoning, int(change.applied),
+                         int(change.correction), write.run_id, write.turn, write.at))
+        if change.applied:
+            self.db.execute("INSERT OR REPLACE INTO fields VALUES (?, ?, ?, ?, ?)",
+                            (change.node, change.field, json.dumps(change.value), int(change.skipped), write.at))
+
+    def _conflict(self, write: MemoryWrite, conflict: ConflictWrite) -> None:
+        self.db.execute("INSERT INTO conflicts (node, field, old, new, run_id, turn, at, resolved, resolution) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (conflict.node, conflict.field, json.dumps(conflict.old), json.dumps(conflict.new),
+                         write.run_id, write.turn, write.at, int(conflict.resolved), conflict.resolution))
+
+
+class SqliteMemoryStores:
+    """The memory port's stores: subjects under ``runs/memory/``, a run's memory in its folder."""
+
+    def __init__(self, runs_dir: Path) -> None:
+        self.runs_dir = runs_dir
+
+    def subject_path(self, subject: str) -> Path:
+        """Where ``subject``'s memory is kept (its file is named by the subject's key, never its name)."""
+        return self.runs_dir / MEMORY_FOLDER / f"{subject_key(subject)}.sqlite"
+
+    def for_subject(self, subject: str) -> SqliteGraphStore:
+        """The memory of ``subject``.
+
+        Raises:
+            ConfigError: not a subject name (see :func:`agents.ports.memory.check_subject`).
+        """
+        return SqliteGraphStore(self.subject_path(subject), check_subject(subject))
+
+    def for_run(self, run_id: str) -> SqliteGraphStore:
+        """The memory of run ``run_id`` (a run id is the runner's own, checked where it is made)."""
+        return SqliteGraphStore(self.runs_dir / run_id / RUN_MEMORY_FILE)
+
+    def scratch(self) -> SqliteGraphStore:
+        """A memory that lives in RAM and is gone once closed."""
+        return SqliteGraphStore(":memory:")
+
+    def has_subject(self, subject: str) -> bool:
+        """Whether ``subject`` has a memory (without creating one)."""
+        return self.subject_path(subject).is_file()

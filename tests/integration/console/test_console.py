@@ -1,0 +1,240 @@
+"""The web console in Chromium against a real service: sign-in, the runs list, a run followed
+live and reloaded mid-run, an intake conversation answered in the page to its end, the diff
+of a failed attempt, Cancel, hostile text, tenancy and CSRF — every page checked by axe-core
+and photographed (conftest.py)."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from controller.platform.settings import PROJECT_ROOT
+from tests.integration.console.conftest import HOSTILE, Browser
+from tests.integration.service.harness import Service, wait_for
+from tests.integration.service.test_conversation import script
+
+pytestmark = pytest.mark.usefixtures("no_leftovers")
+STATEMENT = PROJECT_ROOT / "data" / "icici" / "icici sample.pdf"
+
+
+def lines_of(browser: Browser) -> list[tuple[str, str]]:
+    """The progress lines in the page: (anchor id, text), in order."""
+    return browser.page.evaluate(
+        "Array.from(document.querySelectorAll('#lines ol.lines li')).map(li => [li.id, li.lastChild.textContent])")
+
+
+def console_lines(service: Service, run_id: str) -> list[str]:
+    return (service.root / "runs" / run_id / "console.txt").read_text().splitlines()
+
+
+def status_in_page(browser: Browser) -> str:
+    return str(browser.page.text_content("#run-status")).strip()
+
+
+def wait_status(browser: Browser, *wanted: str) -> None:
+    """Until the page's status is one of ``wanted``: live updates first, a reload every 10 s besides."""
+    last = [time.monotonic()]
+
+    def reached() -> bool:
+        if status_in_page(browser) in wanted:
+            return True
+        if time.monotonic() - last[0] > 10:
+            browser.page.reload()
+            last[0] = time.monotonic()
+        return False
+
+    wait_for(reached, f"status {' or '.join(wanted)}")
+
+
+def run_id_of(browser: Browser) -> str:
+    found = re.search(r"/(?:runs|checks)/([^/?#]+)", browser.page.url)
+    assert found, browser.page.url
+    return found.group(1)
+
+
+def submit_upload(browser: Browser, name: str, expected: Path, attempts: int) -> str:
+    """Start a run from the Submit page on an uploaded statement; its id."""
+    page = browser.open("/submit")
+    page.fill("#upload-target", name)
+    page.set_input_files("#upload-statement", str(STATEMENT))
+    page.set_input_files("#upload-result", str(expected))
+    page.fill("#upload-max_attempts", str(attempts))
+    page.click("#upload button[type=submit]")
+    page.wait_for_url(re.compile(r".*/runs/[^/]+$"))
+    return run_id_of(browser)
+
+
+def wrong_result(tmp_path: Path) -> Path:
+    """ICICI's result.csv with one balance changed: every attempt's frame differs in that cell."""
+    rows = (PROJECT_ROOT / "data" / "icici" / "result.csv").read_text().splitlines()
+    fields = rows[3].split(",")
+    fields[-1] = "99999.99"
+    rows[3] = ",".join(fields)
+    path = tmp_path / "result.csv"
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+class TestSignIn:
+    def test_a_wrong_token_then_the_right_one_then_sign_out(self, stranger: Browser, service: Service):
+        page = stranger.open("/")
+        assert page.url.startswith(stranger.base + "/sign-in")
+        stranger.look("sign-in")
+        page.fill("#token", "sbx_not-a-token")
+        page.click("button[type=submit]")
+        assert "that token is not valid" in page.text_content("#token-error")
+        stranger.look("sign-in-refused")
+        page.fill("#token", service.tokens["alice"])
+        page.click("button[type=submit]")
+        page.wait_for_url(stranger.base + "/")
+        assert "alice" in page.text_content(".who")
+        page.click("text=Sign out")
+        page.wait_for_url(stranger.base + "/sign-in")
+        assert stranger.open("/").url.startswith(stranger.base + "/sign-in")
+
+
+class TestRunFromTheBrowser:
+    def test_a_run_started_from_submit_is_followed_live_and_listed(self, alice: Browser, service: Service):
+        """ICICI from the Submit page: its lines and running node change without a reload, it passes,
+        and the runs list's filters find it."""
+        page = alice.open("/submit")
+        alice.look("submit")
+        page.select_option("#run-target", "icici")
+        page.click("#run button[type=submit]")
+        page.wait_for_url(re.compile(r".*/runs/[^/]+$"))
+        run_id = run_id_of(alice)
+        page.evaluate("window.__notReloaded = true")
+        seen: set[str] = set()
+        deadline = time.monotonic() + 300
+        while status_in_page(alice) not in ("passed", "failed", "error") and time.monotonic() < deadline:
+            seen.update(page.evaluate("Array.from(document.querySelectorAll('svg.graph .node.running'))"
+                                      ".map(n => n.dataset.node)"))
+            page.wait_for_timeout(40)
+        assert status_in_page(alice) == "passed" and page.evaluate("window.__notReloaded") is True
+        assert len(seen) >= 2, f"the running node did not move: {seen}"
+        assert [text for _, text in lines_of(alice)] == console_lines(service, run_id)
+        alice.look("run-live-ended")
+        page = alice.open(f"/runs/{run_id}")
+        alice.look("run")
+        page = alice.open("/?status=passed&target=icici")
+        assert run_id in page.text_content("#runs")
+        alice.look("runs")
+        assert alice.open("/?status=failed&target=icici").query_selector(f"#run-{run_id}") is None
+        page = alice.open(f"/?q={run_id[-12:]}")
+        page.click(f"#run-{run_id} a")  # Enter on a row opens it too: the link is what j/k select
+        page.wait_for_url(re.compile(f".*/runs/{run_id}$"))
+
+    def test_the_diff_of_a_failed_attempt_and_compare(self, alice: Browser, service: Service):
+        page = alice.open("/submit")
+        page.select_option("#run-target", "icici-wrong")
+        page.fill("#run-max_attempts", "1")
+        page.click("#run button[type=submit]")
+        page.wait_for_url(re.compile(r".*/runs/[^/]+$"))
+        run_id = run_id_of(alice)
+        wait_status(alice, "failed")
+        page = alice.open(f"/runs/{run_id}/attempts/1")
+        assert "row(s) differ" in page.text_content("#frame")
+        first = page.query_selector("#d1")
+        assert first is not None and "99999.99" in first.inner_text()
+        assert page.query_selector("#d1 mark") is not None
+        alice.look("attempt-diff")
+        page.click("text=Only differences")
+        assert page.query_selector("table.diff.only-diff") is not None
+        assert page.evaluate("getComputedStyle(document.querySelector('table.diff tr.same')).display") == "none"
+        alice.look("attempt-only-differences")
+        alice.open(f"/runs/{run_id}/attempts/1/stdout")
+        alice.look("stdout")
+        page = alice.open(f"/compare?a={run_id}:1&b={run_id}:1")
+        assert "same, line for line" in page.text_content("#code-h + p")
+        alice.look("compare")
+        page = alice.open("/targets/bank_parser/icici-wrong")
+        alice.look("target")
+        alice.open("/targets")
+        alice.look("targets")
+
+    def test_cancel_ends_a_running_run_and_leaves_no_container(self, alice: Browser, service: Service,
+                                                               tmp_path: Path):
+        run_id = submit_upload(alice, "icici-long", wrong_result(tmp_path), 30)
+        wait_status(alice, "running")
+        wait_for(lambda: len(lines_of(alice)) >= 3, "a few lines")
+        alice.page.click("text=Cancel run")
+        wait_status(alice, "cancelled")
+        assert "attempt 30" not in " ".join(console_lines(service, run_id))  # stopped long before its end
+        alice.look("run-cancelled")
+
+
+class TestConversation:
+    def test_an_intake_conversation_answered_in_the_page_with_a_reload_mid_run(self, alice: Browser,
+                                                                               service: Service):
+        page = alice.open("/submit")
+        page.select_option("#run-target", "intake-cross-node")
+        page.check("#run-interactive")
+        page.click("#run button[type=submit]")
+        page.wait_for_url(re.compile(r".*/runs/[^/]+$"))
+        run_id = run_id_of(alice)
+        for number, reply in enumerate(script(), start=1):
+            wait_for(lambda: alice.page.query_selector("#reply-form") is not None
+                     or bool(alice.page.reload()) and False, f"question {number}")
+            if number == 1:
+                alice.look("intake-question")
+            if number == 2:  # a reload mid-run: the page starts again from the server's backlog
+                alice.page.reload()
+            alice.page.fill("#reply", reply)
+            alice.page.click("#reply-form button[type=submit]")
+            alice.page.wait_for_url(re.compile(f".*/runs/{run_id}(#conversation)?$"))
+        wait_status(alice, "passed")
+        assert [text for _, text in lines_of(alice)] == console_lines(service, run_id)
+        ids = [anchor for anchor, _ in lines_of(alice)]
+        assert ids == [f"L{n}" for n in range(1, len(ids) + 1)]
+        assert alice.page.query_selector("#memory-h") is not None
+        alice.look("intake-ended")
+
+
+class TestHostileText:
+    def test_a_parser_printing_script_and_a_hostile_report_are_inert(self, alice: Browser, service: Service,
+                                                                    tmp_path: Path):
+        evil = tmp_path / "evil.py"
+        evil.write_text(f"def parse(pdf_path):\n    print({HOSTILE!r})\n    raise ValueError({HOSTILE!r})\n")
+        page = alice.open("/submit")
+        page.select_option("#check-target", "icici")
+        page.set_input_files("#check-parser", str(evil))
+        page.click("#check button[type=submit]")
+        page.wait_for_url(re.compile(r".*/checks/[^/]+$"))
+        wait_status(alice, "failed")
+        page.reload()  # the verdicts are rendered by the server once the check ended
+        assert HOSTILE in page.text_content("#verdicts")  # shown as text
+        alice.look("check")
+        alice.page.click("#verdicts a")
+        assert HOSTILE in alice.page.text_content("main")
+        alice.look("verdict")
+        page = alice.open("/submit")
+        page.select_option("#run-target", "hostile-research")
+        page.click("#run button[type=submit]")
+        page.wait_for_url(re.compile(r".*/runs/[^/]+$"))
+        wait_status(alice, "passed", "failed")
+        alice.page.reload()
+        report = alice.page.inner_html("#report")
+        assert "alert(1)" in alice.page.text_content("#report")  # the text is there, as text
+        assert alice.page.query_selector("#report script, #report img, #report iframe") is None
+        hrefs = alice.page.eval_on_selector_all("#report a", "links => links.map(a => a.getAttribute('href'))")
+        assert not [h for h in hrefs if h and not h.startswith(("http:", "https:", "mailto:"))], report
+        alice.look("blueprint")
+
+
+class TestTenancyAndCsrf:
+    def test_another_tenant_gets_404_and_a_post_without_csrf_is_refused(self, alice: Browser, bob: Browser,
+                                                                       service: Service):
+        accepted = httpx.post(f"{service.url}/v1/runs", json={"target": "icici"}, timeout=60,
+                              headers={"Authorization": f"Bearer {service.tokens['alice']}"})
+        run_id = accepted.json()["id"]
+        response = bob.page.goto(f"{bob.base}/runs/{run_id}")
+        assert response is not None and response.status == 404
+        bob.look("not-found")
+        refused = alice.page.request.post(f"{alice.base}/runs/{run_id}/cancel", form={"reason": "no token"})
+        assert refused.status == 403 and "CSRF" in refused.text()
+        wait_for(lambda: httpx.get(f"{service.url}/v1/runs/{run_id}", timeout=30, headers={
+            "Authorization": f"Bearer {service.tokens['alice']}"}).json()["status"] == "passed", "the run")
