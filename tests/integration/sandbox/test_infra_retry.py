@@ -18,9 +18,8 @@ import time
 import pytest
 
 from agents.ports.sandbox import SandboxLimits, SandboxSpec
-from controller.platform.sandbox import docker as docker_module
 from controller.platform.sandbox.docker import DockerSandbox
-from controller.platform.sandbox.labels import CREATED, OWNER, managed_labels, this_owner
+from controller.platform.sandbox.labels import OWNER, this_owner
 from controller.platform.sandbox.retry import InfraRetriesExhausted, InfraRetrySettings, RetryingSandbox
 from controller.platform.settings import PROJECT_ROOT
 from tests.integration.sandbox.test_warm_pool import WAITER, wait_for_idle
@@ -98,18 +97,37 @@ class TestLostContainers:
         assert result.timed_out and result.infra_retries == () and counting.runs == 1
 
 
-REAP = "from controller.platform.sandbox.engine import connect\n" \
-       "from controller.platform.sandbox.reaper import reap_leftovers\nreap_leftovers(connect())\n"
+#: Another controller starting with its wall clock 7 h ahead (a clock step): its reaper, given
+#: a view of the engine that holds only the resources of ``argv[1]``'s owner, so that it can
+#: touch nothing else on a shared engine (``DockerClient.containers`` is a new collection at
+#: every access: the view wraps them, it does not patch them).
+REAP_AFTER_A_CLOCK_STEP = """
+import sys, time
+from controller.platform.sandbox.engine import connect
+from controller.platform.sandbox.labels import OWNER
+from controller.platform.sandbox.reaper import reap_leftovers
+
+class Mine:
+    def __init__(self, collection, owner):
+        self.collection, self.owner = collection, owner
+    def list(self, **kw):
+        return [m for m in self.collection.list(**kw) if (m.attrs.get("Labels") or {}).get(OWNER) == self.owner]
+
+class View:
+    def __init__(self, client, owner):
+        self.containers, self.volumes = Mine(client.containers, owner), Mine(client.volumes, owner)
+
+client, owner, real = connect(), sys.argv[1], time.time
+time.time = lambda: real() + 7 * 3600
+print(reap_leftovers(View(client, owner)))
+"""
 
 
 class TestReaperAndClock:
     def test_a_live_execution_survives_another_controllers_reaper_after_a_clock_step(
-            self, docker_client, parser_image, base_settings, monkeypatch):
-        """Labels written 7 h "ago" (a wall-clock step): another controller starting meanwhile
-        (its reaper) leaves the running execution alone; it ends normally."""
-        stepped = str(int(time.time() - 7 * 3600))
-        monkeypatch.setattr(docker_module, "managed_labels",
-                            lambda owner, extra: {**managed_labels(owner, extra), CREATED: stepped})
+            self, docker_client, parser_image, base_settings):
+        """A controller starting with its clock 7 h ahead (NTP, a resumed VM): its reaper leaves
+        this process's running execution alone, which ends normally (before: removed under it)."""
         owner = this_owner()  # this very process, as a CLI run labels its containers
         sandbox = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner=owner)
         done: dict[str, object] = {}
@@ -124,9 +142,10 @@ class TestReaperAndClock:
         try:
             worker.start()
             time.sleep(1.0)
-            reaper = subprocess.run([sys.executable, "-c", REAP], cwd=PROJECT_ROOT, capture_output=True, text=True,
-                                    env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}, timeout=120)
-            assert reaper.returncode == 0, reaper.stderr[-2000:]
+            reaper = subprocess.run([sys.executable, "-c", REAP_AFTER_A_CLOCK_STEP, owner], cwd=PROJECT_ROOT,
+                                    capture_output=True, text=True, timeout=120,
+                                    env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)})
+            assert (reaper.returncode, reaper.stdout.strip()) == (0, "0"), reaper.stderr[-2000:]
             worker.join(60)
         finally:
             sandbox.close()
