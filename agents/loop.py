@@ -8,7 +8,10 @@ No crash leaves a run without a record: whatever a node raises (a bug, a library
 hostile input, the engine failing), :func:`stream_graph` logs it with its traceback, hands
 the last state to the agent's ``on_crash`` (which writes ``summary.json`` with status
 ``error``) and raises a :class:`~agents.ports.errors.PlatformError`, so the run's observer
-records it as ``error`` and the CLI prints one line and exits 3. Ctrl-C is not a crash.
+records it as ``error`` and the CLI prints one line and exits 3. Ctrl-C is not a crash, and
+neither is a refusal of the user's input (a :class:`~agents.ports.errors.UsageError`, exit 2,
+e.g. a PDF that is no statement): it is recorded the same way but logged as ``loop.refused``
+at warning level with its one line and no frames.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import structlog
 from langgraph.runtime import Runtime
 
 from agents.untrusted_text import one_line
-from agents.ports.errors import PlatformError, RunPaused
+from agents.ports.errors import PlatformError, RunPaused, refused
 from agents.ports.events import NodeEvent, OnEvent
 from agents.spans import NodeSpan
 
@@ -112,7 +115,10 @@ def stream_graph(
 def _record_crash(final: dict[str, Any], exc: Exception, on_crash: OnCrash | None) -> None:
     """Log the crash, let ``on_crash`` write the run's record, and re-raise it typed."""
     error = exc if isinstance(exc, PlatformError) else LoopCrashed(exc)
-    log.error("loop.crashed", error_type=type(exc).__name__, error=error.one_line(), exc_info=exc)
+    if refused(error):  # the user's input, refused in one line: not a crash, no frames
+        log.warning("loop.refused", error_type=type(exc).__name__, error=error.one_line())
+    else:
+        log.error("loop.crashed", error_type=type(exc).__name__, error=error.one_line(), exc_info=exc)
     if on_crash is not None:
         try:
             on_crash(final, error)

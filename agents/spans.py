@@ -14,7 +14,7 @@ from typing import Any
 
 import structlog
 
-from agents.ports.errors import RunPaused
+from agents.ports.errors import RunPaused, refused
 
 log = structlog.get_logger("sandloop.node")
 
@@ -55,7 +55,11 @@ class NodeSpan:
                 log.info("node.paused", duration_seconds=round(time.monotonic() - self._started, 6),
                          reason=str(exc)[:500])
             elif exc is not None and not self._ended:
-                log.error("node.failed", duration_seconds=round(time.monotonic() - self._started, 6),
-                          error_type=type(exc).__name__, error=str(exc)[:500])
+                fields = {"duration_seconds": round(time.monotonic() - self._started, 6),
+                          "error_type": type(exc).__name__, "error": str(exc)[:500]}
+                if refused(exc):  # the user's input was refused: loop.refused says it (warning), once
+                    log.info("node.refused", **fields)
+                else:
+                    log.error("node.failed", **fields)
         finally:
             structlog.contextvars.reset_contextvars(**self._tokens)

@@ -163,6 +163,8 @@ def print_report(outcomes: list[CheckOutcome]) -> None:
 
 def _print_single(outcome: CheckOutcome) -> None:
     execution, seconds = outcome.execution, outcome.execution.sandbox.wall_seconds
+    # A failure's message names every limit the execution hit already; other verdicts add them.
+    hit = f"; limits hit: {execution.limits}" if execution.limits else ""
     if execution.failure is not None:
         print(f"FAIL {outcome.parser}: {execution.failure.value}: {execution.message} ({seconds:.2f}s in the sandbox)")
         if execution.detail:  # the sandbox's text, indented: none of its lines can pass for ours
@@ -170,14 +172,14 @@ def _print_single(outcome: CheckOutcome) -> None:
     elif outcome.verification is not None:
         word = "SELF-CONSISTENT" if outcome.status == "self-consistent" else "FAIL"
         print(f"{word} {outcome.parser}: no result.csv; {outcome.verification.summary()} "
-              f"({seconds:.2f}s in the sandbox)")
+              f"({seconds:.2f}s in the sandbox{hit})")
         if outcome.status == "fail":
             print(outcome.verification.report())
     elif outcome.comparison is None:
         print(f"UNVERIFIED {outcome.parser}: {execution.message}; the target has no result.csv")
     else:
         word = "PASS" if outcome.comparison.passed else "FAIL"
-        print(f"{word} {outcome.parser}: {outcome.comparison.summary()} ({seconds:.2f}s in the sandbox)")
+        print(f"{word} {outcome.parser}: {outcome.comparison.summary()} ({seconds:.2f}s in the sandbox{hit})")
         if not outcome.comparison.passed:
             print(outcome.comparison.report())
 
@@ -189,6 +191,8 @@ def _print_table(outcomes: list[CheckOutcome]) -> None:
         diff = o.first_difference
         diff = diff if len(diff) <= FIRST_DIFF_WIDTH else diff[: FIRST_DIFF_WIDTH - 1] + "…"
         print(f"{o.parser:<{width}}  {o.status:<10} {o.rows:>5} {o.execution.sandbox.wall_seconds:6.2f}s  {diff}")
-
+    for o in outcomes:  # the table's column is cut short: every limit hit is named in full below it
+        if o.execution.limits:
+            print(f"limits hit by {o.parser}: {o.execution.limits}")
 
 __all__ = ["CheckOutcome", "check_many", "collect_parsers", "print_report", "verdicts"]

@@ -6,7 +6,7 @@ hand-written one are held to exactly the same test.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -15,7 +15,7 @@ from agents.bank_parser.coders.base import FailureKind
 from agents.bank_parser.compare import Comparison, compare_frames
 from agents.bank_parser.frame_codec import ParserFailure, ResultFormatError, decode_result
 from agents.untrusted_text import one_line, printable
-from agents.ports.sandbox import Sandbox, SandboxResult, SandboxSpec
+from agents.ports.sandbox import Sandbox, SandboxResult, SandboxSpec, limits_hit, naming_limits
 from agents.python_program import (  # re-exported: the parser agent's names for its image and files
     COMMAND as COMMAND,
     IMAGE_NAME as IMAGE_NAME,
@@ -40,21 +40,26 @@ class Execution:
     failure: FailureKind | None
     message: str
     detail: str
+    #: Every limit the execution hit, named with its size (``; ``-separated; "" for none). The
+    #: message ends with the ones it does not already name, so the outcome line of ``run``
+    #: and ``check`` names them all (output cut, time, memory, processes, files).
+    limits: str = ""
 
     def __checkpoint__(self) -> tuple[object, dict[str, object]]:
         """How a checkpoint stores this: without the DataFrame, which is decoded again from
         the sandbox's raw result on restore (see controller.platform.checkpoints)."""
         return restore_execution, {"sandbox": self.sandbox, "failure": self.failure,
-                                   "message": self.message, "detail": self.detail}
+                                   "message": self.message, "detail": self.detail, "limits": self.limits}
 
 
-def restore_execution(*, sandbox: SandboxResult, failure: FailureKind | None, message: str, detail: str) -> Execution:
+def restore_execution(*, sandbox: SandboxResult, failure: FailureKind | None, message: str, detail: str,
+                      limits: str = "") -> Execution:
     """An :class:`Execution` read back from a checkpoint: the frame decoded again from result.json."""
     frame = None
     if failure is None and RESULT_FILE in sandbox.files:
         decoded = decode_result(sandbox.files[RESULT_FILE])
         frame = None if isinstance(decoded, ParserFailure) else decoded
-    return Execution(sandbox, frame, failure, message, detail)
+    return Execution(sandbox, frame, failure, message, detail, limits)
 
 
 def parser_spec(
@@ -65,8 +70,20 @@ def parser_spec(
 
 
 def execute_parser(sandbox: Sandbox, spec: SandboxSpec) -> Execution:
-    """Run the spec and classify the outcome (frame, parser error, contract error, limits)."""
+    """Run the spec and classify the outcome (frame, parser error, contract error, limits); every
+    limit it hit is named in its message (:attr:`Execution.limits`)."""
     result = sandbox.run(spec)
+    hit = limits_hit(result, spec.limits)
+    execution = _classify(result, spec)
+    if not hit:
+        return execution
+    named = "time" if execution.failure == FailureKind.TIMEOUT else \
+        "memory" if execution.failure == FailureKind.OOM else None  # its message names that one already
+    message = naming_limits(execution.message, result, spec.limits, named=named)
+    return replace(execution, message=one_line(message, 2000), limits="; ".join(hit.values()))
+
+
+def _classify(result: SandboxResult, spec: SandboxSpec) -> Execution:
     if result.timed_out:
         return _failed(result, FailureKind.TIMEOUT, f"killed at the {spec.limits.timeout_seconds:g} s timeout")
     if result.oom_killed:

@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from agents.bounded_json import BoundedJSONError, JSONBounds, loads_bounded
-from agents.ports.sandbox import INPUT_DIR, OUTPUT_DIR, Sandbox, SandboxLimits, SandboxResult, SandboxSpec
+from agents.ports.sandbox import (
+    INPUT_DIR,
+    OUTPUT_DIR,
+    Sandbox,
+    SandboxLimits,
+    SandboxResult,
+    SandboxSpec,
+    naming_limits,
+)
 from agents.untrusted_text import one_line
 
 IMAGE_NAME = "python-parser"
@@ -78,6 +86,8 @@ def run_call(sandbox: Sandbox, spec: SandboxSpec) -> CallResult:
     result = sandbox.run(spec)
     failure = _failure(result, spec.limits)
     if failure:
+        named = "time" if result.timed_out else "memory" if result.oom_killed else None
+        failure = naming_limits(failure, result, spec.limits, named=named)
         return CallResult(False, None, failure, result.wall_seconds, result.record())
     try:
         document = loads_bounded(result.files[RESULT_FILE], RESULT_BOUNDS)

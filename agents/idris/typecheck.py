@@ -20,7 +20,7 @@ from agents.idris.coder import CheckOutcome
 from agents.idris.diagnostics import Diagnostic, Transcript, parse_transcript, summarize
 from agents.untrusted_text import one_line
 from agents.ports.errors import SandboxError
-from agents.ports.sandbox import INPUT_DIR, Sandbox, SandboxResult, SandboxSpec
+from agents.ports.sandbox import INPUT_DIR, Sandbox, SandboxResult, SandboxSpec, naming_limits
 from agents.ports.sandbox import SandboxLimits
 
 IMAGE_NAME = "idris2"
@@ -73,7 +73,9 @@ def run_check(sandbox: Sandbox, spec: SandboxSpec) -> CheckResult:
     result = sandbox.run(spec)
     transcript = result.stdout.text + (("\n" + result.stderr.text) if result.stderr.data else "")
     check = _classify(result, spec, transcript)
-    return CheckResult(check.sandbox, check.outcome, check.transcript, check.parsed, one_line(check.message, 500))
+    message = naming_limits(check.message, result, spec.limits, named={"timeout": "time", "oom": "memory"}.get(
+        check.outcome))
+    return CheckResult(check.sandbox, check.outcome, check.transcript, check.parsed, one_line(message, 500))
 
 
 def _classify(result: SandboxResult, spec: SandboxSpec, transcript: str) -> CheckResult:

@@ -11,6 +11,9 @@
         ├── ImageBuildError       a sandbox image could not be built
         │   └── ImageSourceMissing   ...because its source is absent and cannot be fetched (exit 2)
         └── SandboxError          the engine failed while running a sandbox
+            └── InfraFault        ...it lost the execution (container gone, engine or API server
+                                  unreachable, image missing, Pod evicted, node lost): not the
+                                  program's doing, so the platform retries it (bounded)
 
 "The agent was wrong" is never an exception: a failed attempt is a result, and a loop
 that gives up exits 1. Environment faults stay apart from agent failures so that success
@@ -65,6 +68,16 @@ class UsageError(PlatformError):
     exit_code = 2
 
 
+def refused(exc: BaseException) -> bool:
+    """Whether ``exc`` refuses the user's input or request (a :class:`UsageError`, exit 2).
+
+    A refusal is logged as one (``*.refused``, warning level, its one line, no frames): it
+    is the expected answer to bad input, not a crash, and must not read like one in a log
+    system. Anything else that ends a run keeps its traceback.
+    """
+    return isinstance(exc, UsageError)
+
+
 class TargetError(UsageError):
     """A target is unknown, badly named, or its input files are missing or unreadable."""
 
@@ -100,6 +113,31 @@ class ImageSourceMissing(ImageBuildError):
 
 class SandboxError(EnvironmentFault):
     """The container engine failed while preparing, running or collecting a sandbox."""
+
+
+#: Why an execution was lost by the infrastructure (bounded: a metric label).
+INFRA_REASONS = ("container_gone", "container_killed", "engine_unreachable", "engine_error", "image_missing",
+                 "pod_evicted", "pod_lost", "api_unreachable")
+
+
+class InfraFault(SandboxError):
+    """The engine or cluster lost an execution, through nothing the program did.
+
+    The container vanished or was killed from outside, the engine or the API server did not
+    answer, the image went missing, the Pod was evicted for the node's sake or its node was
+    lost. The platform runs the execution again in a fresh sandbox, a bounded number of
+    times (``SBX_INFRA_RETRY__*``); what the program does (time, memory, exit status,
+    output limits) is its result and never an ``InfraFault``.
+
+    Attributes:
+        reason: One of :data:`INFRA_REASONS`.
+    """
+
+    def __init__(self, reason: str, message: str, *, hint: str | None = None) -> None:
+        if reason not in INFRA_REASONS:
+            raise ValueError(f"unknown infrastructure fault {reason!r}")
+        super().__init__(message, hint=hint)
+        self.reason = reason
 
 
 def invalid_setting(exc: ValidationError, prefix: str = "") -> ConfigError:

@@ -141,6 +141,11 @@ class SandboxResult:
     warmup_seconds: float | None = None
     #: Collected names refused (a folder, a link, too big, a malformed archive), with why.
     refused_files: Mapping[str, str] = field(default_factory=dict)
+    #: A fork or clone failed at the process limit (``pids``) while the program ran.
+    pids_limited: bool = False
+    #: Why each earlier try of this execution was lost by the infrastructure and run again
+    #: (:data:`agents.ports.errors.INFRA_REASONS`), oldest first; empty when the first try served.
+    infra_retries: tuple[str, ...] = ()
 
     def record(self) -> dict[str, object]:
         """The result's facts as plain JSON values (for a run's artefacts and logs)."""
@@ -157,6 +162,8 @@ class SandboxResult:
             "stderr_bytes": self.stderr.total_bytes,
             "stderr_truncated": self.stderr.truncated,
             "refused_files": dict(self.refused_files),
+            "pids_limited": self.pids_limited,
+            "infra_retries": list(self.infra_retries),
         }
 
     @property
@@ -167,6 +174,47 @@ class SandboxResult:
         if self.oom_killed:
             return "oom"
         return "ok" if self.exit_code == 0 else "nonzero_exit"
+
+
+def limits_hit(result: SandboxResult, limits: SandboxLimits) -> dict[str, str]:
+    """Every limit an execution hit, in a few words that name its size (for outcome lines).
+
+    Keys, in this order: ``time``, ``memory``, ``processes`` (a fork failed at ``pids``),
+    ``output`` (stdout or stderr cut at ``output_bytes``), ``files`` (a collected file over
+    ``collect_bytes``). Empty when the execution stayed within all of them.
+    """
+    hit: dict[str, str] = {}
+    if result.timed_out:
+        hit["time"] = f"time limit ({limits.timeout_seconds:g} s)"
+    if result.oom_killed:
+        hit["memory"] = f"memory limit ({limits.memory_mb} MiB)"
+    if result.pids_limited:
+        hit["processes"] = f"process limit ({limits.pids} processes)"
+    cut = [f"{name} {byte_size(stream.total_bytes)}" for name, stream in (("stdout", result.stdout),
+                                                                           ("stderr", result.stderr))
+           if stream.truncated]
+    if cut:
+        hit["output"] = f"output cut at {byte_size(limits.output_bytes)} ({', '.join(cut)} written)"
+    if result.truncated_files:
+        hit["files"] = f"{', '.join(result.truncated_files)} over the {byte_size(limits.collect_bytes)} collection cap"
+    return hit
+
+
+def naming_limits(message: str, result: SandboxResult, limits: SandboxLimits, *, named: str | None = None) -> str:
+    """``message`` ending with every limit the execution hit (:func:`limits_hit`) but the one
+    it already ``named`` (a key: e.g. ``time`` for a message about the timeout)."""
+    others = "; ".join(text for key, text in limits_hit(result, limits).items() if key != named)
+    return f"{message}; limits hit: {others}" if others else message
+
+
+def byte_size(count: int) -> str:
+    """``count`` bytes in the largest binary unit that keeps it at least 1 (``2.0 GiB``, ``1 MiB``)."""
+    size, unit = float(count), "B"
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            break
+        size /= 1024
+    return f"{int(size)} {unit}" if size == int(size) else f"{size:.1f} {unit}"
 
 
 class Sandbox(Protocol):

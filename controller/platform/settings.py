@@ -17,6 +17,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from agents.ports.config import LLM_CODERS, AgentConfig, AnalysisLimits, LLMSettings
 from agents.ports.sandbox import SandboxLimits
 from controller.platform.sandbox.kubernetes.config import KubernetesSettings
+from controller.platform.sandbox.retry import InfraRetrySettings
 
 #: The folder that holds ``controller/``, ``agents/`` and ``sandbox_images/``.
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -211,6 +212,10 @@ class Settings(BaseSettings):
         default_factory=AnalysisLimits, description="Reading users' PDFs and CSVs (SBX_ANALYSIS__*)."
     )
     pool: WarmPoolSettings = Field(default_factory=WarmPoolSettings)
+    infra_retry: InfraRetrySettings = Field(
+        default_factory=InfraRetrySettings,
+        description="Executions the infrastructure lost, run again (SBX_INFRA_RETRY__*).",
+    )
     parallel_checks: int = Field(
         2, ge=1, le=32, description="Parsers `check` runs at once (each in its own sandbox)."
     )

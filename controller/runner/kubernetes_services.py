@@ -11,6 +11,7 @@ from kubernetes.client import CoreV1Api
 from agents.ports.errors import UsageError
 from controller.platform.images.builder import image_spec
 from controller.platform.sandbox.instrumented import InstrumentedSandbox
+from controller.platform.sandbox.retry import guarded
 from controller.platform.sandbox.kubernetes.backend import KubernetesSandbox
 from controller.platform.sandbox.kubernetes.client import connect
 from controller.platform.sandbox.kubernetes.podspec import now
@@ -45,7 +46,7 @@ class KubernetesServices:
         if removed:
             say(f"removed {removed} sandbox pod(s)/configmap(s) left behind by earlier runs")
         backend = get_backend(config, api)
-        return cls(settings, api, InstrumentedSandbox(backend), say, backend)
+        return cls(settings, api, guarded(backend, settings.infra_retry), say, backend)
 
     @property
     def client(self) -> NoReturn:

@@ -27,6 +27,7 @@ from controller.platform.sandbox.docker import DockerSandbox
 from controller.platform.sandbox.engine import connect
 from controller.platform.sandbox.factory import DockerBackendConfig, backend_config, get_backend
 from controller.platform.sandbox.instrumented import InstrumentedSandbox
+from controller.platform.sandbox.retry import guarded
 from controller.platform.sandbox.reaper import reap_leftovers
 from controller.platform.settings import Settings
 from controller.runner.kubernetes_services import KubernetesServices
@@ -57,7 +58,7 @@ class DockerServices:
             say(f"removed {removed} container(s)/volume(s) left behind by earlier runs")
         backend = get_backend(config, client)
         # Every execution is logged and measured, whatever command runs it.
-        return cls(settings, client, InstrumentedSandbox(backend), say, backend)
+        return cls(settings, client, guarded(backend, settings.infra_retry), say, backend)
 
     def image(self, name: str) -> str:
         """The tag of sandbox image ``name``, building it first if the engine lacks it."""

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from agents.ports.errors import EnvironmentFault
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: Warm-pool use of one execution: served warm, asked for warm but ran cold, or not poolable.
 POOL_RESULTS = ("hit", "miss")
 BUSY_TIMEOUT_SECONDS = 10.0
@@ -68,11 +68,17 @@ CREATE TABLE IF NOT EXISTS sandbox_executions (
     pool TEXT NOT NULL DEFAULT 'none',
     warmup_seconds REAL
 );
+CREATE TABLE IF NOT EXISTS sandbox_infra_retries (
+    run_id TEXT NOT NULL REFERENCES runs (run_id),
+    image TEXT NOT NULL,
+    reason TEXT NOT NULL
+);
 """
 #: Upgrades from an older user_version, applied in order before _SCHEMA.
 _MIGRATIONS = {
     1: "ALTER TABLE sandbox_executions ADD COLUMN pool TEXT NOT NULL DEFAULT 'none';"
        "ALTER TABLE sandbox_executions ADD COLUMN warmup_seconds REAL;",
+    2: "",  # sandbox_infra_retries: a new table, made by _SCHEMA
 }
 
 
@@ -102,6 +108,8 @@ class SandboxRecord:
     attempt: int
     pool: str = "none"
     warmup_seconds: float | None = None
+    #: Why each earlier try was lost by the infrastructure and run again (INFRA_REASONS).
+    infra_retries: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -173,6 +181,7 @@ class HistorySnapshot:
     last_success: dict[tuple[str, str], float] = field(default_factory=dict)  # agent, target
     pool_requests: Counts = field(default_factory=dict)  # agent, target, image, result
     pool_warmup_seconds: Histograms = field(default_factory=dict)  # image
+    infra_retries: Counts = field(default_factory=dict)  # image, reason
 
 
 class HistoryStore:
@@ -307,6 +316,10 @@ def _insert(conn: sqlite3.Connection, run: RunRecord) -> None:
         [(run.run_id, s.image, s.image_ref, s.outcome, s.seconds, s.exit_code, s.attempt, s.pool,
           s.warmup_seconds) for s in run.sandbox],
     )
+    conn.executemany(
+        "INSERT INTO sandbox_infra_retries VALUES (?, ?, ?)",
+        [(run.run_id, s.image, reason) for s in run.sandbox for reason in s.infra_retries],
+    )
 
 
 def _aggregate(conn: sqlite3.Connection, buckets: BucketSet) -> HistorySnapshot:
@@ -318,8 +331,11 @@ def _aggregate(conn: sqlite3.Connection, buckets: BucketSet) -> HistorySnapshot:
                                  "JOIN runs r USING (run_id) WHERE f.retried = 1 GROUP BY 1, 2, 3")
     snap.sandbox_runs = _counts(conn, "SELECT r.agent, r.target, s.image, s.outcome, COUNT(*) FROM "
                                       "sandbox_executions s JOIN runs r USING (run_id) GROUP BY 1, 2, 3, 4")
-    if conn.execute("PRAGMA user_version").fetchone()[0] >= 2:  # read-only readers cannot migrate
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version >= 2:  # read-only readers cannot migrate
         _aggregate_pool(conn, buckets, snap)
+    if version >= 3:
+        snap.infra_retries = _counts(conn, "SELECT image, reason, COUNT(*) FROM sandbox_infra_retries GROUP BY 1, 2")
     snap.attempts = _histograms(conn, "runs", ("agent", "target"), "attempts", buckets.attempts)
     snap.run_seconds = _histograms(conn, "runs", ("agent", "target"), "duration_seconds", buckets.run_seconds)
     snap.node_seconds = _histograms(conn, "node_runs JOIN runs USING (run_id)", ("agent", "node"),

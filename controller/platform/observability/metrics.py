@@ -18,6 +18,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
+from agents.ports.errors import INFRA_REASONS
 from controller.platform.observability.history import (
     POOL_RESULTS,
     STATUSES,
@@ -40,6 +41,7 @@ SANDBOX_DURATION = "sbx_sandbox_execution_duration_seconds"
 LAST_SUCCESS = "sbx_agent_last_success_timestamp_seconds"
 POOL_REQUESTS_TOTAL = "sbx_sandbox_pool_requests_total"
 POOL_WARMUP = "sbx_sandbox_pool_warmup_seconds"
+INFRA_RETRIES_TOTAL = "sbx_sandbox_infra_retries_total"
 BUILD_INFO = "sbx_build_info"
 HISTORY_READ_ERRORS = "sbx_exporter_history_read_errors_total"
 
@@ -148,6 +150,9 @@ def history_families(snapshot: HistorySnapshot, known: KnownLabels) -> Iterator[
                    _product(agents, targets, images, POOL_RESULTS))
     yield _histogram(POOL_WARMUP, "Create-and-start time of the warm containers that served executions.",
                      ("image",), snapshot.pool_warmup_seconds, [(i,) for i in images], BUCKETS.warmup_seconds)
+    yield _counter(INFRA_RETRIES_TOTAL, "Sandbox executions the infrastructure lost (container gone, engine "
+                   "unreachable, Pod evicted, ...) and ran again, by image and reason; never the program's doing.",
+                   ("image", "reason"), snapshot.infra_retries, _product(images, INFRA_REASONS))
     last = GaugeMetricFamily(LAST_SUCCESS, "Unix time the last passing run of a target ended.",
                              labels=("agent", "target"))
     for key, value in sorted(snapshot.last_success.items()):

@@ -4,8 +4,9 @@
 run's events to ``runs/<run_id>/events.jsonl``, collects node and sandbox records while the
 run goes on, and at the end appends the run to the durable history and, where a Pushgateway
 is configured, pushes the run's result there. A run that raises (engine failure, a bug) is
-recorded with status ``error`` before the exception goes on; an interrupted run (Ctrl-C) is
-logged but not recorded, since it has no outcome.
+recorded with status ``error`` before the exception goes on (``run.errored``; a refusal of
+the user's input, exit 2, as ``run.refused`` at info level: ``loop.refused`` warned once); an interrupted run (Ctrl-C)
+is logged but not recorded, since it has no outcome.
 
 Neither a history write nor a push that fails changes the run's result or exit status: they
 are logged as errors/warnings and the run goes on.
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import structlog
 
-from agents.ports.errors import PlatformError, RunPaused
+from agents.ports.errors import PlatformError, RunPaused, refused
 from controller.platform.observability.history import HistoryError, HistoryStore, NodeRecord, RunRecord, SandboxRecord
 from controller.platform.observability.logs import run_log_file
 from controller.platform.observability.push import PUSH_JOB, push_run
@@ -81,8 +82,12 @@ class RunObserver:
         sandbox_seconds = sum(s.seconds for s in self.sandbox)
         run = self._record("error", attempts, (), time.monotonic() - self.started_monotonic,
                            sandbox_seconds, error=message[:500])
-        log.error("run.errored", status="error", attempts=attempts, error=run.error,
-                  error_type=type(exc).__name__, duration_seconds=round(run.duration_seconds, 6))
+        fields = {"status": "error", "attempts": attempts, "error": run.error, "error_type": type(exc).__name__,
+                  "duration_seconds": round(run.duration_seconds, 6)}
+        if refused(exc):  # the user's input was refused (exit 2; loop.refused warned once): not an error of ours
+            log.info("run.refused", **fields)
+        else:
+            log.error("run.errored", **fields)
         self._keep(run)
         return run
 

@@ -48,6 +48,7 @@ from docker.models.containers import _create_container_args  # type: ignore[attr
 from docker.types import LogConfig, Mount, Ulimit
 
 from agents.ports.errors import SandboxError
+from controller.platform.sandbox.faults import engine_fault, lost_container
 from controller.platform.sandbox.holder import held
 from controller.platform.sandbox.labels import managed_labels
 from controller.platform.sandbox.outputs import Collected, OutputFrames
@@ -150,8 +151,8 @@ class DockerSandbox:
                     trace.phases["ready"] = box.session.ready_at - (box.ready_at - box.warmup_seconds)
             result = self._execute(box, spec, trace)
             return dataclasses.replace(result, warmup_seconds=box.warmup_seconds) if trace.warm else result
-        except _ENGINE_ERRORS as exc:
-            raise SandboxError(f"the Docker engine failed running {spec.image}: {exc}") from exc
+        except _ENGINE_ERRORS as exc:  # the container, the image or the engine went away: retried
+            raise engine_fault(spec.image, exc) from exc
         finally:
             if box is not None:
                 with trace.phase("remove"):
@@ -296,7 +297,7 @@ class DockerSandbox:
         status = session.exit_status if finished else None
         with trace.phase("collect"):
             collected = self._collect(box, spec, status)
-            exit_code, oom = self._final_state(box.container, finished, status)
+            exit_code, oom = self._final_state(box, finished, status)
         return SandboxResult(
             exit_code=exit_code,
             stdout=session.capture.stream("stdout"),
@@ -309,6 +310,7 @@ class DockerSandbox:
             truncated_files=tuple(collected.too_big),
             warm=trace.warm,
             refused_files=collected.refused,
+            pids_limited=session.pids_limited,
         )
 
     def _collect(self, box: WarmContainer, spec: SandboxSpec, status: int | None) -> Collected:
@@ -318,13 +320,19 @@ class DockerSandbox:
             return Collected.none_read(spec.collect)
         return _collect(box.session)
 
-    def _final_state(self, container: Container, finished: bool, status: int | None) -> tuple[int | None, bool]:
-        """(exit code, OOM-killed). Asks the engine only when the marker does not settle it."""
+    def _final_state(self, box: WarmContainer, finished: bool, status: int | None) -> tuple[int | None, bool]:
+        """(exit code, OOM-killed). Asks the engine only when the marker does not settle it.
+
+        Raises:
+            InfraFault: the output ended early because the engine removed or killed the container.
+        """
+        cut = box.session is not None and box.session.cut_short
         if not finished:
             return None, False
-        if status is not None and status < _SIGNALLED:
+        if status is not None and status < _SIGNALLED and not cut:
             return status, False
-        if status is not None:
+        container = box.container
+        if status is not None and not cut:
             try:
                 container.kill()  # a signalled child: let the engine record the container's end
             except docker.errors.APIError:
@@ -332,6 +340,9 @@ class DockerSandbox:
         container.wait(timeout=30)
         container.reload()
         state = container.attrs.get("State", {})
+        lost = lost_container(state) if cut else None
+        if lost is not None:
+            raise lost
         code = status if status is not None else state.get("ExitCode")
         return code, bool(state.get("OOMKilled"))
 

@@ -12,7 +12,9 @@ for any Debian-based image (python-parser, idris2) and needs no engine call but 
    plain command is started only now, with stdin from ``/dev/null``;
 2. it waits for the command, then kills every other process in the sandbox
    (``kill -KILL -1`` from PID 1), so nothing the program started can write any more;
-3. it prints the end marker (``\\x1esandloop-end <status>\\x1e``) on stdout, then each
+3. it prints the end marker (``\\x1esandloop-end <status> <forks refused>\\x1e``: the
+   second number is how often a fork or clone failed at the process limit, the ``max``
+   count of the sandbox cgroup's ``pids.events``, read with shell builtins) on stdout, then each
    expected output as a frame, ``\\x1esandloop-file <name> <kind> [<n>]\\x1e`` followed, for
    kind ``data``, by exactly ``n`` bytes of the file; then ``\\x1esandloop-done\\x1e``.
    Only regular files are read: a link, a folder, a pipe or anything else is named by its
@@ -32,8 +34,9 @@ from __future__ import annotations
 
 #: The handover line's first word; the archive's size follows it.
 GO_WORD = b"go"
-#: The end marker as a regular expression over bytes; group 1 is the exit status.
-END_PATTERN = rb"\x1esandloop-end ([0-9]{1,3})\x1e"
+#: The end marker as a regular expression over bytes; group 1 is the exit status, group 2
+#: (optional) how often a fork failed at the process limit.
+END_PATTERN = rb"\x1esandloop-end ([0-9]{1,3})(?: ([0-9]{1,10}))?\x1e"
 #: Exit status of a holder that could not unpack the inputs (no program ran).
 HANDOVER_FAILED = 125
 
@@ -52,7 +55,10 @@ _HANDOVER = (
 #: Send the outputs, then hold: read stdin until EOF (status 1); a read interrupted by a
 #: signal (>128) goes on. ``kill -1`` from PID 1 reaches every other process of the sandbox.
 _END = (
-    "s=$?; kill -KILL -1 2>/dev/null; printf '\\036sandloop-end %s\\036' \"$s\"; left=$cap; "
+    "s=$?; kill -KILL -1 2>/dev/null; p=0; "
+    "for f in /sys/fs/cgroup/pids.events /sys/fs/cgroup/pids/pids.events; do "
+    "if [ -r \"$f\" ]; then read -r _ p < \"$f\" || p=0; break; fi; done; case $p in ''|*[!0-9]*) p=0;; esac; "
+    "printf '\\036sandloop-end %s %s\\036' \"$s\" \"$p\"; left=$cap; "
     "IFS=,; for n in $names; do f=/work/out/$n; "
     "if [ -L \"$f\" ]; then k=link; elif [ -d \"$f\" ]; then k=folder; "
     "elif [ -p \"$f\" ]; then k=pipe; elif [ ! -e \"$f\" ]; then k=missing; "

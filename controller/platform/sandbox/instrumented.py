@@ -4,6 +4,7 @@ It implements the same :class:`~agents.ports.sandbox.Sandbox` protocol as the ba
 wraps, so callers do not change. Each execution is one ``sandbox.executed`` log event (image,
 container id, limits, exit code, timed_out, oom_killed, outcome, duration, output sizes),
 or ``sandbox.engine_error`` when the engine failed (the :class:`SandboxError` is re-raised),
+each with the infrastructure retries it took (``infra_retries``),
 and one :class:`~controller.platform.observability.history.SandboxRecord` handed to the listeners
 (the run's recorder keeps them in the history).
 """
@@ -48,9 +49,10 @@ class InstrumentedSandbox:
             result = self.inner.run(spec)
         except SandboxError as exc:
             seconds = self._clock() - started
+            retries = tuple(getattr(exc, "reasons", ()))
             log.error("sandbox.engine_error", **_spec_fields(spec), outcome="engine_error",
-                      duration_seconds=round(seconds, 6), error=exc.one_line())
-            self._notify(_record(spec, "engine_error", seconds, None))
+                      duration_seconds=round(seconds, 6), error=exc.one_line(), infra_retries=list(retries))
+            self._notify(_record(spec, "engine_error", seconds, None, retries=retries))
             raise
         seconds = self._clock() - started
         log.info("sandbox.executed", **_spec_fields(spec), **_result_fields(result),
@@ -84,17 +86,21 @@ def _result_fields(result: SandboxResult) -> dict[str, object]:
         "files_collected": sorted(result.files),
         "collected_bytes": sum(len(data) for data in result.files.values()),
         "truncated_files": list(result.truncated_files),
+        "pids_limited": result.pids_limited,
+        "infra_retries": list(result.infra_retries),
     }
 
 
 def _record(
-    spec: SandboxSpec, outcome: str, seconds: float, exit_code: int | None, result: SandboxResult | None = None
+    spec: SandboxSpec, outcome: str, seconds: float, exit_code: int | None, result: SandboxResult | None = None,
+    retries: tuple[str, ...] = (),
 ) -> SandboxRecord:
     attempt = spec.labels.get("attempt", "0")
     return SandboxRecord(
         image=image_label(spec.image), image_ref=spec.image, outcome=outcome, seconds=seconds,
         exit_code=exit_code, attempt=int(attempt) if attempt.isdigit() else 0,
         pool=_pool_use(spec, result), warmup_seconds=result.warmup_seconds if result else None,
+        infra_retries=result.infra_retries if result else retries,
     )
 
 

@@ -3,8 +3,9 @@
 Removing a container and its volume takes two engine calls that the caller need not wait
 for: the result has been read by then. A :class:`Remover` does them in a background thread.
 The guarantee stays: :meth:`Remover.close` drains the queue (the backend's ``close`` calls
-it, and ``Services.close`` runs in ``finally``); a removal the engine refuses is retried
-once; what a controller that dies leaves behind carries the platform's labels and is removed
+it, and ``Services.close`` runs in ``finally``); a removal the engine refuses is tried again
+(twice, after a pause: a container someone else is removing still holds its volume); and
+the volume is removed even when its container was already gone; what a controller that dies leaves behind carries the platform's labels and is removed
 by the reaper when the next controller starts. After :meth:`close`, removals run inline.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import docker.errors
@@ -22,27 +24,33 @@ _Pair = tuple[Any, Any]
 
 
 def remove_now(container: Any | None, volume: Any | None) -> None:
-    """Remove ``container`` (killing it) and then ``volume``, whatever state they are in."""
-    for attempt in range(2):
-        try:
-            if container is not None:
-                container.remove(force=True, v=True)
-            break
-        except docker.errors.NotFound:
-            break
-        except (docker.errors.APIError, requests.exceptions.RequestException):
-            if attempt:
-                return  # the reaper removes it at the next start
+    """Remove ``container`` (killing it) and then ``volume``, whatever state they are in.
+
+    Each is tried up to three times; what the engine still refuses is left to the reaper of the next
+    start (the volume is tried even when the container could not be removed: a volume still
+    in use is refused by the engine, never taken from a container).
+    """
+    if container is not None:
+        _tries(lambda: container.remove(force=True, v=True))
     if volume is not None:
-        for attempt in range(2):
-            try:
-                volume.remove(force=True)
-                return
-            except docker.errors.NotFound:
-                return
-            except (docker.errors.APIError, requests.exceptions.RequestException):
-                if attempt:
-                    return
+        _tries(lambda: volume.remove(force=True))
+
+
+#: Pauses between tries: a container someone else is removing still holds its volume a moment.
+RETRY_PAUSES_SECONDS = (0.5, 2.0)
+
+
+def _tries(remove: Callable[[], object]) -> None:
+    for pause in (*RETRY_PAUSES_SECONDS, None):
+        try:
+            remove()
+            return
+        except docker.errors.NotFound:
+            return
+        except (docker.errors.APIError, requests.exceptions.RequestException):
+            if pause is None:
+                return  # the reaper removes it at the next start
+            time.sleep(pause)
 
 
 class Remover:

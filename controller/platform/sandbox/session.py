@@ -30,7 +30,7 @@ from typing import Any
 
 from docker.utils.socket import frames_iter
 
-from agents.ports.errors import SandboxError
+from agents.ports.errors import InfraFault
 from controller.platform.sandbox.holder import END_PATTERN, handover_line
 from controller.platform.sandbox.outputs import Collected, OutputFrames
 from agents.ports.sandbox import CapturedStream
@@ -39,8 +39,8 @@ _STREAMS = {1: "stdout", 2: "stderr"}
 #: Printed by a warm command once it is ready for its handover.
 READY_MARKER = b"\x1esandloop-ready\x1e"
 _MARKER = re.compile(END_PATTERN + rb"|" + re.escape(READY_MARKER))
-#: Longest marker: \x1e + "sandloop-end " + up to 3 digits + \x1e.
-_MARKER_MAX = 1 + len("sandloop-end ") + 3 + 1
+#: Longest marker: \x1e + "sandloop-end " + up to 3 digits + " " + up to 10 digits + \x1e.
+_MARKER_MAX = 1 + len("sandloop-end ") + 3 + 1 + 10 + 1
 
 
 @dataclass
@@ -79,6 +79,7 @@ class HolderStdout:
         """Feed the program's output to ``capture`` and what follows the end marker to ``frames``."""
         self.capture, self.frames = capture, frames
         self.status: int | None = None
+        self.pids_limited = False
         self.ready = False
         self._pending = b""
 
@@ -94,6 +95,7 @@ class HolderStdout:
             data = data[found.end():]
             if found.group(1) is not None:
                 self.status, self._pending = int(found.group(1)), b""
+                self.pids_limited = int(found.group(2) or 0) > 0
                 self.frames.feed(data)
                 return
             self.ready = True
@@ -131,9 +133,20 @@ class AttachedSession:
         return self._ended.is_set()
 
     @property
+    def cut_short(self) -> bool:
+        """Whether the stream ended before the holder's last frame: the container went away
+        (its end marker or its output frames never came; malformed frames are not this)."""
+        return self.ended and not self._frames.finished
+
+    @property
     def ready(self) -> bool:
         """Whether a warm command said it is ready (its preparation is done)."""
         return self.ready_at is not None
+
+    @property
+    def pids_limited(self) -> bool:
+        """Whether the holder's end marker said a fork failed at the process limit."""
+        return self._stdout.pids_limited
 
     @property
     def exit_status(self) -> int | None:
@@ -144,8 +157,9 @@ class AttachedSession:
         """The handover line and the inputs' archive on stdin: the holder unpacks, then starts or tells the program."""
         try:
             self._raw.sendall(handover_line(len(archive)) + archive)
-        except OSError as exc:
-            raise SandboxError(f"the sandbox closed its input before the handover ({exc.strerror or exc})") from exc
+        except OSError as exc:  # nothing of the program has run yet: the container went away
+            raise InfraFault("container_gone", "the sandbox closed its input before the handover "
+                             f"({exc.strerror or exc})") from exc
 
     def wait(self, timeout: float) -> bool:
         """Wait for the program's end (marker or stream end); False if ``timeout`` passed first."""

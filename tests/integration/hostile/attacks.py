@@ -156,6 +156,19 @@ def parse(pdf_path):
     return pd.DataFrame({"children": [children]})
 '''
 
+#: Issue 31: floods both streams far past the output limit, then breaks the contract. The
+#: verdict must say both: its type_error, and that the output was cut at the limit.
+FLOODS_THEN_RETURNS_A_DICT = '''
+import os
+
+def parse(pdf_path):
+    chunk = b"x" * (1 << 20)
+    for _ in range(64):
+        os.write(1, chunk)
+        os.write(2, chunk)
+    return {"not": "a frame"}
+'''
+
 DUMPS_ENVIRONMENT = '''
 import json, os
 

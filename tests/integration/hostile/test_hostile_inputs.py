@@ -46,6 +46,9 @@ def assert_one_line(finished, errors, phrases) -> None:  # noqa: ANN001
     assert len(errors) == 1, finished.stderr[-3000:]
     assert any(p in errors[0] for p in phrases), errors[0]
     assert "Traceback" not in finished.stderr + finished.stdout
+    # A refusal is logged as one (issue 31): no error-level line, no exception frames, no crash event.
+    assert '"level": "error"' not in finished.stderr and '"exception"' not in finished.stderr
+    assert '"loop.refused"' in finished.stderr or '"loop.' not in finished.stderr
     # VmHWM: the controller's own peak (ru_maxrss would include the pytest image it was forked from)
     assert 0 < finished.peak_hwm < RSS_BOUND, f"controller peak RSS {finished.peak_hwm / MIB:.0f} MiB"
 

@@ -9,6 +9,7 @@ nothing written outside the run folder.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -79,6 +80,8 @@ class TestResultDocuments:
             assert words in reason, (name, reason)
         assert finished.stdout.strip().splitlines()[-1] == f"0 passed, {len(parsers)} failed"
         assert_nothing_written_outside_runs(tmp_path, before)
+        bomb = next(p for p in parsers if p.stem == "fork_bomb")  # issue 31: the limit it hit is named
+        assert f"limits hit by {bomb}: process limit (128 processes)" in finished.stdout.splitlines()
 
 
 class TestOutputStreams:
@@ -101,6 +104,15 @@ class TestOutputStreams:
         assert max(len(line) for line in finished.stdout.splitlines()) <= 2000 + len(str(parser)) + 200
 
 
+    def test_output_cut_at_its_limit_is_named_in_the_verdict(self, workspace, baseline_rss):
+        """64 MiB on each stream, then a dict: the verdict names the type_error and the cut (issue 31)."""
+        parser, finished = check_one(workspace, "floods", attacks.FLOODS_THEN_RETURNS_A_DICT)
+        assert_contained(finished, baseline_rss)
+        line = verdict(finished.stdout.splitlines())
+        assert line.startswith(f"FAIL {parser}: type_error: "), line
+        assert re.search(r"limits hit: output cut at 1 MiB \(stdout 64 MiB, stderr 64(\.0)? MiB written\)", line), line
+
+
 class TestLimitsAndSecrets:
     def test_hangs_and_bombs_are_stopped_by_the_platform(self, workspace, baseline_rss):
         """A hang inside a C call, SIGTERM-ignoring children, a memory bomb: timeout, timeout, oom."""
@@ -115,6 +127,10 @@ class TestLimitsAndSecrets:
         for name, (_, kind) in attacks.LIMITS.items():
             outcome, reason = rows[name]
             assert outcome == "fail" and reason.startswith(f"{kind}: "), (name, finished.stdout)
+        named = {"timeout": "time limit (20 s)", "oom": "memory limit ("}  # issue 31: under the table in full
+        for path in parsers:
+            limits = next(line for line in finished.stdout.splitlines() if line.startswith(f"limits hit by {path}: "))
+            assert named[attacks.LIMITS[path.stem][1]] in limits, limits
 
     def test_secrets_in_the_controllers_environment_stay_out(self, workspace, baseline_rss):
         """The controller holds API keys; a parser dumping its environment finds none of them."""

@@ -78,6 +78,13 @@ class TestLimits:
         assert "fork failed" in result.stdout.text
         made = int(result.stdout.text.split("after")[1].split()[0])
         assert made < 32
+        assert result.pids_limited  # the holder read the cgroup's refused forks (issue 31: named in the verdict)
+
+    def test_a_program_within_the_pids_limit_is_not_flagged(self, sandbox, parser_image):
+        """A few forks under the limit: pids_limited stays false."""
+        result = run_python(sandbox, parser_image, "import os\nfor _ in range(3):\n  os.fork() or os._exit(0)\n",
+                            pids=32)
+        assert result.exit_code == 0 and not result.pids_limited
 
     def test_huge_output_is_capped_and_flagged(self, sandbox, parser_image):
         """10 MB on stdout keeps only the cap, counts the rest and sets the truncation flag."""

@@ -43,14 +43,6 @@ def spec(image: str, program: str, **limits: object) -> SandboxSpec:
     )
 
 
-@pytest.fixture
-def pooled(docker_client, base_settings):  # noqa: ANN001, ANN201
-    sandbox = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner=TEST_OWNER,
-                            pool_size=1, pool_max_idle_seconds=60)
-    yield sandbox
-    sandbox.close()
-
-
 def wait_for_idle(sandbox: DockerSandbox, count: int = 1, timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while sandbox.pool.idle_count() < count:

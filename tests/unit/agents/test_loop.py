@@ -17,11 +17,12 @@ from tests.fakes import load_document_here
 from agents.idris.coder import OfflineIdrisCoder
 from agents.idris.run import IdrisRunRequest, run_idris_agent
 from agents.loop import LoopCrashed
-from agents.ports.errors import SandboxError
+from agents.ports.errors import InfraFault, SandboxError, TargetError
 from controller.platform.observability.history import HistoryStore
 from controller.platform.observability.logs import configure_logging
 from controller.platform.observability.recorder import EVENTS_FILE, history_path, observe_run
 from controller.platform.sandbox.instrumented import InstrumentedSandbox
+from controller.platform.sandbox.retry import InfraRetriesExhausted, InfraRetrySettings, guarded
 from agents.ports.sandbox import SandboxLimits
 from controller.platform.settings import PROJECT_ROOT, Settings
 from agents.bank_parser.target import resolve_target
@@ -48,12 +49,14 @@ def settings(tmp_path: Path) -> Settings:
     return Settings(_env_file=None, runs_dir=tmp_path / "runs", parsers_dir=tmp_path / "parsers", max_attempts=2)
 
 
-def observed_parser_run(settings: Settings, error: Exception) -> None:
-    """Run the parser agent inside observe_run, as commands.run does, with a sandbox that raises."""
+def observed_parser_run(settings: Settings, error: Exception, retry: InfraRetrySettings | None = None) -> None:
+    """Run the parser agent inside observe_run, as commands.run does, with a sandbox that raises
+    (behind the retry layer the services put under every sandbox, when ``retry`` is given)."""
     import io
 
     configure_logging("json", None, stream=io.StringIO(), cache_loggers=False)
-    sandbox = InstrumentedSandbox(BuggySandbox(error))
+    backend = BuggySandbox(error)
+    sandbox = InstrumentedSandbox(backend) if retry is None else guarded(backend, retry)
     with observe_run(settings, run_id="r1", agent=AGENT, target="icici", coder="counting", sandbox=sandbox) as obs:
         summary = run_parser_agent(
             run_id="r1", target=resolve_target("icici", ICICI.parent), **parser_run_args(settings, "r1"), sandbox=sandbox,
@@ -88,6 +91,50 @@ class TestParserLoopCrash:
             observed_parser_run(settings, SandboxError("engine went away"))
         summary = json.loads((settings.runs_dir / "r1" / "summary.json").read_text())
         assert summary["status"] == "error" and "engine went away" in summary["last_problem"]
+
+
+class TestRefusalsAreNotCrashes:
+    def events(self, settings: Settings) -> list[dict]:
+        return [json.loads(line) for line in (settings.runs_dir / "r1" / EVENTS_FILE).read_text().splitlines()]
+
+    def test_a_refused_input_is_one_warning_line_without_frames(self, settings):
+        """A TargetError (exit 2) inside the loop: loop.refused at warning, no traceback, nothing at error level."""
+        with pytest.raises(TargetError):
+            observed_parser_run(settings, TargetError("statement.pdf is not a readable PDF (PdfminerException)"))
+        events = self.events(settings)
+        (refusal,) = [e for e in events if e["event"] == "loop.refused"]
+        assert refusal["level"] == "warning" and "not a readable PDF" in refusal["error"]
+        assert not any("exception" in e for e in events)
+        assert not [e["event"] for e in events if e["level"] == "error"]
+        assert [e["level"] for e in events if e["event"] in ("node.refused", "run.refused")] == ["info", "info"]
+        summary = json.loads((settings.runs_dir / "r1" / "summary.json").read_text())
+        assert summary["status"] == "error"  # still recorded: the run has no other outcome
+
+    def test_a_crash_keeps_its_frames_and_error_level(self, settings):
+        """A bug (KeyError): loop.crashed at error with the exception's frames, node.failed, run.errored."""
+        with pytest.raises(LoopCrashed):
+            observed_parser_run(settings, KeyError("boom"))
+        by_event = {e["event"]: e for e in self.events(settings)}
+        assert by_event["loop.crashed"]["level"] == "error" and by_event["loop.crashed"]["exception"]
+        assert by_event["node.failed"]["level"] == "error" and by_event["run.errored"]["level"] == "error"
+        assert "loop.refused" not in by_event
+
+
+class TestInfrastructureLost:
+    def test_an_execution_the_infrastructure_keeps_losing_ends_the_run_as_error_not_failed(self, settings):
+        """Every try lost: exit 3, status error (not a failed parser), no attempt blamed, retries recorded."""
+        retry = InfraRetrySettings(tries=3, backoff_seconds=0.01, max_backoff_seconds=0.01)
+        with pytest.raises(InfraRetriesExhausted) as raised:
+            observed_parser_run(settings, InfraFault("container_gone", "No such container: 1a2b"), retry)
+        assert raised.value.exit_code == 3 and "container_gone" in raised.value.one_line()
+        summary = json.loads((settings.runs_dir / "r1" / "summary.json").read_text())
+        assert summary["status"] == "error" and "lost the execution" in summary["last_problem"]
+        assert not list((settings.runs_dir / "r1").glob("attempts/*/sandbox.json"))  # no attempt judged
+        (row,) = HistoryStore(history_path(settings)).read_runs()
+        assert row["status"] == "error"
+        events = [json.loads(line) for line in (settings.runs_dir / "r1" / EVENTS_FILE).read_text().splitlines()]
+        assert [e["reason"] for e in events if e["event"] == "sandbox.infra_retry"] == ["container_gone"] * 2
+        assert [e["level"] for e in events if e["event"] == "sandbox.infra_retry"] == ["warning"] * 2
 
 
 class TestIdrisLoopCrash:

@@ -14,8 +14,14 @@ Ends and what they become:
   ``activeDeadlineSeconds``, or the controller's own deadline passed: ``timed_out``;
 * the program container was OOM-killed (``OOMKilled``, or an OOM kill the launcher saw): ``oom_killed``;
 * the image cannot be pulled: :class:`SandboxImageUnavailable`; no node fits the Pod
-  within ``startup_seconds``: :class:`SandboxUnschedulable`; the Pod was evicted (an
-  ``emptyDir`` over its ``sizeLimit``, node pressure): a failed result saying so.
+  within ``startup_seconds``: :class:`SandboxUnschedulable`; the Pod was evicted for
+  going over its own storage limits (an ``emptyDir`` over its ``sizeLimit``): a failed
+  result saying so (the program's doing);
+* the infrastructure lost the execution (:class:`~agents.ports.errors.InfraFault`, run again
+  by :mod:`controller.platform.sandbox.retry`): the Pod evicted for the node's sake
+  (``pod_evicted``: memory or disk pressure), its node shut down or stopped reporting, the
+  Pod disrupted (preempted, drained) or gone while we waited (``pod_lost``), the API server
+  unreachable or answering 429/5xx (``api_unreachable``).
 
 Deletion runs in ``finally``: on success, failure, exception and Ctrl-C. A controller that
 dies leaves objects labelled with their expiry, which :mod:`.reaper` removes.
@@ -32,7 +38,7 @@ import urllib3.exceptions
 from kubernetes.client import CoreV1Api
 from kubernetes.client.exceptions import ApiException
 
-from agents.ports.errors import SandboxError
+from agents.ports.errors import InfraFault, SandboxError
 from controller.platform.sandbox.kubernetes.config import KubernetesSettings
 from controller.platform.sandbox.kubernetes.frame import Frame, decode_frame
 from controller.platform.sandbox.kubernetes.podspec import (
@@ -93,9 +99,13 @@ class KubernetesSandbox:
             verdict = self._wait(name, spec, started)
             return self._result(name, spec, verdict, time.monotonic() - started)
         except ApiException as exc:
+            if exc.status == 429 or (exc.status or 0) >= 500:
+                raise InfraFault("api_unreachable", f"the Kubernetes API server could not answer for {name}: "
+                                 f"{exc.status} {exc.reason}") from exc
             raise SandboxError(f"the Kubernetes API refused {name}: {exc.status} {exc.reason}") from exc
         except urllib3.exceptions.HTTPError as exc:
-            raise SandboxError(f"the Kubernetes API failed running {name}: {exc}") from exc
+            raise InfraFault("api_unreachable", f"the Kubernetes API server did not answer for {name}: "
+                             f"{_first_line(exc)}") from exc
         finally:
             self._delete(name)
 
@@ -110,8 +120,14 @@ class KubernetesSandbox:
         return self._settings.request_timeout_seconds
 
     def _read_pod(self, name: str) -> dict[str, Any]:
-        response = self._api.read_namespaced_pod(name, self._settings.namespace, _preload_content=False,
-                                                 _request_timeout=self._timeout)
+        try:
+            response = self._api.read_namespaced_pod(name, self._settings.namespace, _preload_content=False,
+                                                     _request_timeout=self._timeout)
+        except ApiException as exc:
+            if exc.status == 404:  # deleted under us: its node was lost, or it was preempted or drained
+                raise InfraFault("pod_lost", f"sandbox pod {name} disappeared while it ran (its node was lost, "
+                                 "or it was preempted or drained)") from exc
+            raise
         pod: dict[str, Any] = json.loads(response.data)
         return pod
 
@@ -121,6 +137,10 @@ class KubernetesSandbox:
         hard_deadline = started + pod_deadline_seconds(spec, startup) + 5
         while True:
             verdict = read_verdict(self._read_pod(name))
+            if verdict.problem_kind == "node_evicted":
+                raise InfraFault("pod_evicted", f"sandbox pod {name} was evicted for its node's sake: {verdict.problem}")
+            if verdict.problem_kind == "lost":
+                raise InfraFault("pod_lost", f"sandbox pod {name} was lost: {verdict.problem}")
             if verdict.state in ("succeeded", "failed"):
                 return verdict
             elapsed = time.monotonic() - started
@@ -184,3 +204,8 @@ class KubernetesSandbox:
                        _preload_content=False, _request_timeout=self._timeout)
             except (ApiException, urllib3.exceptions.HTTPError):
                 pass  # gone already, or the API is down: the reaper removes it by its expiry label
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return (text.splitlines()[0] if text else type(exc).__name__)[:300]

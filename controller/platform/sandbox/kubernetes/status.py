@@ -16,6 +16,10 @@ from controller.platform.sandbox.kubernetes.podspec import COLLECTOR, PROGRAM
 
 State = Literal["pending", "running", "succeeded", "failed"]
 
+#: A Pod's failure reasons when its node went away (node shutdown, node lost).
+NODE_GONE_REASONS = frozenset({"NodeLost", "Shutdown", "Terminated", "NodeShutdown", "NodeAffinity"})
+#: How the kubelet's eviction message starts when the node, not the Pod, ran short.
+NODE_PRESSURE = ("The node was low on resource", "The node had condition")
 #: Waiting reasons that will not fix themselves: the image cannot be had, or the Pod is malformed.
 IMAGE_PULL_REASONS = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"})
 CONFIG_REASONS = frozenset({"CreateContainerConfigError", "CreateContainerError", "RunContainerError"})
@@ -30,7 +34,9 @@ class Verdict:
         timed_out: the Pod hit ``activeDeadlineSeconds``.
         oom_killed: a container was OOM-killed.
         problem: why the Pod cannot run (image pull, unschedulable, config), for an error.
-        problem_kind: ``image_pull`` | ``unschedulable`` | ``config`` | ``evicted`` | ``failed``.
+        problem_kind: ``image_pull`` | ``unschedulable`` | ``config`` | ``evicted`` (the Pod over its
+            own storage limits: the program's doing) | ``node_evicted`` (evicted for the node's
+            sake) | ``lost`` (its node went away or it was disrupted) | ``failed``.
         program_exit: the init container's exit code, when it terminated.
     """
 
@@ -75,6 +81,21 @@ def _unschedulable(status: dict[str, Any]) -> str | None:
     return None
 
 
+def _disrupted(status: dict[str, Any]) -> str | None:
+    """The reason of a ``DisruptionTarget`` condition (preemption, a drain, a taint), if the Pod has one."""
+    for condition in status.get("conditions") or []:
+        if condition.get("type") == "DisruptionTarget" and condition.get("status") == "True":
+            return str(condition.get("reason") or "disrupted")
+    return None
+
+
+def _evicted(status: dict[str, Any], program_exit: int | None) -> Verdict:
+    """An eviction: the node's (pressure: retried) or the Pod's own (over its storage limits)."""
+    message = (status.get("message") or "evicted")[:300]
+    kind = "node_evicted" if message.startswith(NODE_PRESSURE) else "evicted"
+    return Verdict("failed", problem=message, problem_kind=kind, program_exit=program_exit)
+
+
 def read_verdict(pod: dict[str, Any]) -> Verdict:
     """The verdict of a Pod given as the API's JSON (``status`` may be missing or partial)."""
     status = pod.get("status") or {}
@@ -85,12 +106,17 @@ def read_verdict(pod: dict[str, Any]) -> Verdict:
         _terminated(_statuses(status, "containerStatuses", COLLECTOR)).get("reason") == "OOMKilled"
     if phase == "Succeeded":
         return Verdict("succeeded", oom_killed=oom, program_exit=program_exit)
+    if phase == "Unknown":  # the node stopped reporting: the Pod is lost to us
+        return Verdict("failed", problem="its node stopped reporting (phase Unknown)", problem_kind="lost")
     if phase == "Failed":
         if reason == "DeadlineExceeded":
             return Verdict("failed", timed_out=True, oom_killed=oom, program_exit=program_exit)
         if reason == "Evicted":
-            return Verdict("failed", problem=(status.get("message") or "evicted")[:300],
-                           problem_kind="evicted", program_exit=program_exit)
+            return _evicted(status, program_exit)
+        gone = reason if reason in NODE_GONE_REASONS else _disrupted(status)
+        if gone is not None and not oom:
+            return Verdict("failed", problem=f"pod failed: {gone}: {(status.get('message') or '')[:200]}".rstrip(": "),
+                           problem_kind="lost", program_exit=program_exit)
         return Verdict("failed", oom_killed=oom, program_exit=program_exit,
                        problem=None if oom else f"pod failed{': ' + reason if reason else ''}",
                        problem_kind=None if oom else "failed")

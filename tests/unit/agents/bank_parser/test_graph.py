@@ -7,6 +7,8 @@ neither the CSV nor anything but the parser and the PDF reaches the sandbox.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,6 +21,8 @@ from agents.bank_parser.run import run_parser_agent
 from controller.platform.settings import Settings
 from agents.bank_parser.target import resolve_target
 from tests.conftest import ICICI
+from agents.pdf_probe import PROBE_CONFIG
+from agents.ports.sandbox import CapturedStream
 from tests.fakes import ScriptedSandbox, error_document, frame_document, parser_run_args
 
 
@@ -96,6 +100,25 @@ class TestLoop:
         coder = CountingCoder()
         run(settings, ScriptedSandbox([None, frame_document(EXPECTED)], timed_out=[True]), coder)
         assert coder.histories[0][0].kind == FailureKind.TIMEOUT
+
+    def test_the_execute_line_names_every_limit_the_execution_hit(self, settings):
+        """A frame returned while the output was cut and a fork refused: the run's execute line and
+        sandbox.json both say so (issue 31), and the attempt is still judged on its frame."""
+        class Noisy(ScriptedSandbox):
+            def run(self, spec):  # noqa: ANN001, ANN202
+                result = super().run(spec)
+                if PROBE_CONFIG in spec.inputs:  # the statement probe: not the attempt's execution
+                    return result
+                return dataclasses.replace(result, stdout=CapturedStream(b"x", 2 << 30), pids_limited=True)
+
+        summary, events = run(settings, Noisy([frame_document(EXPECTED)]))
+        (execute,) = [e for e in events if e.node == "execute"]
+        assert execute.detail.startswith("returned 100 rows x 5 columns; limits hit: ")
+        assert "process limit (128 processes)" in execute.detail
+        assert "output cut at 1 MiB (stdout 2 GiB written)" in execute.detail
+        record = json.loads((settings.runs_dir / "r1" / "attempts" / "1" / "sandbox.json").read_text())
+        assert record["pids_limited"] is True and record["stdout_truncated"] is True
+        assert summary.status == "passed"
 
     def test_only_parser_and_pdf_enter_the_sandbox(self, settings):
         """The sandbox receives exactly parser.py and statement.pdf; the CSV never goes in."""

@@ -138,3 +138,46 @@ class TestWarmPoolMetrics:
         samples = scrape(store)
         assert sample(samples, RUNS, agent="bank_parser", target="icici", status="passed") == 1
         assert sample(samples, RUNS, agent="bank_parser", target="icici", status="failed") == 1
+
+
+class TestInfraRetryMetrics:
+    def test_retries_are_counted_by_image_and_reason_with_known_zeros(self, tmp_path):
+        """sbx_sandbox_infra_retries_total{image,reason}: one per lost try; every known pair starts at 0."""
+        import dataclasses
+
+        from agents.ports.errors import INFRA_REASONS
+        from controller.platform.observability.metrics import INFRA_RETRIES_TOTAL
+
+        store = HistoryStore(tmp_path / "h.sqlite")
+        record = run("passed", sandbox=(("ok", 2.0), ("engine_error", 1.0)))
+        first, second = record.sandbox
+        store.record(dataclasses.replace(record, sandbox=(
+            dataclasses.replace(first, infra_retries=("container_gone",)),
+            dataclasses.replace(second, infra_retries=("container_gone", "engine_unreachable")))))
+        samples = scrape(store)
+        image = "sandloop/python-parser"
+        assert sample(samples, INFRA_RETRIES_TOTAL, image=image, reason="container_gone") == 2
+        assert sample(samples, INFRA_RETRIES_TOTAL, image=image, reason="engine_unreachable") == 1
+        assert sample(samples, INFRA_RETRIES_TOTAL, image=image, reason="pod_evicted") == 0
+        series = [key for key in samples if key[0] == INFRA_RETRIES_TOTAL]
+        assert len(series) == len(INFRA_REASONS)  # bounded: images x reasons, no run id, no message
+
+    def test_a_version_2_history_gains_the_retries_table(self, tmp_path):
+        """A history written before infrastructure retries were kept is upgraded in place, runs kept."""
+        import dataclasses
+        import sqlite3
+
+        from controller.platform.observability.metrics import INFRA_RETRIES_TOTAL
+
+        path = tmp_path / "h.sqlite"
+        HistoryStore(path).record(run("passed"))
+        with sqlite3.connect(path) as conn:  # rewind to the v2 layout
+            conn.executescript("DROP TABLE sandbox_infra_retries; PRAGMA user_version = 2;")
+        assert sample(scrape(HistoryStore(path)), RUNS_TOTAL, agent="bank_parser", target="icici",
+                      status="passed") == 1  # a v2 file reads (read-only) without the new table
+        record = run("failed")
+        retried = dataclasses.replace(record.sandbox[0], infra_retries=("container_killed",))
+        HistoryStore(path).record(dataclasses.replace(record, sandbox=(retried,)))
+        samples = scrape(HistoryStore(path))
+        assert sample(samples, INFRA_RETRIES_TOTAL, image="sandloop/python-parser", reason="container_killed") == 1
+        assert sample(samples, RUNS_TOTAL, agent="bank_parser", target="icici", status="passed") == 1

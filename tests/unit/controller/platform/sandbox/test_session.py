@@ -33,6 +33,14 @@ class TestEndMarker:
             assert capture.stream("stdout").data == b"x" * 50, split
             assert stdout.frames.complete and stdout.frames.result().files == {"result.json": b"{}"}, split
 
+    def test_the_marker_says_whether_a_fork_failed_at_the_process_limit(self):
+        """``sandloop-end <status> <forks refused>``: any refused fork sets pids_limited; none, or an
+        older marker without the count, does not."""
+        assert feed([b"\x1esandloop-end 0 3\x1e"])[1].pids_limited
+        _, stdout = feed([b"\x1esandloop-end 1 0\x1e"])
+        assert stdout.status == 1 and not stdout.pids_limited
+        assert not feed([MARKER])[1].pids_limited
+
     def test_a_marker_past_the_kept_bytes_only_leaves_the_count(self):
         """When the kept prefix is full, the output is counted but the marker and frames are not."""
         capture, stdout = feed([b"y" * 2000 + MARKER + FRAMES], limit=1024)

@@ -78,6 +78,40 @@ def never_started(pod: dict[str, Any]) -> dict[str, Any]:
     return {"phase": "Pending"}
 
 
+def node_pressure(pod: dict[str, Any]) -> dict[str, Any]:
+    """The kubelet evicted the Pod because its node ran short of memory (not the Pod's doing)."""
+    return {"phase": "Failed", "reason": "Evicted",
+            "message": "The node was low on resource: memory. Threshold quantity: 100Mi, available: 12Mi. "}
+
+
+def node_lost(pod: dict[str, Any]) -> dict[str, Any]:
+    """The node stopped reporting: the API server shows the Pod's phase as Unknown."""
+    return {"phase": "Unknown"}
+
+
+def node_shutdown(pod: dict[str, Any]) -> dict[str, Any]:
+    """Graceful node shutdown ended the Pod."""
+    return {"phase": "Failed", "reason": "Terminated",
+            "message": "Pod was terminated in response to imminent node shutdown."}
+
+
+def preempted(pod: dict[str, Any]) -> dict[str, Any]:
+    """The scheduler preempted the Pod for a higher-priority one."""
+    return {"phase": "Failed", "conditions": [{"type": "DisruptionTarget", "status": "True",
+                                               "reason": "PreemptionByScheduler"}]}
+
+
+def first_then(first: Status, then: Status) -> Status:
+    """The first Pod gets ``first``'s status, every later one ``then``'s."""
+    seen: list[str] = []
+
+    def status(pod: dict[str, Any]) -> dict[str, Any] | None:
+        seen.append(pod["metadata"]["name"])
+        return first(pod) if len(seen) == 1 else then(pod)
+
+    return status
+
+
 def real_frame(program: str, collect: tuple[str, ...] = ("result.json",), output_bytes: int = 1 << 20) -> bytes:
     """The collector's log for ``program`` (Python source), made by the real in-Pod program on this host."""
     with tempfile.TemporaryDirectory() as out:
@@ -98,12 +132,37 @@ class Cluster:
     url: str
     status: Status = succeeded
     logs: dict[str, bytes] = field(default_factory=dict)
+    #: Statuses (and container logs) to give named Pods once set, e.g. by a kubelet that runs
+    #: the Pod in a thread (tests/integration/sandbox/test_kubernetes_lost_pods.py).
+    later: dict[str, dict[str, Any]] = field(default_factory=dict)
+    pod_logs: dict[tuple[str, str], bytes] = field(default_factory=dict)
 
     def api(self) -> client.CoreV1Api:
         """A CoreV1Api of the official client pointed at the emulator."""
         config = client.Configuration()
         config.host = self.url.rstrip("/")
         return client.CoreV1Api(client.ApiClient(config))
+
+    def created(self, plural: str) -> int:
+        """How many objects of ``plural`` were created."""
+        return sum(1 for r in list(self.emulator) if r.action is not None and r.action.name == "CREATE"
+                   and r.resource is not None and r.resource.plural == plural)
+
+    def outage(self, requests: int) -> None:
+        """Answer the next ``requests`` GET requests 503, as an API server restarting would."""
+        seen: set[int] = set()
+        # kmock also matches the criterion against requests already served: only later ones count.
+        after = max((r.id for r in list(self.emulator)), default=-1)
+
+        def down(request: Any) -> bool:
+            if request.method.name != "GET" or request.id <= after:
+                return False
+            if request.id not in seen and len(seen) >= requests:
+                return False
+            seen.add(request.id)
+            return True
+
+        self.emulator[down] << 503
 
     def live(self, plural: str) -> list[str]:
         """Names of objects of ``plural`` that exist (not deleted)."""
@@ -125,16 +184,22 @@ class Cluster:
         seen: set[str] = set()
         while True:
             for (resource, _, name), obj in list(self.emulator.objects.items()):
-                if resource.plural == "pods" and not obj.deleted and name not in seen:
+                if resource.plural != "pods" or obj.deleted:
+                    continue
+                if name not in seen:
                     seen.add(name)
                     status = self.status(obj.raw)
                     if status is not None:
                         obj.patch({"status": status})
+                deferred = self.later.pop(name, None)
+                if deferred is not None:
+                    obj.patch({"status": deferred})
             await asyncio.sleep(0.01)
 
     def serve_log(self, request: Any) -> bytes:
         """The log of the requested container, cut at limitBytes like the real server."""
-        data = self.logs.get(request.params.get("container", ""), b"")
+        container = request.params.get("container", "")
+        data = self.pod_logs.get((request.name or "", container), self.logs.get(container, b""))
         limit = request.params.get("limitBytes")
         return data[: int(limit)] if limit else data
 

@@ -12,11 +12,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from agents.ports.errors import SandboxError
+from agents.ports.errors import InfraFault, SandboxError
 from controller.platform.sandbox.kubernetes import reaper
 from controller.platform.sandbox.kubernetes.backend import KubernetesSandbox, SandboxImageUnavailable, SandboxUnschedulable
 from controller.platform.sandbox.kubernetes.config import KubernetesSettings
 from controller.platform.sandbox.kubernetes.podspec import InputsTooLarge
+from controller.platform.sandbox.retry import InfraRetriesExhausted, InfraRetrySettings, RetryingSandbox
 from agents.ports.sandbox import SandboxSpec
 from agents.ports.sandbox import SandboxLimits
 from tests.unit.controller.platform.sandbox.kubernetes import cluster as k
@@ -180,4 +181,76 @@ class TestBrokenPods:
         result = _backend(cluster).run(_spec())
         assert result.exit_code is None and result.outcome == "nonzero_exit"
         assert "EmptyDir" in result.stderr.text
+        _assert_clean(cluster)
+
+
+def _retrying(cluster: k.Cluster, tries: int = 3) -> RetryingSandbox:
+    return RetryingSandbox(_backend(cluster), InfraRetrySettings(tries=tries, backoff_seconds=0.01,
+                                                                 max_backoff_seconds=0.02))
+
+
+class TestInfrastructureLost:
+    @pytest.mark.parametrize(("lost", "reason"), [
+        (k.node_pressure, "pod_evicted"), (k.node_lost, "pod_lost"), (k.node_shutdown, "pod_lost"),
+        (k.preempted, "pod_lost"),
+    ], ids=["node_pressure", "node_lost", "node_shutdown", "preempted"])
+    def test_a_pod_the_cluster_lost_is_run_again_in_a_new_pod(self, cluster: k.Cluster, lost, reason) -> None:
+        """Evicted for the node's sake, node gone, preempted: a second Pod serves; both are deleted."""
+        cluster.logs["collector"] = k.real_frame("open('OUT/result.json', 'w').write('{}')")
+        cluster.status = k.first_then(lost, k.succeeded)
+        before = cluster.created("pods")
+        result = _retrying(cluster).run(_spec())
+        assert (result.exit_code, result.files, result.infra_retries) == (0, {"result.json": b"{}"}, (reason,))
+        assert cluster.created("pods") - before == 2
+        _assert_clean(cluster)
+
+    def test_a_pod_deleted_while_waited_for_is_lost_and_run_again(self, cluster: k.Cluster) -> None:
+        """The Pod vanishes (404) mid-wait, as when its node is removed: pod_lost, a new Pod serves."""
+        cluster.logs["collector"] = k.real_frame("pass")
+        cluster.status = k.first_then(k.never_started, k.succeeded)
+        api = cluster.api()
+
+        def delete_the_first() -> None:
+            pods = cluster.live("pods")
+            if pods:
+                api.delete_namespaced_pod(pods[0], NS)
+
+        timer = threading.Timer(0.3, delete_the_first)
+        timer.start()
+        result = _retrying(cluster).run(_spec())
+        timer.cancel()
+        assert result.infra_retries == ("pod_lost",) and result.exit_code == 0
+        _assert_clean(cluster)
+
+    def test_an_api_server_briefly_unreachable_is_retried(self, cluster: k.Cluster) -> None:
+        """503 on a Pod read (the API server restarting): api_unreachable, then served."""
+        cluster.logs["collector"] = k.real_frame("pass")
+        cluster.outage(requests=1)
+        result = _retrying(cluster).run(_spec())
+        assert result.infra_retries == ("api_unreachable",) and result.exit_code == 0
+        _assert_clean(cluster)
+
+    def test_a_cluster_that_keeps_losing_it_ends_in_one_line(self, cluster: k.Cluster) -> None:
+        """Evicted on every try: InfraRetriesExhausted naming pod_evicted, exit 3, nothing left."""
+        cluster.status = k.node_pressure
+        with pytest.raises(InfraRetriesExhausted, match="pod_evicted, pod_evicted") as raised:
+            _retrying(cluster, tries=2).run(_spec())
+        assert raised.value.exit_code == 3
+        _assert_clean(cluster)
+
+    def test_an_eviction_for_the_pods_own_storage_is_its_result(self, cluster: k.Cluster) -> None:
+        """Over its own emptyDir limit: the program's doing, one Pod, no retry."""
+        cluster.status = lambda pod: {"phase": "Failed", "reason": "Evicted",
+                                      "message": "Usage of EmptyDir volume \"out\" exceeds the limit \"128Mi\"."}
+        before = cluster.created("pods")
+        result = _retrying(cluster).run(_spec())
+        assert result.infra_retries == () and cluster.created("pods") - before == 1
+        _assert_clean(cluster)
+
+    def test_the_backend_raises_infra_faults_itself(self, cluster: k.Cluster) -> None:
+        """Without the retry layer the backend's own error is an InfraFault with its reason."""
+        cluster.status = k.node_lost
+        with pytest.raises(InfraFault) as raised:
+            _backend(cluster).run(_spec())
+        assert raised.value.reason == "pod_lost"
         _assert_clean(cluster)

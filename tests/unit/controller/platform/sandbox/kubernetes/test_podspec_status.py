@@ -65,6 +65,12 @@ class TestVerdicts:
         assert read_verdict({"status": k.image_pull_failing({})}).problem_kind == "image_pull"
         assert read_verdict({}).state == "pending"
 
+    def test_the_node_going_away_is_not_the_programs_doing(self) -> None:
+        """Node pressure: node_evicted; node lost, shut down or the Pod preempted: lost (both retried)."""
+        assert read_verdict({"status": k.node_pressure({})}).problem_kind == "node_evicted"
+        for lost in (k.node_lost, k.node_shutdown, k.preempted):
+            assert read_verdict({"status": lost({})}).problem_kind == "lost", lost.__name__
+
     def test_an_eviction_says_why(self) -> None:
         """An emptyDir over its sizeLimit evicts the Pod: a failed verdict carrying the kubelet's message."""
         verdict = read_verdict({"status": {"phase": "Failed", "reason": "Evicted",
