@@ -150,3 +150,18 @@ def test_the_api_documents_open_to_a_console_sign_in(service, tenants):
     assert signed_in.status_code in (302, 303), signed_in.text
     assert service.client.get("/docs").status_code == 200
     assert service.client.get("/v1/runs").status_code == 401  # the cookie authorises no API call
+
+
+def test_a_token_named_local_inherits_no_run_made_before_tokens_existed(tmp_path):
+    """Issue 31: runs submitted while no token existed belonged to "local", so a later non-admin
+    token named local could read, cancel and resume all of them; now they belong to ~local."""
+    from tests.unit.controller.entry.service.conftest import make_service
+
+    service = make_service(tmp_path)
+    before = service.client.post("/v1/runs", json={"target": "icici"}).json()
+    local = service.token("local")
+    assert service.client.get(f"/v1/runs/{before['id']}", headers=local).status_code == 404
+    assert service.client.post(f"/v1/runs/{before['id']}/cancel", headers=local).status_code == 404
+    assert service.client.get("/v1/runs", headers=local).json()["runs"] == []
+    admin = service.token("ops", admin=True)
+    assert service.client.get(f"/v1/runs/{before['id']}", headers=admin).json()["owner"] == "~local"
