@@ -7,6 +7,8 @@
 
     goal = "Plan my retirement"      # intake: the user's goal (what the decision role reasons about)
     nodes = ["Personal", "Income"]   # intake, optional: the nodes to collect (else the goal chooses them)
+    subject = "Maria Silva"          # intake, optional: the person talked to (--subject wins)
+    follows = "intake-day1"          # intake, optional: the conversation it continues (agents/target_chains.py)
 
     [limits]                         # all optional
     max_attempts = 5                 # --max-attempts on the command line wins
@@ -36,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from agents.ports.environments import DeclaredEnv, declared_from_lists, parse_as_of
 from agents.ports.errors import ConfigError, TargetError
+from agents.ports.memory import check_subject
 from agents.ports.sandbox import SandboxLimits
 
 TARGET_FILE = "target.toml"
@@ -120,6 +123,8 @@ class TargetConfig(BaseModel):
     document: str | None = Field(None, description="idris: the document's file name in the folder.")
     goal: str | None = Field(None, min_length=1, max_length=500, description="intake: the user's goal.")
     nodes: list[str] | None = Field(None, min_length=1, max_length=32, description="intake: nodes to collect.")
+    subject: str | None = Field(None, description="intake: the person talked to (run --subject wins).")
+    follows: str | None = Field(None, description="intake: the target whose conversation this one continues.")
     limits: TargetLimits = Field(default_factory=TargetLimits)
     # bank_parser: the frame without result.csv; the agent validates it (agents.bank_parser.output_schema)
     output: dict[str, str] | None = Field(None, description="bank_parser: the frame without result.csv.")
@@ -148,6 +153,24 @@ class TargetConfig(BaseModel):
             raise ValueError("a node is listed twice")
         return value
 
+    @field_validator("subject")
+    @classmethod
+    def _subject_name(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        try:
+            return check_subject(value)
+        except ConfigError as exc:
+            raise ValueError(exc.one_line()) from None
+
+    @field_validator("follows")
+    @classmethod
+    def _followed_name(cls, value: str | None) -> str | None:
+        if value is not None and not _NAME.match(value):
+            raise ValueError(f"{value[:64]!r} is not a target name (the name of a folder beside this one: letters, "
+                             "digits, - and _)")
+        return value
+
     @field_validator("document")
     @classmethod
     def _plain_file(cls, value: str | None) -> str | None:
@@ -167,6 +190,8 @@ class TargetConfig(BaseModel):
             raise ValueError("agent 'intake' needs goal = \"...\" (and may name its nodes = [\"Node\", ...])")
         if self.agent != "intake" and (self.goal is not None or self.nodes is not None):
             raise ValueError("goal and nodes apply to agent = \"intake\" only")
+        if self.agent != "intake" and (self.subject is not None or self.follows is not None):
+            raise ValueError("subject and follows apply to agent = \"intake\" only (a conversation's subject)")
         if self.agent == "intake" and (self.project or self.document or self.environment is not None):
             raise ValueError("project, document and [environment] do not apply to agent = \"intake\"")
         if self.agent == "blueprint" and (self.project or self.document or self.environment or self.output):
@@ -247,7 +272,7 @@ def invalid_target_file(path: Path, exc: ValidationError, prefix: str = "") -> C
     where = where[:100] or "target.toml"
     message = str(first["msg"]).removeprefix("Value error, ")
     doc = "docs/environments.md, 'A target's own environment'" if where.startswith("environment") else \
-        "README.md, 'Intake agent'" if where.startswith(("goal", "nodes")) else "docs/idris.md, 'Targets'"
+        "README.md, 'Intake agent'" if where.startswith(("goal", "nodes", "subject", "follows")) else "docs/idris.md, 'Targets'"
     return ConfigError(f"{path}: {where}: {message}", hint=f"see {doc}")
 
 

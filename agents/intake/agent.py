@@ -26,8 +26,9 @@ from agents.intake.target import IntakeTarget, load_intake_target
 from agents.ports.config import AgentConfig
 from agents.ports.errors import TargetError
 from agents.ports.outcome import RunSummary
-from agents.ports.run import CheckContext, CheckRequest, Plan, ReplayOutcome, RunContext
+from agents.ports.run import CheckContext, CheckRequest, Follows, Plan, ReplayOutcome, RunContext
 from agents.ports.sandbox import Sandbox
+from agents.target_chains import predecessors
 from agents.targets import load_target_config
 
 #: The image every plan must name; the intake agent never runs anything in it.
@@ -46,21 +47,23 @@ class IntakeAgent:
     def plan(self, target: str, config: AgentConfig, max_attempts: int | None) -> Plan:
         """The target.toml, node schemas, script and expected.json, checked before any engine call."""
         intake = load_target(config, target)
+        subject = config.subject or intake.subject
+        follows = followed(config, intake, subject)
         roles = make_roles(config)
         live = config.interactive or config.await_replies
         turns = max_attempts or intake.max_turns or (MAX_REPLIES if live else len(intake.replies))
         source = ("replies from the terminal" if config.interactive else
                   "replies posted to the service" if config.await_replies else
                   f"{len(intake.replies)} scripted repl{'y' if len(intake.replies) == 1 else 'ies'}")
-        who = f"; subject {config.subject}" if config.subject else ""
+        who = f"; subject {subject}" if subject else ""
         banner = f"(goal: {intake.goal[:60]}; {len(intake.nodes)} node(s), {source}{who}; a turn is an attempt)"
         return Plan(agent=AGENT, target=intake.name, max_attempts=turns, limits=config.limits, coder=roles,
                     coder_name=roles.name, banner=banner, image=None,
                     record={"nodes": list(intake.nodes), "interactive": config.interactive,
                             "await_replies": config.await_replies and not config.interactive,
-                            "subject": config.subject},
+                            "subject": subject},
                     inputs={"target": intake, "interactive": config.interactive,
-                            "await_replies": config.await_replies, "subject": config.subject})
+                            "await_replies": config.await_replies, "subject": subject}, follows=follows)
 
     def graph(self, max_attempts: int, checkpointer: Any = None) -> Any:
         """analyze → ask → listen → resolve → ask | decide → ask | finish."""
@@ -85,6 +88,18 @@ class IntakeAgent:
                           "there is nothing to replay",
                           hint=f"see {run_dir / 'transcript.md'}, and its memory: python -m controller memory "
                                f"{record['run_id']}")
+
+
+def followed(config: AgentConfig, target: IntakeTarget, subject: str | None) -> Follows | None:
+    """The conversation ``target`` continues (checked: a known intake target, no cycle, one subject).
+
+    Raises:
+        ConfigError: see :func:`agents.target_chains.predecessors`.
+    """
+    if target.follows is None:
+        return None
+    predecessors(config.data_dir, target.name)
+    return Follows(target.follows, subject)
 
 
 def reply_source(plan: Plan, run_dir: Path) -> Replies | None:

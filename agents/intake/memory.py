@@ -48,11 +48,13 @@ def utc_now() -> datetime:
 class GraphMemory:
     """Node data, field history and conflicts (``facts``), with this conversation's turns, edges and traversal."""
 
-    def __init__(self, facts: GraphStore, log: Path | None, run_id: str, now: Clock = utc_now) -> None:
+    def __init__(self, facts: GraphStore, log: Path | None, run_id: str, now: Clock = utc_now,
+                 target: str = "") -> None:
         if log is not None:
             log.parent.mkdir(parents=True, exist_ok=True)
         self.facts = facts
         self.run_id = run_id
+        self.target = target  # whose conversation: kept with every write (what a follower's run looks for)
         self.now = now
         self.db = sqlite3.connect(log if log is not None else ":memory:", check_same_thread=False)
         if log is not None:
@@ -156,7 +158,8 @@ class GraphMemory:
                                      reasoning="the user confirmed the held value is still right"))
         close = ((resolution.keep_conflict, "confirmed: the newer value stands"),) \
             if resolution.keep_conflict is not None else ()
-        return MemoryWrite(self.run_id, turn, at, tuple(fields), tuple(conflicts), close, tuple(closed))
+        return MemoryWrite(self.run_id, turn, at, tuple(fields), tuple(conflicts), close, tuple(closed),
+                           target=self.target)
 
     # -- traversal -------------------------------------------------------------------------
 

@@ -77,7 +77,7 @@ def run_intake_agent(target: IntakeTarget, *, run_id: str, artifacts: ArtefactSt
     """
     started = time.monotonic()
     facts: GraphStore = memory.for_subject(subject) if subject else memory.for_run(run_id)
-    graph = GraphMemory(facts, artifacts.run_dir / CONVERSATION_FILE, run_id, now)
+    graph = GraphMemory(facts, artifacts.run_dir / CONVERSATION_FILE, run_id, now, target.name)
     try:
         context = IntakeContext(run_id, target, graph, artifacts, max_turns, roles or OfflineRoles(), replies,
                                 subject or "")

@@ -1,6 +1,7 @@
 """An intake target: ``data/<name>/`` with target.toml, node schemas, a script and maybe expected.json.
 
-    data/<name>/target.toml      agent = "intake", goal = "...", optionally nodes = ["Personal", ...]
+    data/<name>/target.toml      agent = "intake", goal = "...", optionally nodes = ["Personal", ...],
+                                 subject = "Maria Silva", follows = "intake-day1"
     data/<name>/nodes/<Node>.json (or .toml)   optional: a node of its own, or a shipped one overridden
     data/<name>/replies.txt      the scripted conversation: one reply per line, read in turn
     data/<name>/expected.json    optional: {"Node": {"field": value, ...}} the final graph must hold
@@ -44,6 +45,10 @@ class IntakeTarget:
     replies: tuple[str, ...]
     expected: Expected | None
     max_turns: int | None = None
+    subject: str | None = None
+    """The person talked to, as target.toml names them (``--subject`` wins)."""
+    follows: str | None = None
+    """The target whose conversation this one continues (target.toml ``follows``)."""
 
 
 def load_intake_target(data_dir: Path, name: str, config: TargetConfig, *, scripted: bool = True) -> IntakeTarget:
@@ -62,7 +67,8 @@ def load_intake_target(data_dir: Path, name: str, config: TargetConfig, *, scrip
     schemas = {node: known[node] for node in nodes}
     expected = load_expected(folder / EXPECTED_FILE, schemas)
     replies = load_replies(folder / REPLIES_FILE) if scripted else ()
-    return IntakeTarget(name, folder, config.goal or "", nodes, schemas, replies, expected, config.limits.max_attempts)
+    return IntakeTarget(name, folder, config.goal or "", nodes, schemas, replies, expected, config.limits.max_attempts,
+                        config.subject, config.follows)
 
 
 def load_replies(path: Path) -> tuple[str, ...]:

@@ -14,7 +14,7 @@ console's intake page), as plain frozen records that never change shape once wri
                updated_at, history=(FieldChange(value, at, source, previous, reasoning,
                temporal, applied, correction, run_id, turn), ...)), ...)), ...),
                conflicts=(Conflict(id, node, field, old, new, at, run_id, turn, resolved,
-               resolution), ...), runs=(run ids, oldest first))
+               resolution), ...), runs=(run ids, oldest first), targets=(target names, first seen first))
 
 Writes are one :class:`MemoryWrite` per conversation turn, applied whole or not at all and
 at most once per ``(run_id, turn)``: a run resumed after a crash cannot apply a turn twice.
@@ -117,12 +117,14 @@ class Conflict:
 
 @dataclass(frozen=True)
 class MemoryView:
-    """A whole graph memory as read at one moment: nodes (by name), conflicts (oldest first), runs."""
+    """A whole graph memory as read at one moment: nodes (by name), conflicts (oldest first), runs,
+    and the targets whose conversations wrote it (first seen first: what ``follows`` looks for)."""
 
     subject: str
     nodes: tuple[NodeMemory, ...] = ()
     conflicts: tuple[Conflict, ...] = ()
     runs: tuple[str, ...] = ()
+    targets: tuple[str, ...] = ()
 
     def node(self, name: str) -> NodeMemory | None:
         """The node called ``name``, if the memory holds it."""
@@ -180,6 +182,7 @@ class MemoryWrite:
         conflicts: Contradictions to open (or to record as already resolved).
         close: Open conflicts to resolve: ``(conflict id, resolution)``.
         close_fields: Every open conflict of a field to resolve: ``(node, field, resolution)``.
+        target: The target whose conversation this is ('' when it has none: a throwaway check).
     """
 
     run_id: str
@@ -189,6 +192,7 @@ class MemoryWrite:
     conflicts: tuple[ConflictWrite, ...] = ()
     close: tuple[tuple[int, str], ...] = ()
     close_fields: tuple[tuple[str, str, str], ...] = ()
+    target: str = ""
 
 
 class GraphStore(Protocol):

@@ -25,6 +25,18 @@ from agents.ports.sandbox import Sandbox, SandboxLimits, SandboxSpec
 
 
 @dataclass(frozen=True)
+class Follows:
+    """A conversation that continues another target's with the same subject (target.toml ``follows``).
+
+    The runner (and the service, when it accepts the run) refuses the run before anything runs
+    when ``subject`` is None or its memory holds no conversation of ``target``.
+    """
+
+    target: str
+    subject: str | None
+
+
+@dataclass(frozen=True)
 class Plan:
     """What an agent prepared for one run, before the engine is touched.
 
@@ -44,6 +56,7 @@ class Plan:
         notes: Lines to show before the engine starts (e.g. the LLM coder's model).
         record: Agent-specific facts ``run.json`` keeps for resume and replay.
         inputs: Agent-specific inputs (the resolved target, the document text).
+        follows: The conversation this run continues, which must be in its subject's memory; None: none.
     """
 
     agent: str
@@ -60,6 +73,7 @@ class Plan:
     notes: tuple[str, ...] = ()
     record: Mapping[str, Any] = field(default_factory=dict)
     inputs: Mapping[str, Any] = field(default_factory=dict)
+    follows: Follows | None = None
 
 
 class CheckpointHandle(Protocol):

@@ -8,6 +8,12 @@ per target, atomically; the history files are SQLite, made for concurrent writer
 target is run once per batch. Before the children start, the parent reaps leftovers and
 makes sure of the parser image once, so that they never race to build it.
 
+Targets that follow one another (target.toml ``follows``: seed 002's Day 1 → Day 2) are a
+**chain** (:mod:`agents.target_chains`): run in order, one after the other, as one unit of
+the batch, under a subject scoped to this batch and chain (``Maria Silva @run-all-<time>-<hex>``),
+so every batch starts each chain from an empty memory and two batches never share one. A
+target after one that ended without a verdict (an error, an interrupt) is ``skipped``.
+
 At most ``settings.parallel_runs`` children run at once (a thread per child relays its
 progress lines, prefixed with the target). Ctrl-C passes SIGINT to the running children,
 which remove their containers, and the batch ends with the table of what finished.
@@ -19,6 +25,7 @@ import argparse
 import json
 import os
 import re
+import secrets
 import signal
 import subprocess
 import sys
@@ -27,12 +34,14 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TextIO
 
 from agents.ports.artefacts import SUMMARY_FILE
-from agents.ports.errors import PlatformError, TargetError
+from agents.ports.errors import ConfigError, PlatformError, TargetError
+from agents.ports.memory import check_subject
 from agents.registry import agent_for_target
+from agents.target_chains import Chain, chains
 from controller.runner.agent_runner import Runner
 from controller.platform.settings import Settings
 from agents.targets import known_targets
@@ -44,10 +53,14 @@ STATUS_BY_EXIT = {
 }  # fmt: skip
 STOPPED = frozenset({"interrupted", "not run"})
 OK_STATUSES = frozenset({"passed", "unverified", "self-consistent"})
+#: A run that ended with one of these reached a verdict: a target that follows it runs after it.
+VERDICTS = OK_STATUSES | {"failed"}
 #: ``run`` options passed on to every child when given (argparse dest -> option).
 FORWARDED = {"max_attempts": "--max-attempts", "coder": "--coder", "model": "--model"}
 #: The child's first line naming its run (run ids are letters, digits, '-' and '_' only).
 RUN_LINE = re.compile(r"^==> run ([A-Za-z0-9_-]+): ")
+#: A subject's longest name (agents.ports.memory.SUBJECT_PATTERN).
+SUBJECT_CHARS = 80
 
 
 @dataclass(frozen=True)
@@ -111,6 +124,7 @@ def run_all(args: argparse.Namespace, settings: Settings, stream: TextIO = sys.s
 
     Raises:
         TargetError: there is no target at all.
+        ConfigError: ``--subject`` given, or targets that follow one another wrongly (a cycle, ...).
         EngineUnavailable: no Docker engine answers (before any child starts).
         KeyboardInterrupt: after the children were stopped and the table printed.
     """
@@ -121,18 +135,47 @@ def run_all(args: argparse.Namespace, settings: Settings, stream: TextIO = sys.s
             hint="add a folder <name>/ with a statement PDF (and result.csv) there, "
             "or point SBX_DATA_DIR at one",
         )
+    if getattr(args, "subject", None) is not None:
+        raise ConfigError("--subject does not go with --all: a batch scopes a subject of its own to each chain",
+                          hint="to choose the subject, run one target: run --target NAME --subject NAME")
+    units = scoped(chains(settings.data_dir, names), batch_scope)
     board = Board(stream, names)
-    jobs = min(settings.parallel_runs, len(names))
+    jobs = min(settings.parallel_runs, len(units))
     board.say(f"{len(names)} target(s) in {settings.data_dir}, {jobs} at a time")
+    for unit in units:
+        if unit.conversation:
+            board.say(f"{' → '.join(unit.targets)}: in order, with subject {unit.subject!r} (this batch's)")
     prepare(settings, board.say)
     runner = BatchRunner(settings, child_options(args), board)
     try:
-        results = runner.run(names, jobs)
+        results = runner.run(units, jobs)
     except KeyboardInterrupt:
-        print_table(runner.results_so_far(names), stream)
+        print_table(runner.results_so_far(_order(units)), stream)
         raise
     print_table(results, stream)
     return 0 if all(r.ok for r in results) else 1
+
+
+def batch_scope() -> str:
+    """A name for one chain of one batch: the time and 32 random bits."""
+    return f"run-all-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(4)}"
+
+
+def scoped(units: Sequence[Chain], scope: Callable[[], str]) -> list[Chain]:
+    """``units`` with each conversation's subject scoped to this batch and chain: the subject
+    the chain names (else its first target), then `` @`` and a scope of its own (``scope()``)."""
+    out: list[Chain] = []
+    for unit in units:
+        if unit.conversation:
+            suffix = f" @{scope()}"
+            base = (unit.subject or unit.targets[0])[: SUBJECT_CHARS - len(suffix)].rstrip(" .@'-_")
+            unit = replace(unit, subject=check_subject(base + suffix))
+        out.append(unit)
+    return out
+
+
+def _order(units: Sequence[Chain]) -> list[str]:
+    return [name for unit in units for name in unit.targets]
 
 
 def prepare(settings: Settings, say: Callable[[str], None]) -> None:
@@ -143,10 +186,12 @@ def prepare(settings: Settings, say: Callable[[str], None]) -> None:
     images: dict[str, None] = {}
     for name in known_targets(settings.data_dir):
         try:
-            images[agent_for_target(settings.data_dir, name).info.images[0]] = None
+            agent = agent_for_target(settings.data_dir, name)
         except PlatformError:
             continue  # the target's own run reports it
-    Runner(settings, say=say).images(list(images), report=False)
+        images.update(dict.fromkeys(agent.info.images[:1]))  # none: an agent that runs nothing in a sandbox
+    if images:
+        Runner(settings, say=say).images(list(images), report=False)
 
 
 def child_options(args: argparse.Namespace) -> list[str]:
@@ -184,19 +229,42 @@ class BatchRunner:
         self._results: dict[str, TargetResult] = {}
         self._stopping = False
 
-    def run(self, names: Sequence[str], jobs: int) -> list[TargetResult]:
-        """Run every target; the results in ``names`` order."""
+    def run(self, units: Sequence[Chain], jobs: int) -> list[TargetResult]:
+        """Run every chain (its targets in order), ``jobs`` chains at once; the results in chain order."""
         pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="sandloop-batch")
-        futures: list[Future[TargetResult]] = [pool.submit(self.run_one, name) for name in names]
+        futures: list[Future[None]] = [pool.submit(self.run_chain, unit) for unit in units]
         try:
             for future in as_completed(futures):
-                self.board.finished(future.result())
+                future.result()
         except KeyboardInterrupt:
             self.interrupt()
             pool.shutdown(wait=True, cancel_futures=True)
             raise
         pool.shutdown(wait=True)
-        return [self._results[name] for name in names]
+        return [self._results[name] for name in _order(units)]
+
+    def run_chain(self, unit: Chain) -> None:
+        """Run the chain's targets one after the other (its subject given to each); a target after one
+        that ended without a verdict is skipped, or not run once the batch is stopping."""
+        extra = ["--subject", unit.subject] if unit.conversation and unit.subject else []
+        before: TargetResult | None = None
+        for name in unit.targets:
+            if before is not None and before.status not in VERDICTS:
+                result = self._not_after(name, before)
+            else:
+                result = self.run_one(name, extra)
+            self.board.finished(result)
+            before = result
+
+    def _not_after(self, name: str, before: TargetResult) -> TargetResult:
+        """The result of a target not run because the one it follows ended ``before.status``."""
+        with self._lock:
+            stopping = self._stopping
+        result = TargetResult(name, "not run" if stopping else "skipped", None, None, 0.0,
+                              note=f"not run: it follows {before.target}, which ended {before.status}")
+        with self._lock:
+            self._results[name] = result
+        return result
 
     def results_so_far(self, names: Sequence[str]) -> list[TargetResult]:
         """Finished targets' results, and 'not run' for the others (after an interrupt)."""
@@ -215,11 +283,11 @@ class BatchRunner:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGINT)
 
-    def run_one(self, name: str) -> TargetResult:
-        """Run one target's child process to its end and read how it went."""
+    def run_one(self, name: str, extra: Sequence[str] = ()) -> TargetResult:
+        """Run one target's child process (with ``extra`` options) to its end and read how it went."""
         started = time.monotonic()
         try:
-            code, run_id, tail = self._child(name)
+            code, run_id, tail = self._child(name, extra)
         except OSError as exc:  # the interpreter could not be started: say so in the table
             code, run_id, tail = 3, None, f"error: cannot start a run: {exc}"
         if code is None:  # interrupted before it started
@@ -230,9 +298,9 @@ class BatchRunner:
             self._results[name] = result
         return result
 
-    def _child(self, name: str) -> tuple[int | None, str | None, str]:
+    def _child(self, name: str, extra: Sequence[str]) -> tuple[int | None, str | None, str]:
         """Run the child; (exit code or None if not started, its run id, its stderr's end)."""
-        command = [sys.executable, "-m", "controller", "run", "--target", name, *self.options]
+        command = [sys.executable, "-m", "controller", "run", "--target", name, *self.options, *extra]
         with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errors:
             with self._lock:
                 if self._stopping:

@@ -5,8 +5,10 @@
     runs/<run id>/memory.sqlite          the memory of a run without a subject
 
 Tables: ``meta`` (the subject's name as first given), ``fields`` (each field's current value),
-``history`` (every value ever given), ``conflicts`` and ``commits`` (the ``(run_id, turn)`` of
-every write applied: a write is applied whole, in one transaction, at most once). The files
+``history`` (every value ever given), ``conflicts``, ``commits`` (the ``(run_id, turn)`` of
+every write applied: a write is applied whole, in one transaction, at most once) and
+``conversations`` (each run's target, from its first write: what ``follows`` looks for; a
+file made before it gets the table empty). The files
 are in WAL mode with a busy timeout, so two conversations of one subject (two service
 workers) write in turn; the values are JSON text.
 """
@@ -33,6 +35,7 @@ CREATE TABLE IF NOT EXISTS history (id INTEGER PRIMARY KEY, node TEXT, field TEX
 CREATE TABLE IF NOT EXISTS conflicts (id INTEGER PRIMARY KEY, node TEXT, field TEXT, old TEXT, new TEXT,
                                       run_id TEXT, turn INTEGER, at TEXT, resolved INTEGER, resolution TEXT);
 CREATE TABLE IF NOT EXISTS commits (run_id TEXT, turn INTEGER, at TEXT, PRIMARY KEY (run_id, turn));
+CREATE TABLE IF NOT EXISTS conversations (run_id TEXT PRIMARY KEY, target TEXT, at TEXT);
 """
 
 
@@ -75,8 +78,10 @@ class SqliteGraphStore:
                                                             tuple(history.get(key, ()))))
         runs = tuple(r[0] for r in self.db.execute("SELECT run_id FROM commits GROUP BY run_id ORDER BY MIN(at)"))
         subject = self.db.execute("SELECT value FROM meta WHERE key = 'subject'").fetchone()
+        targets = tuple(r[0] for r in self.db.execute("SELECT target FROM conversations GROUP BY target "
+                                                      "ORDER BY MIN(at), target"))
         return MemoryView(subject[0] if subject else "", tuple(NodeMemory(n, tuple(f)) for n, f in nodes.items()),
-                          self._conflicts(), runs)
+                          self._conflicts(), runs, targets)
 
     def _conflicts(self) -> tuple[Conflict, ...]:
         rows = self.db.execute("SELECT id, node, field, old, new, at, run_id, turn, resolved, resolution "
@@ -92,6 +97,9 @@ class SqliteGraphStore:
             if done:
                 return False
             self.db.execute("INSERT INTO commits VALUES (?, ?, ?)", (write.run_id, write.turn, write.at))
+            if write.target:
+                self.db.execute("INSERT OR IGNORE INTO conversations VALUES (?, ?, ?)",
+                                (write.run_id, write.target, write.at))
             for change in write.fields:
                 self._field(write, change)
             for conflict in write.conflicts:

@@ -41,6 +41,7 @@ from controller.platform.observability.recorder import observe_run
 from controller.platform.progress import Progress
 from controller.platform.settings import Settings, agent_config
 from controller.runner.check_record import write_check_summary
+from controller.runner.follows import require_followed
 from controller.runner.no_sandbox import NoSandboxServices
 from controller.runner.services import DockerServices, Services, open_session
 
@@ -77,6 +78,7 @@ class Runner:
         if run_id is not None:
             check_new_run_id(self.settings, run_id)
         plan = agent.plan(target, self.config, max_attempts)
+        require_followed(plan, SqliteMemoryStores(self.settings.runs_dir))  # a follower after what it follows
         for note in plan.notes:
             self.say(note)
         with self.session(sandbox=plan.image is not None) as services:

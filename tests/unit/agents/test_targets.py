@@ -38,6 +38,12 @@ class TestLoading:
         assert load_target_config(target(tmp_path, None), "t") is None
         assert load_target_config(tmp_path, "missing") is None
 
+    def test_a_conversation_names_its_subject_and_what_it_follows(self, tmp_path):
+        """subject (normalised like --subject) and follows (a target's name) are keys of an intake target."""
+        toml = 'agent = "intake"\ngoal = "g"\nsubject = "Maria   Silva"\nfollows = "intake-day1"\n'
+        config = load_target_config(target(tmp_path, toml), "t")
+        assert config is not None and (config.subject, config.follows) == ("Maria Silva", "intake-day1")
+
     def test_limits_are_optional(self, tmp_path):
         """Unset limits stay None (the settings decide)."""
         config = load_target_config(target(tmp_path, GOOD + "[limits]\ntimeout_seconds = 12\n"), "t")
@@ -53,6 +59,10 @@ class TestLoading:
         (GOOD + 'document = "../secret.pdf"\n', "document"),
         ('agent = "bank_parser"\nproject = "X"\n', 'agent = "idris" only'),
         ("agent = idris\n", "not valid TOML"),
+        (GOOD + 'follows = "intake-day1"\n', 'subject and follows apply to agent = "intake" only'),
+        ('agent = "intake"\ngoal = "g"\nsubject = "../../etc"\n', "subject: '../../etc' is not a subject name"),
+        ('agent = "intake"\ngoal = "g"\nfollows = "../day1"\n', "follows: '../day1' is not a target name"),
+        ('agent = "intake"\ngoal = "g"\nfollows = ["a", "b"]\n', "follows"),
     ])
     def test_a_bad_file_is_one_line(self, tmp_path, toml, fragment):
         """Each mistake: ConfigError naming the file and the key, exit 2, no traceback text."""
