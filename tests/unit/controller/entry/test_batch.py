@@ -12,9 +12,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-from controller.entry.batch import TargetResult, child_env, child_options, outcome, print_table
+import pytest
+
+from agents.ports.errors import ConfigError
+from agents.ports.memory import check_subject
+from agents.target_chains import Chain
+from controller.entry.batch import (TargetResult, batch_scope, child_env, child_options, outcome, prepare, print_table,
+                                    run_all, scoped)
 from controller.entry.cli import build_parser
-from controller.platform.settings import Settings
+from controller.platform.settings import PROJECT_ROOT, Settings
 
 
 def cli(tmp_path: Path, *args: str, data: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -65,6 +71,40 @@ class TestCommandLine:
     def test_parallelism_setting_defaults_to_two(self) -> None:
         """SBX_PARALLEL_RUNS: 2 by default (two cores), and validated."""
         assert Settings(_env_file=None).parallel_runs == 2  # type: ignore[call-arg]
+
+
+class TestChains:
+    """Targets that follow one another run as a chain, under a subject of this batch's own."""
+
+    def test_each_conversation_gets_a_subject_of_its_own(self) -> None:
+        """The chain's subject (else its first target), then a scope per chain: a valid subject name,
+        within 80 characters, never shared by two chains; a chain of one bank target gets none."""
+        units = [Chain(("icici",)), Chain(("d1", "d2"), "Maria Silva", True), Chain(("e1", "e2"), "Maria Silva", True),
+                 Chain(("x1",), "A" * 80, True), Chain(("f1", "f2"), None, True)]
+        out = scoped(units, batch_scope)
+        assert out[0] == units[0]
+        subjects = [unit.subject or "" for unit in out[1:]]
+        assert subjects[0].startswith("Maria Silva @run-all-") and subjects[3].startswith("f1 @run-all-")
+        assert len(set(subjects)) == 4 and all(check_subject(s) == s and len(s) <= 80 for s in subjects)
+        assert [unit.targets for unit in out] == [unit.targets for unit in units]
+
+    def test_subject_does_not_go_with_all(self, tmp_path: Path) -> None:
+        """run --all --subject: one line, before anything runs (a batch scopes its own subjects)."""
+        settings = Settings(_env_file=None, data_dir=PROJECT_ROOT / "data", runs_dir=tmp_path)  # type: ignore[call-arg]
+        with pytest.raises(ConfigError, match="--subject does not go with --all"):
+            run_all(argparse.Namespace(subject="Maria Silva"), settings, io.StringIO())
+        assert not any(tmp_path.iterdir())
+
+    def test_conversations_need_no_image(self, tmp_path: Path) -> None:
+        """A folder of intake targets only: nothing to build (prepare indexed the agent's first image,
+        and an intake agent has none: IndexError, and run --all ended with 'a bug in sandloop')."""
+        data = tmp_path / "data"
+        for name in ("intake-day1", "intake-day2"):
+            (data / name).mkdir(parents=True)
+            (data / name / "target.toml").write_bytes((PROJECT_ROOT / "data" / name / "target.toml").read_bytes())
+        said: list[str] = []
+        prepare(Settings(_env_file=None, data_dir=data, runs_dir=tmp_path / "runs"), said.append)  # type: ignore[call-arg]
+        assert said == []
 
 
 class TestOutcome:

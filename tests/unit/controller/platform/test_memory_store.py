@@ -61,6 +61,16 @@ class TestCommit:
         view = store.view()
         assert view.runs == ("day1", "day2") and view.subject == "Maria Silva"
 
+    def test_the_targets_that_wrote(self, tmp_path):
+        """Each conversation's target is kept from its first write (what a follower looks for); a run's
+        later turns or a write without a target add none."""
+        store = SqliteMemoryStores(tmp_path).for_subject("Maria Silva")
+        store.commit(write(1, run_id="a", at="2026-01-01T00:00:00+00:00", target="intake-day1"))
+        store.commit(write(2, run_id="a", at="2026-01-01T00:01:00+00:00", target="intake-day1"))
+        store.commit(write(1, run_id="b", at="2026-01-02T00:00:00+00:00", target="intake-day2"))
+        store.commit(write(1, run_id="c", at="2026-01-03T00:00:00+00:00"))
+        assert store.view().targets == ("intake-day1", "intake-day2")
+
     def test_reopened_it_is_the_same(self, tmp_path):
         """What one process wrote, the next one reads (a second conversation)."""
         stores = SqliteMemoryStores(tmp_path)
