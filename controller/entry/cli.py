@@ -56,8 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "(instead of the target's replies.txt); end of input ends the conversation; "
                           "with --server the replies go to the service, where the run waits for each")
     run.add_argument("--subject", metavar="NAME",
-                     help="intake targets: the person the conversation is with; their graph memory persists "
-                          "across runs (runs/memory/), so a later conversation starts from its facts")
+                     help="intake targets: the person the conversation is with (default: target.toml's subject); "
+                          "their graph memory persists across runs (runs/memory/), so a later conversation starts "
+                          "from its facts; not with --all, which scopes a subject to each chain of targets")
     run.add_argument("--model", metavar="NAME",
                      help="the LLM coder's model (default: SBX_LLM__MODEL or the provider's default)")
     run.add_argument("--server", metavar="URL",

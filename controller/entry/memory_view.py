@@ -30,7 +30,8 @@ def memory_lines(view: MemoryView) -> list[str]:
     """The memory, node by node, then its conflicts."""
     who = f"subject {one_line(view.subject, 80)}" if view.subject else "one conversation"
     lines = [f"graph memory of {who}: {len(view.nodes)} node(s), {len(view.runs)} conversation(s)"
-             + (f" ({', '.join(view.runs[-3:])})" if view.runs else "")]
+             + (f" ({', '.join(view.runs[-3:])})" if view.runs else "")
+             + (f" of {', '.join(one_line(t, 64) for t in view.targets[-5:])}" if view.targets else "")]
     for node in view.nodes:
         lines.append(f"{node.name}")
         for field in node.fields:

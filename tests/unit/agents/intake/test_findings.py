@@ -130,6 +130,7 @@ class TestMemoryAcrossConversations:
         printed = capsys.readouterr().out
         assert "How old are you?" not in printed.split("intake-day2")[-1]
         assert "0 (was 80000)  life_event" in printed and "2 conversation(s)" in printed
+        assert "of intake-day1, intake-day2" in printed
 
     def test_memory_prints_a_runs_graph(self, tmp_path, capsys, monkeypatch):
         """Reading the graph memory took opening graph.json or the SQLite file by hand."""
