@@ -135,9 +135,9 @@ def run_all(args: argparse.Namespace, settings: Settings, stream: TextIO = sys.s
             hint="add a folder <name>/ with a statement PDF (and result.csv) there, "
             "or point SBX_DATA_DIR at one",
         )
-    if getattr(args, "subject", None) is not None:
-        raise ConfigError("--subject does not go with --all: a batch scopes a subject of its own to each chain",
-                          hint="to choose the subject, run one target: run --target NAME --subject NAME")
+    if settings.subject is not None:  # --subject, or SBX_SUBJECT: every child would share it
+        raise ConfigError("--subject (SBX_SUBJECT) does not go with --all: a batch scopes a subject of its own to "
+                          "each chain", hint="to choose the subject, run one target: run --target NAME --subject NAME")
     units = scoped(chains(settings.data_dir, names), batch_scope)
     board = Board(stream, names)
     jobs = min(settings.parallel_runs, len(units))

@@ -90,9 +90,10 @@ class TestChains:
 
     def test_subject_does_not_go_with_all(self, tmp_path: Path) -> None:
         """run --all --subject: one line, before anything runs (a batch scopes its own subjects)."""
-        settings = Settings(_env_file=None, data_dir=PROJECT_ROOT / "data", runs_dir=tmp_path)  # type: ignore[call-arg]
-        with pytest.raises(ConfigError, match="--subject does not go with --all"):
-            run_all(argparse.Namespace(subject="Maria Silva"), settings, io.StringIO())
+        settings = Settings(_env_file=None, data_dir=PROJECT_ROOT / "data", runs_dir=tmp_path,  # type: ignore[call-arg]
+                            subject="Maria Silva")
+        with pytest.raises(ConfigError, match=r"--subject \(SBX_SUBJECT\) does not go with --all"):
+            run_all(build_parser().parse_args(["run", "--all", "--subject", "Maria Silva"]), settings, io.StringIO())
         assert not any(tmp_path.iterdir())
 
     def test_conversations_need_no_image(self, tmp_path: Path) -> None:
