@@ -241,10 +241,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted: containers of this run were removed", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (`… | head`): stop quietly, as shell tools do
+        _quiet_stdout()
+        return 141
     except Exception as exc:  # noqa: BLE001 - a bug still ends in one line, exit 3, never a traceback
         print(f"error: unexpected {type(exc).__name__} ({str(exc).splitlines()[0][:200] if str(exc) else 'no message'}); "
               "a bug in sandloop: please report it with the run's events.jsonl", file=sys.stderr)
         return 3
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's final flush does not fail again."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def exit_now(status: int) -> None:

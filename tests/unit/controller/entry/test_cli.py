@@ -140,3 +140,13 @@ def test_exit_now_skips_the_teardown_unless_a_non_daemon_thread_is_alive(threads
     proc = subprocess.run([sys.executable, "-c", EXIT_NOW_SCRIPT, threads], capture_output=True, text=True,
                           timeout=60, cwd=Path(__file__).resolve().parents[4], check=False)
     assert (proc.returncode, proc.stdout) == (5, output)
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path):
+    """`python -m controller graph --agent bank_parser | true` (the reader gone before the first line): no 'unexpected BrokenPipeError' line."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run(f"{sys.executable} -m controller graph --agent bank_parser | true", shell=True,
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120, check=False)
+    assert "BrokenPipe" not in proc.stderr and "a bug in sandloop" not in proc.stderr
