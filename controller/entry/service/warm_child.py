@@ -15,6 +15,7 @@ store or thread (only imports), so a fork shares nothing it should not.
 from __future__ import annotations
 
 import atexit
+import importlib
 import os
 import sys
 from collections.abc import Iterable, Sequence
@@ -24,8 +25,10 @@ from typing import Any
 #: agent, and what a run imports lazily (the graph engine, the checkpointer, the engine client,
 #: the statement readers). Found by running each kind of run warm and listing what it still
 #: imported after the fork (the ``warm: imported after the fork`` line names any that is missing).
+#: The CLI's module, whose ``main`` each fork runs.
+CLI = "controller.entry.cli"
 PRELOAD = (
-    "controller.entry.cli",
+    CLI,
     "controller.entry.commands",
     "controller.runner.agent_runner",
     "controller.runner.services",
@@ -62,9 +65,9 @@ def run(argv: Sequence[str], env: dict[str, str], stdin: int, stdout: int, stder
     os.environ.clear()
     os.environ.update(env)
     before = set(sys.modules)
-    from controller.entry.cli import main  # preloaded: no import happens here
-
-    status = _main(main, argv)
+    # By name: the CLI is preloaded (no import happens here), and a static import would close a
+    # cycle (the CLI starts the service, whose workers fork this).
+    status = _main(importlib.import_module(CLI).main, argv)
     late = late_imports(before, sys.modules)
     if late:  # the next run pays for them again: the preload should name them
         print(f"{LATE_PREFIX}{', '.join(late[:20])}", file=sys.stderr)
