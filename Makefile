@@ -81,8 +81,10 @@ lint: $(STAMP) ## ruff (unused or undefined names, bugbear), import-linter (the 
 	@$(VENV)/bin/lint-imports --no-cache
 	@$(PY) -m mypy
 
+# make docs: under CI (CI=true, .ci/run) the references are checked, not rewritten, so a drifted
+# committed file fails the build instead of being fixed in CI's checkout only.
 docs: $(STAMP) ## Regenerate docs/reference/ (settings, CLI, API) and build the site into site/ with mkdocs --strict (offline)
-	@$(PY) -m tools.docs_gen
+	@$(PY) -m tools.docs_gen $(if $(filter true,$(CI)),--check)
 	@NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 	@echo "==> site/index.html"
 
