@@ -27,7 +27,10 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from controller.entry.cli import build_parser
+from controller.entry.service.app import create_app
+from controller.entry.service.state import ServiceState
 from controller.platform.settings import PROJECT_ROOT, Settings
+from controller.platform.store.sqlite import SqliteStore
 
 REFERENCE = PROJECT_ROOT / "docs" / "reference"
 PROVIDER_KEY = "The provider's own key variable, read without the SBX_ prefix when SBX_CODER names it; SBX_LLM__API_KEY wins."
@@ -171,10 +174,6 @@ def cli_page() -> str:
 
 def openapi_document() -> dict[str, Any]:
     """The service app's OpenAPI document, built over a throwaway store with default settings."""
-    from controller.entry.service.app import create_app
-    from controller.entry.service.state import ServiceState
-    from controller.platform.store.sqlite import SqliteStore
-
     with tempfile.TemporaryDirectory(prefix="sandloop-docs-") as folder:
         root = Path(folder)
         settings = Settings(_env_file=None, data_dir=root / "data", runs_dir=root / "runs",  # type: ignore[call-arg]
