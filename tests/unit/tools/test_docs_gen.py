@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
+from pydantic import BaseModel
 
 from controller.entry.cli import build_parser
 from controller.entry.service.app import create_app
@@ -87,3 +89,48 @@ class TestCheckMode:
         """`--check` on the repository's own references exits 0."""
         assert docs_gen.main(["--check"]) == 0
         assert capsys.readouterr().out.strip() == "references up to date"
+
+
+#: A row of a hand-written table whose first column is one setting and whose second is its default.
+DEFAULT_ROW = re.compile(r"^\| `(SBX_[A-Z0-9_]+)` \| `?([^|`]+?)`? \|", re.MULTILINE)
+
+
+def model_default(variable: str) -> object:
+    """The default the settings model gives ``SBX_A__B`` (nested groups followed by ``__``)."""
+    model: type[BaseModel] = Settings
+    *groups, leaf = variable.removeprefix("SBX_").lower().split("__")
+    for group in groups:
+        model = model.model_fields[group].annotation  # type: ignore[assignment]
+    info = model.model_fields[leaf]
+    return info.default_factory() if info.default_factory is not None else info.default  # type: ignore[call-arg]
+
+
+def same_default(written: str, value: object) -> bool:
+    """Whether a table's text states ``value`` (numbers compared as numbers, booleans in lower case).
+
+    An unset or empty default is written in words ("unset", "per provider", "<runs_dir>/..."): any
+    text that is not a number stands for it.
+    """
+    if value is None or value == "":
+        return not re.fullmatch(r"[-+]?[0-9.]+", written)
+    if isinstance(value, bool):
+        return written == str(value).lower()
+    if isinstance(value, int | float):
+        return float(written) == float(value)
+    return written == str(value)
+
+
+class TestHandWrittenDefaults:
+    @pytest.mark.parametrize("page", sorted(p.name for p in (PROJECT_ROOT / "docs").glob("*.md")))
+    def test_a_default_in_a_table_is_the_models(self, page):
+        """A hand-written docs/ table row `SBX_X | default` states the default the model has today."""
+        text = (PROJECT_ROOT / "docs" / page).read_text(encoding="utf-8")
+        wrong = [(name, written, model_default(name)) for name, written in DEFAULT_ROW.findall(text)
+                 if not same_default(written.strip(), model_default(name))]
+        assert wrong == []
+
+    def test_a_changed_default_is_caught(self):
+        """A row whose default differs from the model's (512 MiB sandboxes written as 256) is reported."""
+        name, written = DEFAULT_ROW.findall("| `SBX_SANDBOX__MEMORY_MB` | 256 | memory |")[0]
+        assert (name, written) == ("SBX_SANDBOX__MEMORY_MB", "256")
+        assert not same_default(written, model_default(name)) and same_default("512", model_default(name))
