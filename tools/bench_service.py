@@ -9,7 +9,11 @@ store, the project's data, no token (loopback only). Then, on the target:
 * **per-run overhead**: the wall time of such a run, submit to ``end`` event, against a local
   ``python -m controller run --target`` on the same warm machine, interleaved;
 * **throughput**: ``--runs`` (100) runs submitted at once, the time until the last one ended,
-  against ``workers x`` the single-run rate of the local runs.
+  against ``workers x`` the single-run rate of the local runs, and the machine's CPU-seconds
+  per run meanwhile (all processes: service, runs, engine, sandboxes);
+* all of it twice, in one bench: with ``SBX_SERVICE__WARM_WORKERS=false`` (each run a fresh
+  ``python -m controller run``: before issue 32) and with warm workers (each run forked from a
+  parent that imported everything: after), so the change is shown on the same machine.
 
 Prints medians and each goal of issue 21 (first event <= 50 ms, overhead <= 5 %, throughput
 >= 0.9 x workers x single-run rate); asserts nothing (speed is not a test).
@@ -25,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,12 +51,12 @@ class Followed:
 
 
 @contextmanager
-def service(root: Path, workers: int) -> Iterator[tuple[str, dict[str, str]]]:
+def service(root: Path, workers: int, warm: bool) -> Iterator[tuple[str, dict[str, str]]]:
     """A service process on a free port over ``root``; yields its URL and the environment."""
     env = {**os.environ, "SBX_RUNS_DIR": str(root / "runs"), "SBX_PARSERS_DIR": str(root / "parsers"),
            "SBX_DATA_DIR": str(PROJECT_ROOT / "data"), "SBX_LOG_FORMAT": "json",
            "SBX_PARALLEL_RUNS": str(workers), "SBX_SERVICE__QUEUE_LIMIT": "1000",
-           "SBX_SERVICE__QUOTA_PER_TOKEN": "1000"}
+           "SBX_SERVICE__QUOTA_PER_TOKEN": "1000", "SBX_SERVICE__WARM_WORKERS": str(warm).lower()}
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -109,6 +113,12 @@ def local_run(env: dict[str, str], target: str) -> float:
     return time.perf_counter() - started
 
 
+def busy_seconds() -> float:
+    """CPU-seconds the whole machine has spent busy since boot (/proc/stat: all but idle and iowait)."""
+    fields = [int(value) for value in Path("/proc/stat").read_text().splitlines()[0].split()[1:9]]
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
 def throughput(http: httpx.Client, target: str, runs: int) -> tuple[float, dict[str, int]]:
     """Seconds from submitting ``runs`` runs at once to the end of the last, and their statuses."""
     started = time.perf_counter()
@@ -127,6 +137,17 @@ def throughput(http: httpx.Client, target: str, runs: int) -> tuple[float, dict[
     return time.perf_counter() - started, counts
 
 
+@dataclass(frozen=True)
+class Measured:
+    """One mode's figures."""
+
+    followed: list[Followed]
+    local: list[float]
+    seconds: float
+    cpu: float
+    counts: dict[str, int]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.bench_service", description=__doc__.splitlines()[0])
     parser.add_argument("--target", default="icici", metavar="NAME")
@@ -134,35 +155,58 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=100, metavar="N", help="runs queued at once (default 100)")
     parser.add_argument("--workers", type=int, default=2, metavar="N", help="the service's workers (default 2)")
     args = parser.parse_args(argv)
+    print(f"==> service bench on {args.target}: {args.repeat} followed runs, {args.repeat} local runs "
+          f"(interleaved), then {args.runs} queued at once on {args.workers} workers; cold workers, then warm",
+          flush=True)
+    measured = {warm: measure(args, warm) for warm in (False, True)}
+    for warm, figures in measured.items():
+        _print(args, "warm workers (forked from a preloaded parent)" if warm else
+               "cold workers (SBX_SERVICE__WARM_WORKERS=false: a fresh interpreter per run)", figures)
+    _compare(measured[False], measured[True])
+    return 0
+
+
+def measure(args: argparse.Namespace, warm: bool) -> Measured:
+    """One service (warm or cold workers): followed runs, local runs, then the queue drained."""
     with tempfile.TemporaryDirectory(prefix="sandloop-bench-service-") as tmp, \
-            service(Path(tmp), args.workers) as (url, env), httpx.Client(base_url=url, timeout=60) as http:
-        print(f"==> service bench on {args.target}: {args.repeat} followed runs, {args.repeat} local runs "
-              f"(interleaved), then {args.runs} queued at once on {args.workers} workers", flush=True)
+            service(Path(tmp), args.workers, warm) as (url, env), httpx.Client(base_url=url, timeout=60) as http:
         follow(http, args.target)  # warm-up: the first run builds nothing but fills the OS caches
         followed: list[Followed] = []
         local: list[float] = []
         for _ in range(args.repeat):
             followed.append(follow(http, args.target))
             local.append(local_run(env, args.target))
+        cpu = busy_seconds()
         seconds, counts = throughput(http, args.target, args.runs)
-    _print(args, followed, local, seconds, counts)
-    return 0
+        return Measured(followed, local, seconds, (busy_seconds() - cpu) / args.runs, counts)
 
 
-def _print(args: argparse.Namespace, followed: list[Followed], local: list[float], seconds: float,
-           counts: dict[str, int]) -> None:
-    first = statistics.median(f.first_event for f in followed) * 1000
-    line = statistics.median(f.first_line for f in followed)
-    served = statistics.median(f.end for f in followed)
-    alone = statistics.median(local)
-    rate, goal = args.runs / seconds, 0.9 * args.workers / alone
-    print(f"\nservice, {args.target} (medians of {len(followed)}; statuses {sorted({f.status for f in followed})})")
+def _print(args: argparse.Namespace, title: str, m: Measured) -> None:
+    first = statistics.median(f.first_event for f in m.followed) * 1000
+    line = statistics.median(f.first_line for f in m.followed)
+    served = statistics.median(f.end for f in m.followed)
+    alone = statistics.median(m.local)
+    rate, goal = args.runs / m.seconds, 0.9 * args.workers / alone
+    print(f"\nservice, {args.target}, {title} (medians of {len(m.followed)}; "
+          f"statuses {sorted({f.status for f in m.followed})})")
     print(f"  submit -> first event     {first:7.1f} ms   (goal 50 ms or less)")
     print(f"  submit -> first line      {line:7.2f} s    (the run's process started and printed)")
     print(f"  run over the service      {served:7.2f} s    submit to end event")
-    print(f"  the same run, local CLI   {alone:7.2f} s    overhead {100 * (served / alone - 1):+.1f} %   (goal 5 % or less)")
-    print(f"  {args.runs} runs queued at once   {seconds:7.1f} s    {rate:.2f} runs/s on {args.workers} workers; "
-          f"goal {goal:.2f} (0.9 x {args.workers} x 1/{alone:.2f} s)   {counts}")
+    print(f"  the same run, local CLI   {alone:7.2f} s    service / CLI {served / alone:.2f}")
+    print(f"  {args.runs} runs queued at once   {m.seconds:7.1f} s    {rate:.2f} runs/s on {args.workers} workers; "
+          f"goal {goal:.2f} (0.9 x {args.workers} x 1/{alone:.2f} s)   {m.counts}")
+    print(f"  CPU per queued run        {m.cpu:7.2f} s    (the whole machine's busy CPU-seconds / runs)")
+
+
+def _compare(cold: Measured, warm: Measured) -> None:
+    def both(pick: Callable[[Measured], float]) -> str:
+        return f"{pick(cold):6.2f} -> {pick(warm):6.2f}"
+
+    print("\nbefore -> after (cold -> warm workers)")
+    print(f"  run over the service, s    {both(lambda m: statistics.median(f.end for f in m.followed))}")
+    print(f"  submit -> first line, s    {both(lambda m: statistics.median(f.first_line for f in m.followed))}")
+    print(f"  queued runs per second     {both(lambda m: sum(m.counts.values()) / m.seconds)}")
+    print(f"  CPU-seconds per run        {both(lambda m: m.cpu)}")
 
 
 if __name__ == "__main__":

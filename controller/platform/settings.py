@@ -123,6 +123,11 @@ class ServiceSettings(BaseModel):
     session_hours: float = Field(
         12.0, gt=0, le=24 * 30, description="How long a web console sign-in lasts (its session cookie and row)."
     )
+    warm_workers: bool = Field(
+        True,
+        description="Fork each run's process from a parent that imported the controller and the agents once "
+                    "(false: a fresh python -m controller per run).",
+    )
     max_takeovers: int = Field(
         3, ge=0, le=100,
         description="How often a run whose worker died goes back to the queue; the next death ends it as error.",

@@ -1,7 +1,8 @@
 """The service's workers: claim queued runs, run each as a child process, keep leases alive.
 
 ``SBX_PARALLEL_RUNS`` worker threads each claim one run at a time from the store and run it
-as ``python -m controller run`` (see :mod:`controller.entry.service.child`), journaling its
+as ``python -m controller run`` (see :mod:`controller.entry.service.child`), forked from a warm
+parent unless ``SBX_SERVICE__WARM_WORKERS`` is off (:mod:`controller.entry.service.launch`), journaling its
 lines and nodes in the store for the event stream (:mod:`controller.entry.service.journal`).
 One supervisor thread renews this process's leases every ``renew_seconds``, delivers
 cancellations to the children (SIGINT to the process group, SIGKILL after
@@ -30,7 +31,6 @@ import os
 import secrets
 import signal
 import socket
-import subprocess
 import tempfile
 import threading
 import time
@@ -45,6 +45,8 @@ from controller.entry.batch import child_env
 from controller.entry.service import child, housekeeping
 from controller.entry.service.events import question_event
 from controller.entry.service.journal import RunJournal, Scrubber
+from controller.entry.service.launch import Launcher, RunProcess
+from controller.entry.service.warm_child import LATE_PREFIX
 from controller.entry.service.submit import upload_dir
 from controller.platform.settings import Settings
 from controller.platform.store import RunRow, RunStatus, RunStore, StoreError
@@ -83,13 +85,19 @@ def run_env(settings: Settings) -> dict[str, str]:
     return {key: value for key, value in child_env(settings).items() if key.upper() not in STORE_VARIABLES}
 
 
-def signal_group(proc: subprocess.Popen[str], sig: int) -> None:
-    """Send ``sig`` to the child's process group (itself and anything it started)."""
+def signal_group(proc: RunProcess, sig: int) -> None:
+    """Send ``sig`` to the child's process group (itself and anything it started); to the child
+    alone if its group is not there yet (a warm fork makes its group first thing, not at birth)."""
     if proc.poll() is not None:
         return
     try:
         os.killpg(proc.pid, sig)
-    except (ProcessLookupError, PermissionError):
+    except ProcessLookupError:
+        try:
+            os.kill(proc.pid, sig)
+        except ProcessLookupError:
+            pass
+    except PermissionError:
         pass
 
 
@@ -99,7 +107,7 @@ class WorkerPool:
     def __init__(self, settings: Settings, store: RunStore, *, worker_id: str | None = None,
                  command: Command = child.command,
                  env: dict[str, str] | None = None, wake: threading.Event | None = None,
-                 notify: Callable[[str], None] = lambda run_id: None) -> None:
+                 notify: Callable[[str], None] = lambda run_id: None, launcher: Launcher | None = None) -> None:
         self.settings = settings
         self.store = store
         self.worker_id = worker_id or new_worker_id()
@@ -110,13 +118,16 @@ class WorkerPool:
         self._wake = wake or threading.Event()
         self._notify = notify  # the run's console grew or the run ended: its event streams read again
         self._lock = threading.Lock()
-        self._children: dict[str, subprocess.Popen[str]] = {}
+        self._launcher = launcher or Launcher(warm=settings.service.warm_workers)
+        self._children: dict[str, RunProcess] = {}
+        self._launching: set[str] = set()
         self._cancelled: dict[str, float] = {}
         self._threads: list[threading.Thread] = []
 
     # lifecycle ----------------------------------------------------------------------------
     def start(self) -> None:
-        """Start the worker threads and the supervisor."""
+        """Start the warm parent of the runs' processes, the worker threads and the supervisor."""
+        self._launcher.start()
         for number in range(self.workers):
             self._spawn(self._work, f"sandloop-worker-{number + 1}")
         self._spawn(self._supervise, "sandloop-supervisor")
@@ -142,7 +153,7 @@ class WorkerPool:
             thread.join(30.0)
         log.info("service.workers_stopped", worker=self.worker_id)
 
-    def _running(self) -> list[subprocess.Popen[str]]:
+    def _running(self) -> list[RunProcess]:
         with self._lock:
             return list(self._children.values())
 
@@ -192,12 +203,18 @@ class WorkerPool:
         with tempfile.TemporaryFile("w+b") as errors, \
                 RunJournal(self.store, row.id, run_dir, holder=self.worker_id, journaled=row.last_event, notify=lambda: self._notify(row.id),
                            scrub=self._scrubber(row)) as journal:
-            # stdin stays open and unused: the child stops when it closes (this process died).
-            proc = subprocess.Popen(self._command(row, run_dir), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=errors, text=True, encoding="utf-8", errors="replace",
-                                    env=self.env_for(row), process_group=0)
+            # Held (its lease renewed, not taken over) from before the launch: the first warm fork
+            # waits for the warm parent's imports, seconds on a busy machine, longer than a lease.
             with self._lock:
-                self._children[row.id] = proc
+                self._launching.add(row.id)
+            try:
+                # stdin stays open and unused: the child stops when it closes (this process died).
+                proc = self._launcher.launch(self._command(row, run_dir), self.env_for(row), errors)
+                with self._lock:
+                    self._children[row.id] = proc
+            finally:
+                with self._lock:
+                    self._launching.discard(row.id)
             if self._stopping.is_set():  # claimed just as the drain began: stop it like the others
                 signal_group(proc, signal.SIGINT)
             try:
@@ -236,6 +253,7 @@ class WorkerPool:
             status = child.status_of(code, summary)
             error = "" if status in ("passed", "failed") else child.error_line(code, tail)
             self._finish(row, status, code, summary, error)
+        _note_late_imports(row, tail)
 
     def _finish(self, row: RunRow, status: RunStatus, code: int | None, summary: dict[str, Any] | None,
                 error: str) -> None:
@@ -285,7 +303,7 @@ class WorkerPool:
         """Renew the leases of the runs whose children are running; a run without one (its record
         could not be written) is left to expire, so that it is taken over rather than held forever."""
         with self._lock:
-            held = list(self._children)
+            held = [*self._children, *self._launching]
         return self.store.renew(self.worker_id, self.settings.service.lease_seconds, held)
 
     def deliver_cancels(self) -> None:
@@ -313,7 +331,7 @@ class WorkerPool:
         dead_here = {row.id: row for row in self.store.running() if self._dead_here(row.worker)}
         for row in {**expired, **dead_here}.values():
             with self._lock:
-                alive = row.id in self._children
+                alive = row.id in self._children or row.id in self._launching
             if row.worker is None or (row.worker == self.worker_id and alive):
                 continue  # our own live run's lease ran late (a slow store): the next renewal fixes it
             self._take_over(row, force=row.id in dead_here)
@@ -353,6 +371,13 @@ def _alive(pid: int, started: str) -> bool:
         pass
     now = process_started(pid)
     return not (started and now and now != started)  # the pid names another process now
+
+
+def _note_late_imports(row: RunRow, tail: str) -> None:
+    """A warm run that still imported part of the controller paid for it: say which, once per run."""
+    for line in tail.splitlines():
+        if line.startswith(LATE_PREFIX):
+            log.warning("service.warm_imports_missed", run_id=row.id, modules=line[len(LATE_PREFIX):])
 
 
 def _tail(handle: IO[bytes]) -> str:

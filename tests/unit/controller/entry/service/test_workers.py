@@ -7,12 +7,14 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from controller.entry.service import child
+from controller.entry.service.launch import Launcher
 from controller.entry.service.workers import WorkerPool, new_worker_id, run_env
 from controller.platform.store import NewRun, RunRow
 from controller.platform.store.sqlite import SqliteStore
@@ -115,7 +117,31 @@ class TestStopping:
         assert (row.status, row.worker) == ("queued", None)
 
 
+class SlowLauncher(Launcher):
+    """A launcher whose launch takes longer than a lease, as the first warm fork on a busy machine."""
+
+    def launch(self, command, env, stderr):  # type: ignore[no-untyped-def]
+        time.sleep(3.0)
+        return super().launch(command, env, stderr)
+
+
 class TestTakeover:
+    def test_a_run_whose_launch_outlasts_its_lease_is_held_not_taken_over(self, tmp_path: Path):
+        """Issue 32: the lease of a run being launched is renewed and this worker does not take it over
+        (before: its own supervisor requeued it as expired while the warm parent still imported)."""
+        settings = make_settings(tmp_path, poll_seconds=0.05, renew_seconds=0.5, lease_seconds=2)
+        store = SqliteStore(tmp_path / "runs" / "service.sqlite")
+        pool = WorkerPool(settings, store, worker_id="me", command=fake_command, env={},
+                          launcher=SlowLauncher(warm=False))
+        submit(store, "r-slow", "pass")
+        pool.start()
+        try:
+            wait_for(ended(store, "r-slow"), "the slow run to end")
+        finally:
+            pool.stop(5.0)
+        row = store.get("r-slow")
+        assert (row.status, row.takeovers) == ("passed", 0)
+
     def test_a_dead_workers_started_run_is_requeued_to_resume(self, setup):
         settings, store, pool = setup
         submit(store, "r-started", "pass")
