@@ -188,12 +188,27 @@ def openapi_json(document: dict[str, Any]) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
+def _schema_type(schema: dict[str, Any]) -> str:
+    """A parameter's type in a few words: ``string``, ``integer 1-100 (20)``, ``queued | running``."""
+    kinds = [kind for kind in schema.get("anyOf", [schema]) if kind.get("type") != "null"]
+    words = []
+    for kind in kinds:
+        if "enum" in kind:
+            words.append(" \\| ".join(map(str, kind["enum"])))
+        else:
+            bounds = f" {kind['minimum']}-{kind['maximum']}" if "minimum" in kind and "maximum" in kind else ""
+            words.append(f"{kind.get('type', 'any')}{bounds}")
+    default = f" (default {schema['default']})" if "default" in schema else ""
+    return " or ".join(words) + default
+
+
 def _parameter_rows(operation: dict[str, Any]) -> Iterator[str]:
     """One row per path, query or header parameter of an operation."""
     for parameter in operation.get("parameters", []):
         required = "yes" if parameter.get("required") else ""
-        yield (f"| `{parameter['name']}` | {parameter['in']} | {required} "
-               f"| {_cell(parameter.get('description') or parameter.get('schema', {}).get('description', ''))} |")
+        schema = parameter.get("schema", {})
+        yield (f"| `{parameter['name']}` | {parameter['in']} | {required} | {_schema_type(schema)} "
+               f"| {_cell(parameter.get('description') or schema.get('description', ''))} |")
 
 
 def _operation(method: str, path: str, operation: dict[str, Any]) -> str:
@@ -203,7 +218,7 @@ def _operation(method: str, path: str, operation: dict[str, Any]) -> str:
         parts.append(operation["description"].strip() + "\n")
     rows = list(_parameter_rows(operation))
     if rows:
-        parts.append("| parameter | in | required | meaning |\n| --- | --- | --- | --- |\n" + "\n".join(rows) + "\n")
+        parts.append("| parameter | in | required | type | meaning |\n| --- | --- | --- | --- | --- |\n" + "\n".join(rows) + "\n")
     body = operation.get("requestBody", {}).get("content", {})
     if body:
         parts.append("Request body: " + ", ".join(f"`{kind}`" for kind in body) + "\n")

@@ -77,6 +77,16 @@ class TestApiPage:
                 assert f"### {method.upper()} `{path}`" in produced["api.md"]
 
 
+    @pytest.mark.parametrize("schema, expected", [
+        ({"type": "integer", "minimum": 1, "maximum": 100, "default": 20}, "integer 1-100 (default 20)"),
+        ({"anyOf": [{"enum": ["queued", "running"], "type": "string"}, {"type": "null"}]}, "queued \\| running"),
+        ({"anyOf": [{"type": "string", "maxLength": 128}, {"type": "null"}]}, "string"),
+    ])
+    def test_a_parameter_type_reads_in_a_few_words(self, schema, expected):
+        """A parameter's schema becomes its type, bounds, enum values and default; null drops out."""
+        assert docs_gen._schema_type(schema) == expected
+
+
 class TestCheckMode:
     def test_check_names_stale_files_and_writes_nothing(self, tmp_path, monkeypatch, capsys):
         """`--check` against a folder missing the references exits 1, names them and writes nothing."""
