@@ -1,5 +1,11 @@
 """``/docs`` and ``/openapi.json`` under the API's own rule: once a token exists, a caller needs one.
 
+Swagger UI's files are the service's own (the ``fastapi-swagger`` package's copy of the current
+Swagger UI, which reads OpenAPI 3.1, under
+``/docs/assets/``) and its start is a static file, not an inline script: the page works on a
+machine without internet access (FastAPI's default page loads them from a CDN) and is sent
+with a CSP that allows scripts from the service only.
+
 FastAPI serves both without any check; they are mounted here instead behind the same rule as
 every run endpoint: a bearer token (:func:`~controller.entry.service.auth.principal`), or, for a
 browser, the console's sign-in (its session cookie; these are pages to read, so the cookie that
@@ -9,13 +15,14 @@ reader gives it under "Authorize".
 
 from __future__ import annotations
 
+import html
+from importlib.resources import files
+from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI
-from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi import Depends, FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse
-
-from fastapi import Request
+from starlette.staticfiles import StaticFiles
 
 from controller.entry.console.sessions import session_token
 from controller.entry.service.auth import Principal, principal
@@ -42,4 +49,28 @@ def install(app: FastAPI) -> None:
 
     @app.get("/docs", include_in_schema=False)
     def swagger(_caller: Caller) -> HTMLResponse:
-        return get_swagger_ui_html(openapi_url="/openapi.json", title=f"{app.title} - API")
+        return HTMLResponse(PAGE.format(title=html.escape(f"{app.title} - API")), headers={"Content-Security-Policy": CSP})
+
+    app.mount("/docs/assets", StaticFiles(directory=Path(str(files("fastapi_swagger") / "resources"))), name="swagger-ui")
+    app.mount("/docs/start", StaticFiles(directory=STATIC), name="swagger-start")
+
+
+STATIC = Path(__file__).parent / "static"
+#: Scripts and styles from the service only; Swagger UI sets style attributes, so styles may be inline.
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+       "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+PAGE = """<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{title}</title>
+<link rel="stylesheet" href="/docs/assets/swagger-ui.css">
+<link rel="icon" href="/docs/assets/favicon-32x32.png">
+</head>
+<body>
+<div id="swagger-ui"></div>
+<script src="/docs/assets/swagger-ui-bundle.js"></script>
+<script src="/docs/start/swagger-init.js"></script>
+</body>
+</html>
+"""

@@ -3,6 +3,8 @@ health, problem details, limits."""
 
 from __future__ import annotations
 
+import re
+
 import json
 
 import pytest
@@ -280,6 +282,19 @@ class TestHealth:
         assert {"/v1/runs", "/v1/runs/{run_id}", "/v1/runs/{run_id}/events", "/v1/runs/{run_id}/cancel",
                 "/v1/runs/{run_id}/artefacts/{path}", "/healthz", "/readyz"} <= set(paths)
         assert service.client.get("/docs").status_code == 200
+
+    def test_docs_are_served_by_the_service_itself_under_a_csp_without_inline_scripts(self, service: Service):
+        """/docs loads Swagger UI from the service, not a CDN, and has no inline script (before:
+        FastAPI's page loaded its files from cdn.jsdelivr.net, so it was blank offline)."""
+        page = service.client.get("/docs")
+        assert "script-src 'self'" in page.headers["content-security-policy"]
+        assert "unsafe-inline" not in page.headers["content-security-policy"].split("script-src")[1].split(";")[0]
+        sources = re.findall(r'(?:src|href)="([^"]+)"', page.text)
+        assert sources and all(source.startswith("/docs/") for source in sources), sources
+        assert re.search(r"<script>(?!</script>)", page.text) is None  # every script is a file
+        for source in sources:
+            assert service.client.get(source).status_code == 200, source
+        assert "SwaggerUIBundle" in service.client.get("/docs/start/swagger-init.js").text
 
     def test_readyz_says_why_not(self, tmp_path):
         service = make_service(tmp_path, engine_up=False)
