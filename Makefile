@@ -11,7 +11,7 @@ SEED ?= 7
 EVAL_CASES ?= --cases
 
 .DEFAULT_GOAL := help
-.PHONY: help install run run-all eval eval-intake check images serve test test-unit test-docker bench lint lock clean
+.PHONY: help install run run-all eval eval-intake check images serve test test-unit test-docker bench lint docs lock clean
 .PHONY: stack stack-down
 .PHONY: fuzz llm-smoke
 .PHONY: k8s-images k8s-manifests k8s-smoke
@@ -81,6 +81,13 @@ lint: $(STAMP) ## ruff (unused or undefined names, bugbear), import-linter (the 
 	@$(VENV)/bin/lint-imports --no-cache
 	@$(PY) -m mypy
 
+# make docs: under CI (CI=true, .ci/run) the references are checked, not rewritten, so a drifted
+# committed file fails the build instead of being fixed in CI's checkout only.
+docs: $(STAMP) ## Regenerate docs/reference/ (settings, CLI, API) and build the site into site/ with mkdocs --strict (offline)
+	@$(PY) -m tools.docs_gen $(if $(filter true,$(CI)),--check)
+	@NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+	@echo "==> site/index.html"
+
 bench: $(STAMP) ## Time the ICICI parser in-process, as a fresh process, in cold and warm sandboxes (phases); check of 100 parsers; a warm run; the service (first event, overhead, 100 queued runs); the console (10,000 runs, 1,000,000 lines, a node's end)
 	@$(PY) -m tools.bench
 	@$(PY) -m tools.bench_service
@@ -107,7 +114,7 @@ lock: $(STAMP) ## Rewrite constraints.txt from the current environment
 	@$(PY) -m pip freeze --exclude-editable | grep -v '^sandloop' > constraints.txt.new && mv constraints.txt.new constraints.txt
 
 clean: ## Remove the virtual environment, caches and run artefacts (keeps images)
-	rm -rf $(VENV) .cache runs .pytest_cache
+	rm -rf $(VENV) .cache runs .pytest_cache site
 
 # Kubernetes (docs/kubernetes.md). k8s-images builds the controller image and every sandbox
 # image locally (no registry needed to build) and, with REGISTRY=host/path, tags and pushes

@@ -27,7 +27,7 @@ from agents.ports.errors import ConfigError, PlatformError
 from agents.ports.memory import subject_key
 from agents.targets import TARGET_FILE, TargetConfig, known_targets, load_target_config
 
-HINT = "see README.md, 'Intake agent' (follows)"
+HINT = "see docs/intake.md (follows)"
 
 
 @dataclass(frozen=True)

@@ -272,7 +272,7 @@ def invalid_target_file(path: Path, exc: ValidationError, prefix: str = "") -> C
     where = where[:100] or "target.toml"
     message = str(first["msg"]).removeprefix("Value error, ")
     doc = "docs/environments.md, 'A target's own environment'" if where.startswith("environment") else \
-        "README.md, 'Intake agent'" if where.startswith(("goal", "nodes", "subject", "follows")) else "docs/idris.md, 'Targets'"
+        "docs/intake.md" if where.startswith(("goal", "nodes", "subject", "follows")) else "docs/idris.md, 'Targets'"
     return ConfigError(f"{path}: {where}: {message}", hint=f"see {doc}")
 
 

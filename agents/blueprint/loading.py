@@ -27,7 +27,7 @@ PROSE_FILES = ("blueprint.md", "blueprint.txt")
 BLUEPRINT_BOUNDS = JSONBounds(max_bytes=256 * 1024, max_depth=6, max_values=5_000)
 MAX_DATA_FILE_BYTES = 1 << 20
 MAX_DATA_BYTES = 4 << 20
-HINT = "see README.md, 'Blueprint agent'"
+HINT = "see docs/blueprint.md"
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ from agents.ports.errors import ConfigError
 #: Largest schema file read.
 MAX_SCHEMA_BYTES = 32 * 1024
 NODES_DIR = "nodes"
-HINT = "see README.md, 'Intake agent'"
+HINT = "see docs/intake.md"
 Scalar = int | float | str | bool
 Kind = Literal["boolean", "money", "number", "year", "date", "choice", "text"]
 _Words = list[str]

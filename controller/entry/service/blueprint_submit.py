@@ -60,7 +60,7 @@ class BlueprintJSON(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    blueprint: dict[str, Any] = Field(description="The blueprint (README.md, 'Blueprint agent').")
+    blueprint: dict[str, Any] = Field(description="The blueprint (docs/blueprint.md).")
     files: dict[str, str] = Field(default_factory=dict, max_length=MAX_FILES,
                                   description="Data and code files by their plain names, as text.")
     target: str | None = Field(None, min_length=1, max_length=64, description="The run's target name; "

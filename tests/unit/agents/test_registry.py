@@ -76,10 +76,9 @@ class TestGraphDiagrams:
 
     @pytest.mark.parametrize("name", sorted(AGENTS))
     def test_docs_embed_the_diagram(self, name):
-        """README.md and docs/architecture.md embed each agent's diagram as printed."""
-        body = agent_graph_mermaid(name).split("graph TD;", 1)[1]
-        for doc in ("README.md", "docs/architecture.md"):
-            assert body in (PROJECT_ROOT / doc).read_text(encoding="utf-8"), f"{doc} lacks the {name} diagram"
+        """The documentation site's graphs page includes each agent's committed diagram in a Mermaid fence."""
+        page = (PROJECT_ROOT / "docs" / "agents" / "graphs.md").read_text(encoding="utf-8")
+        assert f'```mermaid\n--8<-- "docs/agents/{name}.mmd"\n```' in page, f"docs/agents/graphs.md lacks the {name} diagram"
 
     def test_graph_command_prints_every_node_and_edge(self, capsys):
         """`graph --agent idris` prints Mermaid with every node and the decision's three edges."""
