@@ -89,11 +89,13 @@ OCR = (
     ort.prepare,
     ort.erase_rules,
     ort.ocr_words,
+    ort.page_dpi,
     ort.page_ocr_words,
     ort.unrotate,
     ort.reread_cell,
     ort.balance_breaks,
     ort.cell_reader,
+    ort.peak_mib,
     ort.report_ocr,
     ort.ocr_collect,
 )
