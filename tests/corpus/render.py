@@ -268,6 +268,8 @@ def draw_letterhead(canvas: Canvas, statement: Statement, spec: BankSpec) -> Non
         ("Branch:", "Riverside Main", "Statement period:", period),
         ("Customer ID:", "C-48213", "Currency:", "Local"),
     )
+    if spec.opening_in_header:
+        rows += (("Opening balance:", balance_text(statement.opening_balance, spec), "", ""),)
     for i, (k1, v1, k2, v2) in enumerate(rows):
         line = y - 54 - i * 12
         canvas.drawString(MARGIN, line, f"{k1} {v1}")
@@ -344,7 +346,7 @@ def draw_page(
         canvas.line(MARGIN, y, column_x(spec)[-1], y)
     for item in items:
         y = draw_row(canvas, item, y, spec)
-    if spec.ruled:
+    if spec.ruled or spec.column_rules:
         for x in column_x(spec):
             canvas.line(x, table_top, x, y)
     if spec.footer:

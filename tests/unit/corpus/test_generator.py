@@ -119,7 +119,18 @@ class TestSpecs:
         assert has(lambda s: s.decimal_comma and s.thousands_space) and has(lambda s: s.landscape)
         assert has(lambda s: s.periods > 1) and has(lambda s: s.suffixes[0] == "DR")
         assert has(lambda s: s.decimals == 0)
+        assert has(lambda s: s.column_rules and s.opening_in_header and s.opening_row == "none")
         assert len(BANKS) >= 8
+
+    def test_a_column_ruled_table_has_vertical_rules_only(self, tmp_path: Path) -> None:
+        """quillon (issue 35): vertical lines and no horizontal one; the opening balance above the table."""
+        generate(tmp_path, 7, ["quillon"])
+        with pdfplumber.open(tmp_path / "quillon" / "statement.pdf") as pdf:
+            page = pdf.pages[0]
+            assert page.lines and all(abs(ln["x0"] - ln["x1"]) < 0.5 for ln in page.lines)
+            text = page.extract_text()
+        block, table = text.split("Date Transaction Details", 1)
+        assert "Opening balance:" in block and "Opening" not in table
 
     def test_amounts_print_as_the_spec_says(self) -> None:
         """Indian lakh groups, trailing minus, space-grouped decimal commas, parentheses."""
