@@ -125,6 +125,12 @@ class BankSpec:
     opening_in_header: bool = False
     """Print the opening balance in the account block above the table (issue 35), with
     ``opening_row="none"``: no table row gives it."""
+    overdrawn: bool = False
+    """The account goes below zero halfway through (balances printed with the debit suffix
+    under ``balance_suffix``)."""
+    panels: int = 1
+    """Tables side by side on a page (issue 35): rows run down the left one, then the right;
+    text read line by line interleaves them."""
     ref_style: Literal["mixed", "utr", "cheque"] = "mixed"
     """mixed: alphanumeric and zero-padded refs (a str column); utr: 12 digits; cheque:
     six digits on cheque rows only."""
@@ -602,6 +608,36 @@ BANKS: tuple[BankSpec, ...] = (
 #: Layouts outside what the offline coder can express: the tests use them to show that such a
 #: run ends as failed with a diff report, never with a crash. Not part of ``make eval``.
 OUTSIDE: tuple[BankSpec, ...] = (
+    BankSpec(
+        name="tamsin",
+        title="Tamsin Savings Bank",
+        summary="issue 35: two tables side by side on a landscape page (rows down the left, then "
+        "the right; text read line by line interleaves them), amounts and balances with ' DR'/"
+        "' CR' suffixes, the balance going overdrawn (DR)",
+        columns=(
+            _c("date", "Date", 52),
+            _c("description", "Details", 140),
+            _c("amount", "Amount", 72, "right"),
+            _c("balance", "Balance", 80, "right"),
+        ),
+        csv=(
+            ("Date", "date"),
+            ("Description", "description"),
+            ("Debit", "debit"),
+            ("Credit", "credit"),
+            ("Balance", "balance"),
+        ),
+        rows=60,
+        landscape=True,
+        panels=2,
+        opening_row="none",
+        amount_style="suffix",
+        balance_suffix=True,
+        suffixes=(" DR", " CR"),
+        overdrawn=True,
+        pdf_date="%d/%m/%y",
+        csv_date="%d/%m/%Y",
+    ),
     BankSpec(
         name="kestrel",
         title="Kestrel Mutual",
