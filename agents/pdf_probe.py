@@ -84,8 +84,7 @@ def _text(pdf_path: str, analysed: int) -> dict[str, Any]:
     with pdfplumber.open(pdf_path) as pdf:
         pages = [_page(page) for page in pdf.pages[:analysed]]
         known = {p["number"]: p["text"] for p in pages}
-        texts = [[page.page_number, known.get(page.page_number) or page.extract_text() or ""]
-                 for page in pdf.pages]
+        texts = [[page.page_number, known.get(page.page_number) or _reading_text(page)] for page in pdf.pages]
         count = len(pdf.pages)
     scanned = bool(pages) and all(not p["words"] for p in pages)
     return {"page_count": count, "pages": pages, "texts": texts, "scanned": scanned}
@@ -95,7 +94,26 @@ def _page(page: Any) -> dict[str, Any]:
     words = [[w["text"], float(w["x0"]), float(w["x1"]), float(w["top"]), float(w["bottom"])]
              for w in page.extract_words(keep_blank_chars=False, use_text_flow=False)]
     return {"number": page.page_number, "width": float(page.width), "height": float(page.height),
-            "text": page.extract_text() or "", "tables": page.extract_tables() or [], "words": words}
+            "text": _reading_text(page), "tables": page.extract_tables() or [], "words": words}
+
+
+def _reading_text(page: Any) -> str:
+    """The page's text in reading order. Two tables side by side (issue 35) show as a line
+    whose words repeat (their headers) with the second half to the right: each table's text
+    then comes whole, the left one first, instead of their lines interleaved."""
+    by_line: dict[int, list[dict[str, Any]]] = {}
+    for word in page.extract_words():
+        by_line.setdefault(round(float(word["top"])), []).append(word)
+    for line in by_line.values():
+        line.sort(key=lambda w: float(w["x0"]))
+        texts, half = [w["text"].lower() for w in line], len(line) // 2
+        if half >= 2 and len(line) % 2 == 0 and texts[:half] == texts[half:] \
+                and not any(c.isdigit() for t in texts for c in t) and line[half - 1]["x1"] < line[half]["x0"]:
+            cut = (float(line[half - 1]["x1"]) + float(line[half]["x0"])) / 2
+            x0, top, x1, bottom = page.bbox
+            parts = (page.crop((x0, top, cut, bottom)), page.crop((cut, top, x1, bottom)))
+            return "\n".join(part.extract_text() or "" for part in parts)
+    return page.extract_text() or ""
 
 
 def _scanned(pdf_path: str, config: dict[str, Any]) -> dict[str, Any]:

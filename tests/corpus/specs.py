@@ -603,11 +603,6 @@ BANKS: tuple[BankSpec, ...] = (
         pdf_date="%d/%m/%Y",
         csv_date="%d/%m/%Y",
     ),
-)
-
-#: Layouts outside what the offline coder can express: the tests use them to show that such a
-#: run ends as failed with a diff report, never with a crash. Not part of ``make eval``.
-OUTSIDE: tuple[BankSpec, ...] = (
     BankSpec(
         name="tamsin",
         title="Tamsin Savings Bank",
@@ -638,6 +633,11 @@ OUTSIDE: tuple[BankSpec, ...] = (
         pdf_date="%d/%m/%y",
         csv_date="%d/%m/%Y",
     ),
+)
+
+#: Layouts outside what the offline coder can express: the tests use them to show that such a
+#: run ends as failed with a diff report, never with a crash. Not part of ``make eval``.
+OUTSIDE: tuple[BankSpec, ...] = (
     BankSpec(
         name="kestrel",
         title="Kestrel Mutual",

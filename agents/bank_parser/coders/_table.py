@@ -35,6 +35,7 @@ from agents.bank_parser.coders._runtime import (
     group_lines,
     header_groups,
     page_table_rows,
+    panel_cut,
     page_word_rows,
     split_line,
     squash,
@@ -153,7 +154,10 @@ def _table_header(
 def word_layout(pages: Sequence[PageAnalysis], expected: ExpectedSchema | None) -> Layout | None:
     """The header found among the positioned words, and every line under it as cells."""
     for page in pages:
-        found = find_word_header(group_lines(page_words(page), LINE_TOLERANCE), expected)
+        words = page_words(page)
+        cut = panel_cut(words, LINE_TOLERANCE)  # two tables side by side: the left one's header
+        found = find_word_header(group_lines([w for w in words if cut is None or w["x0"] < cut], LINE_TOLERANCE),
+                                 expected)
         if found is not None:
             labels, count = found
             return words_under(pages, labels, count)

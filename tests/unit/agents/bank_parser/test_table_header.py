@@ -1,8 +1,12 @@
 """Issue 35: without a CSV, the table's header is the row of banking labels, not an account
-block's row of labels that an "Opening balance: …" line happens to follow."""
+block's row of labels that an "Opening balance: …" line happens to follow; two tables side by
+side are found by their repeated header and read one after the other."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
+from agents.bank_parser.coders._runtime import page_word_rows, panel_cut
 from agents.bank_parser.coders._table import find_word_header, header_score
 
 Word = dict[str, object]
@@ -37,3 +41,27 @@ class TestWithoutCsv:
         assert find_word_header([ACCOUNT_BLOCK, OPENING], None) == (["Customer ID: C-48213", "Currency: Local"], 1)
         assert header_score(["Customer ID: C-48213", "Currency: Local"], None) == 0.5
         assert header_score(["Date", "Debit", "Credit", "Balance"], None) == 1.0
+
+
+class TestTwoTablesSideBySide:
+    """panel_cut and page_word_rows: two tables across a page are read one after the other."""
+
+    PAIR = line(140, (40, "Date Details Amount Balance"), (420, "Date Details Amount Balance"))
+    ROW = line(152, (40, "01/04/24 Rent 100.00 DR 900.00 CR"), (420, "26/04/24 Pay 50.00 CR 950.00 CR"))
+
+    def test_a_repeated_header_gives_the_cut_between_the_tables(self) -> None:
+        """The cut lies between the left header's last word and the right one's first."""
+        cut = panel_cut(self.PAIR + self.ROW, 3.0)
+        assert cut is not None and self.PAIR[3]["x1"] < cut < 420  # type: ignore[operator]
+
+    def test_one_table_or_a_repeated_line_with_figures_is_not_cut(self) -> None:
+        """A single header, and a line whose halves repeat figures, leave the page whole."""
+        assert panel_cut(HEADER + ROW, 3.0) is None
+        assert panel_cut(line(10, (40, "Total 5.00"), (420, "Total 5.00")), 3.0) is None
+
+    def test_rows_come_down_the_left_table_then_the_right(self) -> None:
+        """Each table's header finds its own columns; the left row comes before the right one."""
+        config = SimpleNamespace(header_labels=["Date", "Details", "Amount", "Balance"], header_lines=1,
+                                 line_tolerance=3.0, boundary_rule="valley")
+        rows = [cells for cells, _ in page_word_rows(self.PAIR + self.ROW, {}, config)]
+        assert [cells[0] for cells in rows if cells[0][:1].isdigit()] == ["01/04/24", "26/04/24"]
