@@ -98,22 +98,34 @@ def _page(page: Any) -> dict[str, Any]:
 
 
 def _reading_text(page: Any) -> str:
-    """The page's text in reading order. Two tables side by side (issue 35) show as a line
-    whose words repeat (their headers) with the second half to the right: each table's text
-    then comes whole, the left one first, instead of their lines interleaved."""
-    by_line: dict[int, list[dict[str, Any]]] = {}
-    for word in page.extract_words():
-        by_line.setdefault(round(float(word["top"])), []).append(word)
-    for line in by_line.values():
+    """The page's text in reading order: two tables side by side (issue 35) each whole, the
+    left one first, instead of their lines interleaved; else pdfplumber's own text."""
+    cut = _panel_cut(page.extract_words())
+    if cut is None:
+        return page.extract_text() or ""
+    x0, top, x1, bottom = page.bbox
+    parts = (page.crop((x0, top, cut, bottom)), page.crop((cut, top, x1, bottom)))
+    return "\n".join(part.extract_text() or "" for part in parts)
+
+
+def _panel_cut(words: list[dict[str, Any]], tolerance: float = 3.0) -> float | None:
+    """The x between two tables side by side: a line (words whose tops lie within
+    ``tolerance``) whose words repeat themselves with no figure among them (the two
+    headers), the second half wholly right of the first; None for one table."""
+    ordered = sorted(words, key=lambda w: float(w["top"]))
+    lines: list[list[dict[str, Any]]] = []
+    for word in ordered:
+        if lines and float(word["top"]) - float(lines[-1][0]["top"]) <= tolerance:
+            lines[-1].append(word)
+        else:
+            lines.append([word])
+    for line in lines:
         line.sort(key=lambda w: float(w["x0"]))
         texts, half = [w["text"].lower() for w in line], len(line) // 2
         if half >= 2 and len(line) % 2 == 0 and texts[:half] == texts[half:] \
                 and not any(c.isdigit() for t in texts for c in t) and line[half - 1]["x1"] < line[half]["x0"]:
-            cut = (float(line[half - 1]["x1"]) + float(line[half]["x0"])) / 2
-            x0, top, x1, bottom = page.bbox
-            parts = (page.crop((x0, top, cut, bottom)), page.crop((cut, top, x1, bottom)))
-            return "\n".join(part.extract_text() or "" for part in parts)
-    return page.extract_text() or ""
+            return (float(line[half - 1]["x1"]) + float(line[half]["x0"])) / 2
+    return None
 
 
 def _scanned(pdf_path: str, config: dict[str, Any]) -> dict[str, Any]:
@@ -129,7 +141,9 @@ def _scanned(pdf_path: str, config: dict[str, Any]) -> dict[str, Any]:
         for page in pdf.pages[: max(fact_pages, analysed)]:
             info: dict[str, Any] = {}
             words = ocr.page_ocr_words(page, config["ocr_setting"], info)
-            text = _lines_text(words)
+            cut = _panel_cut(words)
+            text = _lines_text(words) if cut is None else "\n".join(
+                _lines_text([w for w in words if (w["x0"] < cut) == left]) for left in (True, False))
             texts.append([page.page_number, text])
             if page.page_number <= analysed:
                 boxes = [[w["text"], w["x0"], w["x1"], w["top"], w["bottom"]] for w in words]

@@ -44,3 +44,25 @@ class TestReadingText:
         found = pdf_probe.analyse(str(corpus / "quillon" / "statement.pdf"), {"max_pages": 50, "analysed_pages": 1})
         with pdfplumber.open(corpus / "quillon" / "statement.pdf") as pdf:
             assert [text for _, text in found["texts"]] == [page.extract_text() for page in pdf.pages]
+
+
+class TestPanelCut:
+    """_panel_cut on OCR words, whose two headers need not share a top to the point."""
+
+    @staticmethod
+    def word(text: str, x0: float, top: float) -> dict[str, object]:
+        return {"text": text, "x0": x0, "x1": x0 + 30, "top": top, "bottom": top + 8}
+
+    def test_headers_a_point_apart_still_give_the_cut(self) -> None:
+        """Tesseract's two header lines, 1.2 points apart: the cut lies between them."""
+        words = [self.word(t, 40 + 40 * i, 100) for i, t in enumerate(("Date", "Details", "Amount"))]
+        words += [self.word(t, 420 + 40 * i, 101.2) for i, t in enumerate(("Date", "Details", "Amount"))]
+        cut = pdf_probe._panel_cut(words)
+        assert cut is not None and 150 < cut < 420
+
+    def test_a_single_table_has_none(self) -> None:
+        """One header, or a line of figures that repeat, is no pair of tables."""
+        words = [self.word(t, 40 + 40 * i, 100) for i, t in enumerate(("Date", "Details", "Amount", "Balance"))]
+        assert pdf_probe._panel_cut(words) is None
+        assert pdf_probe._panel_cut([self.word("5.00", 40, 10), self.word("x", 80, 10),
+                                     self.word("5.00", 420, 10), self.word("x", 460, 10)]) is None
