@@ -84,8 +84,7 @@ def _text(pdf_path: str, analysed: int) -> dict[str, Any]:
     with pdfplumber.open(pdf_path) as pdf:
         pages = [_page(page) for page in pdf.pages[:analysed]]
         known = {p["number"]: p["text"] for p in pages}
-        texts = [[page.page_number, known.get(page.page_number) or page.extract_text() or ""]
-                 for page in pdf.pages]
+        texts = [[page.page_number, known.get(page.page_number) or _reading_text(page)] for page in pdf.pages]
         count = len(pdf.pages)
     scanned = bool(pages) and all(not p["words"] for p in pages)
     return {"page_count": count, "pages": pages, "texts": texts, "scanned": scanned}
@@ -95,7 +94,38 @@ def _page(page: Any) -> dict[str, Any]:
     words = [[w["text"], float(w["x0"]), float(w["x1"]), float(w["top"]), float(w["bottom"])]
              for w in page.extract_words(keep_blank_chars=False, use_text_flow=False)]
     return {"number": page.page_number, "width": float(page.width), "height": float(page.height),
-            "text": page.extract_text() or "", "tables": page.extract_tables() or [], "words": words}
+            "text": _reading_text(page), "tables": page.extract_tables() or [], "words": words}
+
+
+def _reading_text(page: Any) -> str:
+    """The page's text in reading order: two tables side by side (issue 35) each whole, the
+    left one first, instead of their lines interleaved; else pdfplumber's own text."""
+    cut = _panel_cut(page.extract_words())
+    if cut is None:
+        return page.extract_text() or ""
+    x0, top, x1, bottom = page.bbox
+    parts = (page.crop((x0, top, cut, bottom)), page.crop((cut, top, x1, bottom)))
+    return "\n".join(part.extract_text() or "" for part in parts)
+
+
+def _panel_cut(words: list[dict[str, Any]], tolerance: float = 3.0) -> float | None:
+    """The x between two tables side by side: a line (words whose tops lie within
+    ``tolerance``) whose words repeat themselves with no figure among them (the two
+    headers), the second half wholly right of the first; None for one table."""
+    ordered = sorted(words, key=lambda w: float(w["top"]))
+    lines: list[list[dict[str, Any]]] = []
+    for word in ordered:
+        if lines and float(word["top"]) - float(lines[-1][0]["top"]) <= tolerance:
+            lines[-1].append(word)
+        else:
+            lines.append([word])
+    for line in lines:
+        line.sort(key=lambda w: float(w["x0"]))
+        texts, half = [w["text"].lower() for w in line], len(line) // 2
+        if half >= 2 and len(line) % 2 == 0 and texts[:half] == texts[half:] \
+                and not any(c.isdigit() for t in texts for c in t) and line[half - 1]["x1"] < line[half]["x0"]:
+            return (float(line[half - 1]["x1"]) + float(line[half]["x0"])) / 2
+    return None
 
 
 def _scanned(pdf_path: str, config: dict[str, Any]) -> dict[str, Any]:
@@ -111,7 +141,9 @@ def _scanned(pdf_path: str, config: dict[str, Any]) -> dict[str, Any]:
         for page in pdf.pages[: max(fact_pages, analysed)]:
             info: dict[str, Any] = {}
             words = ocr.page_ocr_words(page, config["ocr_setting"], info)
-            text = _lines_text(words)
+            cut = _panel_cut(words)
+            text = _lines_text(words) if cut is None else "\n".join(
+                _lines_text([w for w in words if (w["x0"] < cut) == left]) for left in (True, False))
             texts.append([page.page_number, text])
             if page.page_number <= analysed:
                 boxes = [[w["text"], w["x0"], w["x1"], w["top"], w["bottom"]] for w in words]

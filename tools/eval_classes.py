@@ -8,7 +8,8 @@ a text PDF whose ``result.csv`` is withheld, anything else a text PDF with its C
 result is the status in the newest ``summary.json`` of its runs; a target with none did not
 finish (counted as not passed). Passing statuses are the CLI's: passed, unverified and
 self-consistent. The scans' OCR time per page follows, summed over the OCR cost each scan's
-newest summary reports (issue 24). Reads only JSON the runs wrote; prints, asserts nothing.
+newest summary reports (issue 24), and the largest peak memory a scan's parser reported
+(issue 35). Reads only JSON the runs wrote; prints, asserts nothing.
 """
 
 from __future__ import annotations
@@ -71,7 +72,20 @@ def ocr_lines(summaries: dict[str, dict[str, object]]) -> list[str]:
     per_page = {target: s / r for target, (r, s) in costs.items()}
     slowest = max(per_page, key=per_page.__getitem__)
     return [f"  scan OCR       {int(reads)} page read(s) in {seconds:.1f} s: {seconds / reads:.1f} s a page "
-            f"(slowest {slowest}, {per_page[slowest]:.1f} s a page)"]
+            f"(slowest {slowest}, {per_page[slowest]:.1f} s a page)"] + peak_lines(summaries)
+
+
+def peak_lines(summaries: dict[str, dict[str, object]]) -> list[str]:
+    """The scans' largest peak memory, as their parsers measured it (issue 35), if any said."""
+    peaks: dict[str, float] = {}
+    for target, data in summaries.items():
+        ocr = data.get("ocr")
+        if isinstance(ocr, dict) and _number(ocr.get("peak_mib")) > 0:
+            peaks[target] = _number(ocr.get("peak_mib"))
+    if not peaks:
+        return []
+    highest = max(peaks, key=peaks.__getitem__)
+    return [f"  scan memory    peak {peaks[highest]:.0f} MiB ({highest}) of the sandbox's limit"]
 
 
 def _number(value: object) -> float:

@@ -103,6 +103,10 @@ class OcrCost:
     ocr_seconds: float
     rereads: int
     reread_seconds: float
+    peak_mib: float = 0.0
+    """The parser's peak memory as the sandbox's limit counts it (its cgroup; issue 35); 0: not said."""
+    rss_mib: float = 0.0
+    """The parser process's own peak resident set; 0: not said."""
 
     @property
     def seconds_per_page(self) -> float:
@@ -113,19 +117,23 @@ class OcrCost:
     def from_record(cls, record: dict[str, float]) -> OcrCost:
         """The cost a summary's :meth:`record` keeps."""
         return cls(int(record.get("pages", 0)), int(record.get("page_reads", 0)), record.get("ocr_seconds", 0.0),
-                   int(record.get("rereads", 0)), record.get("reread_seconds", 0.0))
+                   int(record.get("rereads", 0)), record.get("reread_seconds", 0.0),
+                   record.get("peak_mib", 0.0), record.get("rss_mib", 0.0))
 
     def record(self) -> dict[str, float]:
         """Plain numbers for summary.json, with the seconds per page read."""
         return {"pages": self.pages, "page_reads": self.page_reads, "ocr_seconds": round(self.ocr_seconds, 3),
                 "seconds_per_page": round(self.seconds_per_page, 3), "rereads": self.rereads,
-                "reread_seconds": round(self.reread_seconds, 3)}
+                "reread_seconds": round(self.reread_seconds, 3), "peak_mib": round(self.peak_mib, 1),
+                "rss_mib": round(self.rss_mib, 1)}
 
     def reads(self) -> str:
         """``2 page read(s) in 7.9 s (4.0 s a page), 6 cell(s) read again in 1.1 s``."""
         text = f"{self.page_reads} page read(s) in {self.ocr_seconds:.1f} s ({self.seconds_per_page:.1f} s a page)"
         if self.rereads:
             text += f", {self.rereads} cell(s) read again in {self.reread_seconds:.1f} s"
+        if self.peak_mib:
+            text += f", peak memory {self.peak_mib:.0f} MiB"
         return text
 
     def describe(self) -> str:
@@ -148,7 +156,14 @@ def read_ocr_cost(stderr: bytes) -> OcrCost | None:
     values = [cost.get(name) for name in names]
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < 1e7 for v in values):
         return None
-    return OcrCost(int(values[0]), int(values[1]), float(values[2]), int(values[3]), float(values[4]))  # type: ignore[arg-type]
+    peak, rss = (_mib(cost.get(name)) for name in ("peak_mib", "rss_mib"))
+    return OcrCost(int(values[0]), int(values[1]), float(values[2]), int(values[3]), float(values[4]),  # type: ignore[arg-type]
+                   peak, rss)
+
+
+def _mib(value: object) -> float:
+    """A memory figure the parser said, or 0.0 (not said) for anything but a plausible number."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1e7 else 0.0
 
 
 def repaired_rows(repairs: Sequence[Repair]) -> frozenset[int]:

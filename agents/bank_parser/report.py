@@ -23,7 +23,7 @@ class ParserRunSummary(RunSummary):
     """Cells the last attempt's parser repaired by the running balance (issue 24), one line each."""
     ocr: dict[str, float] = field(default_factory=dict)
     """A scan's OCR cost in the last attempt (pages, page_reads, ocr_seconds, seconds_per_page,
-    rereads, reread_seconds; issue 24); empty for a text PDF."""
+    rereads, reread_seconds; issue 24; peak_mib, rss_mib: issue 35); empty for a text PDF."""
 
     def lines(self) -> list[str]:
         """The closing block, with the repairs and the OCR cost after the checks."""

@@ -37,8 +37,10 @@ from tests.corpus.specs import BANKS, BankSpec, Field
 PDF_NAME, CSV_NAME, WITHHELD = "statement.pdf", "result.csv", "withheld.csv"
 #: Scanned cases: (bank, transactions). Short, so OCR stays quick on two cores.
 SCANNED = (("dunmore", 18), ("brightwater", 24), ("corvid", 20), ("glenrock", 15), ("northcliff", 24))
-#: Scans without their CSV: (bank, transactions). marlow's two statement periods, scanned.
-SCANNED_NOCSV = (("dunmore", 18), ("marlow", 30))
+#: Scans without their CSV: (bank, transactions). marlow's two statement periods, quillon's
+#: column-ruled table with its opening balance above it and tamsin's two tables side by side
+#: (issue 35), scanned.
+SCANNED_NOCSV = (("dunmore", 18), ("marlow", 30), ("quillon", 30), ("tamsin", 40))
 #: Scans with cells that lost their decimal point (issue 24): (bank, transactions, with CSV).
 FADED = (("dunmore", 18, True), ("brightwater", 24, False))
 #: Scans with two such cells side by side (issue 24): (bank, transactions, with CSV).

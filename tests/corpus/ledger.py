@@ -131,7 +131,7 @@ def make_statement(spec: BankSpec, seed: int) -> Statement:
                 balance=balance * spec.amount_scale,
             )
         )
-    return Statement(
+    statement = Statement(
         account_holder=rng.choice(PEOPLE),
         account_number=f"{rng.randrange(10**11, 10**12)}",
         opening_balance=opening * spec.amount_scale,
@@ -139,6 +139,16 @@ def make_statement(spec: BankSpec, seed: int) -> Statement:
         end=day,
         transactions=tuple(transactions),
     )
+    return overdrawn(statement) if spec.overdrawn else statement
+
+
+def overdrawn(statement: Statement) -> Statement:
+    """The same statement on an account that opens in credit and goes overdrawn (issue 35):
+    every balance lowered by the amount halfway between the opening and the lowest balance."""
+    lowest = min(t.balance for t in statement.transactions)
+    shift = lowest + (statement.opening_balance - lowest) // 2
+    moved = tuple(replace(t, balance=t.balance - shift) for t in statement.transactions)
+    return replace(statement, opening_balance=statement.opening_balance - shift, transactions=moved)
 
 
 def split_periods(statement: Statement, periods: int) -> list[Statement]:

@@ -27,6 +27,7 @@ ROW_GAP = 3.5
 HEADER_LEADING = 9.5
 LETTERHEAD_HEIGHT = 118.0
 RUNNING_HEAD_HEIGHT = 22.0
+PANEL_GAP = 24.0  # between two tables side by side (``spec.panels``)
 
 Kind = Literal["txn", "opening", "closing", "carried", "brought", "total"]
 #: Cells printed without their decimal point: (transaction index, field).
@@ -212,7 +213,7 @@ def paginate(items: list[Item], statement: Statement, spec: BankSpec) -> list[li
                     balance_item("carried", "Balance carried forward", None, balance, spec)
                 )
             pages.append([])
-            y = body_top(len(pages) - 1, spec)
+            y = body_top((len(pages) - 1) // spec.panels, spec)
             if spec.carried_forward != "none":
                 day = last_day if spec.carried_forward == "dated" else None
                 brought = balance_item("brought", "Balance brought forward", day, balance, spec)
@@ -229,9 +230,9 @@ def paginate(items: list[Item], statement: Statement, spec: BankSpec) -> list[li
 # --- drawing ----------------------------------------------------------------------------
 
 
-def column_x(spec: BankSpec) -> list[float]:
-    """Left edge of each column, and the table's right edge last."""
-    xs = [MARGIN]
+def column_x(spec: BankSpec, left: float = MARGIN) -> list[float]:
+    """Left edge of each column, and the table's right edge last, for a table from ``left``."""
+    xs = [left]
     for column in spec.columns:
         xs.append(xs[-1] + column.width)
     return xs
@@ -268,33 +269,35 @@ def draw_letterhead(canvas: Canvas, statement: Statement, spec: BankSpec) -> Non
         ("Branch:", "Riverside Main", "Statement period:", period),
         ("Customer ID:", "C-48213", "Currency:", "Local"),
     )
+    if spec.opening_in_header:
+        rows += (("Opening balance:", balance_text(statement.opening_balance, spec), "", ""),)
     for i, (k1, v1, k2, v2) in enumerate(rows):
         line = y - 54 - i * 12
         canvas.drawString(MARGIN, line, f"{k1} {v1}")
         canvas.drawString(MARGIN + 280, line, f"{k2} {v2}")
 
 
-def draw_header(canvas: Canvas, top: float, spec: BankSpec) -> float:
-    """The table's header at ``top``; returns the y under it."""
+def draw_header(canvas: Canvas, top: float, spec: BankSpec, left: float = MARGIN) -> float:
+    """The table's header at ``top`` (the table from ``left``); returns the y under it."""
     height = header_height(spec)
-    xs = column_x(spec)
+    xs = column_x(spec, left)
     if spec.shaded_header:
         canvas.setFillGray(0.85)
-        canvas.rect(MARGIN, top - height, xs[-1] - MARGIN, height, stroke=0, fill=1)
+        canvas.rect(left, top - height, xs[-1] - left, height, stroke=0, fill=1)
         canvas.setFillGray(0)
     step = LEADING if spec.ruled else HEADER_LEADING
     for column, x0 in zip(spec.columns, xs, strict=False):
         for k, part in enumerate(column.label.split("\n")):
             draw_text(canvas, column, x0, top - 9 - k * step, part, BOLD)
     if spec.ruled:
-        canvas.line(MARGIN, top, xs[-1], top)
-        canvas.line(MARGIN, top - height, xs[-1], top - height)
+        canvas.line(left, top, xs[-1], top)
+        canvas.line(left, top - height, xs[-1], top - height)
     return top - height
 
 
-def draw_row(canvas: Canvas, item: Item, top: float, spec: BankSpec) -> float:
-    """One row at ``top``; returns the y under it."""
-    xs = column_x(spec)
+def draw_row(canvas: Canvas, item: Item, top: float, spec: BankSpec, left: float = MARGIN) -> float:
+    """One row at ``top`` (the table from ``left``); returns the y under it."""
+    xs = column_x(spec, left)
     baseline = top - 9
     for column, x0 in zip(spec.columns, xs, strict=False):
         if column.field == "description":
@@ -304,7 +307,7 @@ def draw_row(canvas: Canvas, item: Item, top: float, spec: BankSpec) -> float:
             draw_text(canvas, column, x0, baseline, str(item.cells[column.field]))
     bottom = top - row_height(item, spec)
     if spec.ruled:
-        canvas.line(MARGIN, bottom, xs[-1], bottom)
+        canvas.line(left, bottom, xs[-1], bottom)
     return bottom
 
 
@@ -320,9 +323,11 @@ def draw_footer(canvas: Canvas, page: int, pages: int, spec: BankSpec) -> None:
 
 
 def draw_page(
-    canvas: Canvas, number: int, items: list[Item], total: int, statement: Statement, spec: BankSpec
+    canvas: Canvas, number: int, panels: list[list[Item]], total: int, statement: Statement, spec: BankSpec
 ) -> None:
-    """One page: letterhead or running head, header (if printed here), rows, footer."""
+    """One page: letterhead or running head, then each panel's table side by side (one
+    panel unless ``spec.panels``), each with its header (if printed here), rows and rules;
+    the footer."""
     top = top_of(spec)
     if number == 0:
         draw_letterhead(canvas, statement, spec)
@@ -337,18 +342,25 @@ def draw_page(
         y = top - RUNNING_HEAD_HEIGHT
     else:
         y = top
-    table_top = y
-    if spec.header and (number == 0 or spec.header_every_page):
-        y = draw_header(canvas, y, spec)
-    elif spec.ruled:
-        canvas.line(MARGIN, y, column_x(spec)[-1], y)
-    for item in items:
-        y = draw_row(canvas, item, y, spec)
-    if spec.ruled:
-        for x in column_x(spec):
-            canvas.line(x, table_top, x, y)
+    width = column_x(spec)[-1] - MARGIN + PANEL_GAP
+    for k, items in enumerate(panels):
+        draw_panel(canvas, number, items, y, spec, MARGIN + k * width)
     if spec.footer:
         draw_footer(canvas, number + 1, total, spec)
+
+
+def draw_panel(canvas: Canvas, number: int, items: list[Item], table_top: float, spec: BankSpec, left: float) -> None:
+    """One table from ``left``, ``table_top`` down: header (if printed here), rows, rules."""
+    y = table_top
+    if spec.header and (number == 0 or spec.header_every_page):
+        y = draw_header(canvas, y, spec, left)
+    elif spec.ruled:
+        canvas.line(left, y, column_x(spec, left)[-1], y)
+    for item in items:
+        y = draw_row(canvas, item, y, spec, left)
+    if spec.ruled or spec.column_rules:
+        for x in column_x(spec, left):
+            canvas.line(x, table_top, x, y)
 
 
 def draw_cards(canvas: Canvas, statement: Statement, spec: BankSpec) -> None:
@@ -396,8 +408,9 @@ def render_pdf(path: Path, statement: Statement, spec: BankSpec, faded: Faded = 
 
 def _render_period(canvas: Canvas, statement: Statement, spec: BankSpec, faded: Faded) -> int:
     """One statement period's pages, numbered on their own; returns how many."""
-    pages = paginate(table_items(statement, spec, faded), statement, spec)
-    for number, page_items in enumerate(pages):
-        draw_page(canvas, number, page_items, len(pages), statement, spec)
+    chunks = paginate(table_items(statement, spec, faded), statement, spec)
+    pages = [chunks[i : i + spec.panels] for i in range(0, len(chunks), spec.panels)]
+    for number, panels in enumerate(pages):
+        draw_page(canvas, number, panels, len(pages), statement, spec)
         canvas.showPage()
     return len(pages)

@@ -2,7 +2,9 @@
 
 Each page is rendered (pypdfium2, as pdfplumber does) in grey at :data:`DPI`, rotated by a
 small angle, put on a grey paper tone with speckle noise, and the pages are packed back into
-a PDF of images with Pillow. There is no text layer left: only OCR can read it. Everything
+a PDF of images with Pillow, JPEG-compressed at :data:`JPEG_QUALITY` (a grey image goes in
+as DCTDecode): what a scanner makes (issue 35). There is no text layer left: only OCR can
+read it. Everything
 random comes from the seed, so the same seed writes the same bytes.
 """
 
@@ -20,6 +22,7 @@ DPI = 200
 MAX_ANGLE = 1.2  # degrees, either way
 PAPER = (205, 235)  # grey level of the paper, darkest to lightest
 NOISE = 12.0  # standard deviation of the speckle, in grey levels
+JPEG_QUALITY = 75  # a scanner's usual JPEG quality (Pillow's default too)
 
 
 def scan_page(image: Image.Image, rng: random.Random, angle: float | None = None) -> Image.Image:
@@ -47,5 +50,5 @@ def scan_pdf(source: Path, target: Path, seed: int, angle: float | None = None) 
         document.close()
     fixed = time.gmtime(1_704_067_200)  # 2024-01-01, not the wall clock: the same seed, the same bytes
     pages[0].save(target, "PDF", resolution=float(DPI), save_all=True, append_images=pages[1:],
-                  creationDate=fixed, modDate=fixed)
+                  quality=JPEG_QUALITY, creationDate=fixed, modDate=fixed)
     return len(pages)

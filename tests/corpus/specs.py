@@ -119,6 +119,18 @@ class BankSpec:
     """The balance carries " Cr" (or " Dr" when overdrawn)."""
     layout: Literal["table", "cards"] = "table"
     """table: one row per transaction; cards: a block of 'label: value' lines each (no table)."""
+    column_rules: bool = False
+    """Rule the table's columns only: vertical lines, no row or header lines (issue 35). A
+    blank debit or credit cell then shows as nothing at all in the page's text."""
+    opening_in_header: bool = False
+    """Print the opening balance in the account block above the table (issue 35), with
+    ``opening_row="none"``: no table row gives it."""
+    overdrawn: bool = False
+    """The account goes below zero halfway through (balances printed with the debit suffix
+    under ``balance_suffix``)."""
+    panels: int = 1
+    """Tables side by side on a page (issue 35): rows run down the left one, then the right;
+    text read line by line interleaves them."""
     ref_style: Literal["mixed", "utr", "cheque"] = "mixed"
     """mixed: alphanumeric and zero-padded refs (a str column); utr: 12 digits; cheque:
     six digits on cheque rows only."""
@@ -563,6 +575,63 @@ BANKS: tuple[BankSpec, ...] = (
         currency="¥",
         amount_scale=100,
         decimals=0,
+    ),
+    BankSpec(
+        name="quillon",
+        title="Quillon Cooperative Bank",
+        summary="issue 35: columns ruled by vertical lines only, blank Debit/Credit cells (ragged "
+        "as text), the opening balance in the account block above the table (no opening row), "
+        "computer-generated footer and 'Page n of N'",
+        columns=(
+            _c("date", "Date", 60),
+            _c("description", "Transaction Details", 215),
+            _c("debit", "Debit", 75, "right"),
+            _c("credit", "Credit", 75, "right"),
+            _c("balance", "Balance", 90, "right"),
+        ),
+        csv=(
+            ("Date", "date"),
+            ("Description", "description"),
+            ("Debit", "debit"),
+            ("Credit", "credit"),
+            ("Balance", "balance"),
+        ),
+        rows=70,
+        column_rules=True,
+        opening_in_header=True,
+        opening_row="none",
+        pdf_date="%d/%m/%Y",
+        csv_date="%d/%m/%Y",
+    ),
+    BankSpec(
+        name="tamsin",
+        title="Tamsin Savings Bank",
+        summary="issue 35: two tables side by side on a landscape page (rows down the left, then "
+        "the right; text read line by line interleaves them), amounts and balances with ' DR'/"
+        "' CR' suffixes, the balance going overdrawn (DR)",
+        columns=(
+            _c("date", "Date", 52),
+            _c("description", "Details", 140),
+            _c("amount", "Amount", 72, "right"),
+            _c("balance", "Balance", 80, "right"),
+        ),
+        csv=(
+            ("Date", "date"),
+            ("Description", "description"),
+            ("Debit", "debit"),
+            ("Credit", "credit"),
+            ("Balance", "balance"),
+        ),
+        rows=60,
+        landscape=True,
+        panels=2,
+        opening_row="none",
+        amount_style="suffix",
+        balance_suffix=True,
+        suffixes=(" DR", " CR"),
+        overdrawn=True,
+        pdf_date="%d/%m/%y",
+        csv_date="%d/%m/%Y",
     ),
 )
 

@@ -3,11 +3,13 @@
 Like :mod:`._runtime`, the template copies these functions' source into each OCR parser,
 and the host imports them for its analysis of image-only pages, so what the analysis reads
 and what the parser reads are the same. Rules: standard library, numpy, Pillow, pdfplumber
-and pytesseract only; no module-level state; every setting comes in through arguments.
+(with pypdfium2, its renderer) and pytesseract only; no module-level state; every setting
+comes in through arguments.
 
-A page is rendered (pdfplumber's ``to_image``, pypdfium2 underneath) in grey, deskewed by
-the angle that makes its rows of text sharpest (projection profile), optionally
-thresholded, and read by Tesseract word by word. Words of one Tesseract line share the
+One page at a time is rendered (pypdfium2, grey, one byte a pixel), deskewed by the angle
+that makes its rows of text sharpest (projection profile), optionally thresholded, and
+read by Tesseract word by word; its image is dropped before the next page is drawn, and a
+cell read again is drawn alone (issue 35: within the sandbox's 512 MiB). Words of one Tesseract line share the
 line's top and bottom, so slightly wavy baselines still group into one line; positions are
 returned in PDF points, like pdfplumber's ``extract_words``.
 """
@@ -34,9 +36,33 @@ Word = dict[str, Any]
 RawRow = tuple[list[str], float]
 
 
-def render_gray(page: Any, dpi: int) -> Any:
-    """The page as a greyscale PIL image at ``dpi``."""
-    return page.to_image(resolution=dpi).original.convert("L")
+def render_gray(page: Any, dpi: float, crop: tuple[float, float, float, float] | None = None) -> Any:
+    """The page (or only its part inside ``crop``: left, top, right, bottom in points) as a
+    greyscale PIL image at ``dpi``.
+
+    pdfium draws it grey, one byte a pixel, from the PDF itself: pdfplumber's ``to_image``
+    draws four bytes a pixel and converts them to RGB before it could be made grey, 140 MB at
+    400 dpi for an A4 page whose grey image is 15 MB (issue 35: a scan's parser must stay
+    well under the sandbox's 512 MiB). Smoothing stays off, as ``to_image`` draws.
+    """
+    import pypdfium2  # lazy: copied alone into generated parsers (pdfplumber's own renderer)
+
+    source = page.pdf.path
+    if not source:
+        source = page.pdf.stream
+        source.seek(0)
+    document = pypdfium2.PdfDocument(source)
+    try:
+        drawn = document[page.page_number - 1]
+        margins = (0.0, 0.0, 0.0, 0.0)
+        if crop is not None:
+            width, height = drawn.get_size()
+            margins = (crop[0], height - crop[3], width - crop[2], crop[1])
+        bitmap = drawn.render(scale=dpi / 72, grayscale=True, crop=margins, no_smoothtext=True,
+                              no_smoothpath=True, no_smoothimage=True)
+        return bitmap.to_pil().convert("L")
+    finally:
+        document.close()
 
 
 def skew_angle(image: Any, limit: float = 3.0) -> float:
@@ -50,8 +76,9 @@ def skew_angle(image: Any, limit: float = 3.0) -> float:
     import numpy as np
     from PIL import Image, ImageOps
 
-    small = ImageOps.invert(image.convert("L"))
+    small = image.convert("L")  # a copy, made small before anything else is done to it
     small.thumbnail((700, 700))
+    small = ImageOps.invert(small)
 
     def sharpness(angle: float) -> float:
         rotated = small.rotate(angle, resample=Image.Resampling.BILINEAR)
@@ -82,29 +109,33 @@ def prepare(image: Any, threshold: int, info: dict[str, Any] | None = None) -> A
 def erase_rules(image: Any) -> Any:
     """Paint a ruled table's lines in the paper's grey: pixel rows dark over half the page's
     width, and pixel columns dark over most of the band between the first and last such row.
-    Tesseract would read them as "|" and "_" and lose the text beside them."""
+    Tesseract would read them as "|" and "_" and lose the text beside them.
+
+    The page's pixels are changed in place (one copy of the page, never a float one): what
+    is inked is measured only on the rows and columns painted over."""
     # lazy: copied alone into generated parsers
     import numpy as np
     from PIL import Image
 
-    pixels = np.asarray(image, dtype="uint8").copy()
+    pixels = np.array(image, dtype="uint8")
     paper = int(np.median(pixels))
     dark = pixels < paper - 60
-    rules = np.flatnonzero(dark.mean(axis=1) > 0.5)
+    rules = np.flatnonzero(np.count_nonzero(dark, axis=1) > 0.5 * pixels.shape[1])
     if rules.size == 0:
         return image
     top, bottom = int(rules.min()), int(rules.max()) + 1
-    columns = np.flatnonzero(dark[top:bottom].mean(axis=0) > 0.6)
-    inked = pixels < paper - 20
+    columns = np.flatnonzero(np.count_nonzero(dark[top:bottom], axis=0) > 0.6 * (bottom - top))
+    del dark
     for row in {r + d for r in rules for d in (-1, 0, 1)} & set(range(pixels.shape[0])):
-        pixels[row, inked[row]] = paper
+        line = pixels[row]
+        line[line < paper - 20] = paper
     for column in {c + d for c in columns for d in (-1, 0, 1)} & set(range(pixels.shape[1])):
         band = pixels[top:bottom, column]
-        band[inked[top:bottom, column]] = paper
+        band[band < paper - 20] = paper
     return Image.fromarray(pixels, mode="L")
 
 
-def ocr_words(image: Any, dpi: int, psm: int) -> list[Word]:
+def ocr_words(image: Any, dpi: float, psm: int) -> list[Word]:
     """Tesseract's words with boxes in PDF points; words of a line share its top and bottom."""
     import pytesseract  # lazy: copied alone into generated parsers
 
@@ -129,11 +160,23 @@ def ocr_words(image: Any, dpi: int, psm: int) -> list[Word]:
     return words
 
 
+def page_dpi(page: Any, dpi: float, max_pixels: float = 16e6) -> float:
+    """``dpi``, or less where the page drawn at ``dpi`` would exceed ``max_pixels`` (an A4
+    page at 400 dpi has 15.5 million).
+
+    A scanner may declare its page one point a pixel, a page of 23 by 32 inches: drawn at
+    300 dpi it would be 67 million pixels, and it alone would overrun the sandbox's 512 MiB
+    (issue 35). Its text is as large in pixels either way, so Tesseract reads it as well."""
+    area = float(page.width) * float(page.height) / 72**2  # square inches
+    return min(float(dpi), (max_pixels / area) ** 0.5) if area > 0 else float(dpi)
+
+
 def page_ocr_words(page: Any, setting: dict[str, Any], info: dict[str, Any] | None = None) -> list[Word]:
     """One page's words read by OCR with one setting (dpi, psm, threshold); ``info`` receives
-    the deskew angle."""
-    image = prepare(render_gray(page, setting["dpi"]), setting["threshold"], info)
-    return ocr_words(image, setting["dpi"], setting["psm"])
+    the deskew angle. Only this page's image is held, and only until Tesseract has read it."""
+    dpi = page_dpi(page, setting["dpi"])
+    image = prepare(render_gray(page, dpi), setting["threshold"], info)
+    return ocr_words(image, dpi, setting["psm"])
 
 
 def unrotate(x: float, y: float, width: float, height: float, angle: float) -> tuple[float, float]:
@@ -148,34 +191,34 @@ def unrotate(x: float, y: float, width: float, height: float, angle: float) -> t
 
 
 def reread_cell(
-    image: Any, size: tuple[float, float], box: tuple[float, float, list[float]], position: int, angle: float,
-    zoom: int = 2,
+    page: Any, dpi: float, box: tuple[float, float, list[float]], position: int, angle: float, zoom: int = 2,
 ) -> str:
     """Read one cell again, alone, as a single line of text (Tesseract psm 7), enlarged
     ``zoom`` times.
 
-    ``image`` is the page as scanned, rendered once at the setting's resolution; ``size`` the
-    page's width and height in points. ``box`` is the line's top, bottom and column cuts on
-    the deskewed page; the cell's centre is carried back onto the page as scanned and a crop
-    of the cell's size is read there (a cell is too short for the skew to matter inside it).
-    Only the crop is enlarged: a whole page rendered at twice 300 dpi took 280 MB in the
-    sandbox and, at twice 400 dpi, overran its 512 MiB; a scan holds no detail above its own
-    resolution anyway.
+    ``box`` is the line's top, bottom and column cuts on the deskewed page; the cell's centre
+    is carried back onto the page as scanned and a crop of the cell's size is read there (a
+    cell is too short for the skew to matter inside it). Only the crop is drawn, at ``dpi``
+    (the pixels a whole page drawn at ``dpi`` has there), and only it is enlarged: a whole
+    page rendered at twice 300 dpi took 280 MB in the sandbox and, at twice 400 dpi, overran
+    its 512 MiB, and even one page held for its cells is memory the parser needs for
+    Tesseract (issue 35); a scan holds no detail above its own resolution anyway.
     """
     import pytesseract  # lazy: copied alone into generated parsers
     from PIL import Image
 
-    (width, height), (top, bottom, cuts) = size, box
+    width, height = float(page.width), float(page.height)
+    top, bottom, cuts = box
     left = cuts[position - 1] if position > 0 else 0.0
     right = cuts[position] if position < len(cuts) else width
     x, y = unrotate((left + right) / 2, (top + bottom) / 2, width, height, angle)
-    scale = image.width / width
+    scale = dpi / 72
     half_width, half_height = (right - left) / 2, (bottom - top) / 2 + 2.0
     crop = (int(max(0.0, x - half_width) * scale), int(max(0.0, y - half_height) * scale),
             int(min(width, x + half_width) * scale), int(min(height, y + half_height) * scale))
     if crop[2] - crop[0] < 4 or crop[3] - crop[1] < 4:
         return ""
-    cell = image.crop(crop)
+    cell = render_gray(page, dpi, tuple(v / scale for v in crop))  # type: ignore[arg-type]
     cell = cell.resize((cell.width * zoom, cell.height * zoom), Image.Resampling.LANCZOS)
     return " ".join(pytesseract.image_to_string(cell, lang="eng", config="--psm 7").split())
 
@@ -210,11 +253,9 @@ def cell_reader(
 ) -> Any:
     """``reread(row, position)``: raw row ``row``'s cell read again alone (None once the time
     budget is spent); ``places`` holds each raw row's page and deskew angle, ``boxes`` its line.
-    The page is rendered at ``dpi`` once for all its cells, each crop enlarged twice. Cells
-    read and the seconds spent
+    Each cell is drawn alone at ``dpi`` and enlarged twice. Cells read and the seconds spent
     are added up in ``stats``."""
     done: dict[tuple[int, int], str] = {}
-    rendered: dict[int, Any] = {}
 
     def reread(index: int, position: int) -> str | None:
         if (index, position) not in done:
@@ -223,11 +264,7 @@ def cell_reader(
             began = time.monotonic()
             number, angle = places[index]
             page = pdf.pages[number]
-            if number not in rendered:
-                rendered.clear()  # one page's image at a time
-                rendered[number] = render_gray(page, dpi)
-            size = (float(page.width), float(page.height))
-            done[(index, position)] = reread_cell(rendered[number], size, boxes[index], position, angle)
+            done[(index, position)] = reread_cell(page, page_dpi(page, dpi), boxes[index], position, angle)
             stats["rereads"] += 1
             stats["reread_seconds"] += time.monotonic() - began
         return done[(index, position)]
@@ -235,13 +272,33 @@ def cell_reader(
     return reread
 
 
+def peak_mib() -> dict[str, float]:
+    """The most memory the parser has held so far, in MiB: ``peak_mib`` as the sandbox's
+    limit counts it, ``rss_mib`` this process's own.
+
+    The limit counts the container's memory cgroup: the parser, Tesseract and the page cache
+    of the files they read (reclaimable, so an upper bound on what the parser needs); where
+    no cgroup can be read, ``peak_mib`` is ``rss_mib``."""
+    import resource  # lazy: copied alone into generated parsers
+
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    for path in ("/sys/fs/cgroup/memory/memory.max_usage_in_bytes", "/sys/fs/cgroup/memory.peak"):
+        try:
+            with open(path, encoding="ascii") as handle:
+                return {"peak_mib": int(handle.read().strip()) / 2**20, "rss_mib": own}
+        except (OSError, ValueError):
+            continue
+    return {"peak_mib": own, "rss_mib": own}
+
+
 def report_ocr(stats: dict[str, float]) -> None:
-    """Tell the controller what the OCR cost: one marked JSON line on stderr."""
+    """Tell the controller what the OCR cost, its peak memory included: one marked JSON line
+    on stderr."""
     # lazy: copied alone into generated parsers
     import json
     import sys
 
-    rounded = {name: round(value, 2) for name, value in stats.items()}
+    rounded = {name: round(value, 2) for name, value in {**stats, **peak_mib()}.items()}
     print("sandloop-ocr " + json.dumps(rounded), file=sys.stderr)
 
 

@@ -179,8 +179,38 @@ def split_line(line: list[Word], cuts: list[float]) -> list[str]:
     return [" ".join(words) for words in cells]
 
 
+def panel_cut(words: list[Word], tolerance: float) -> float | None:
+    """The x between two tables printed side by side, or None (issue 35).
+
+    Two tables across a page show as one line whose words repeat themselves: the header
+    "Date Details Amount Balance Date Details Amount Balance", the second half wholly to the
+    right of the first. Read line by line, the two tables would interleave; split at this x,
+    each is read down, the left one first.
+    """
+    for line in group_lines(words, tolerance):
+        half = len(line) // 2
+        if half < 2 or len(line) % 2:
+            continue
+        left, right = line[:half], line[half:]
+        if [squash(w["text"]) for w in left] == [squash(w["text"]) for w in right] \
+                and not any(re.search(r"\d", w["text"]) for w in line) and left[-1]["x1"] < right[0]["x0"]:
+            return (float(left[-1]["x1"]) + float(right[0]["x0"])) / 2
+    return None
+
+
 def page_word_rows(words: list[Word], state: dict[str, Any], config: SimpleNamespace) -> Iterator[RawRow]:
-    """Each text line under the page's header as cells, with its distance from the line above.
+    """Each text line under the page's header as cells, with its distance from the line above;
+    two tables side by side (:func:`panel_cut`) are read one after the other, left first."""
+    cut = panel_cut(words, config.line_tolerance)
+    if cut is None:
+        yield from panel_word_rows(words, state, config)
+        return
+    yield from panel_word_rows([w for w in words if w["x0"] < cut], state, config)
+    yield from panel_word_rows([w for w in words if w["x0"] >= cut], state, config)
+
+
+def panel_word_rows(words: list[Word], state: dict[str, Any], config: SimpleNamespace) -> Iterator[RawRow]:
+    """Each text line under the table's header as cells, with its distance from the line above.
 
     Lines above a header are skipped; a page without a header reuses the last header's
     columns (kept in ``state``), or, for a table printed without any header, the columns found

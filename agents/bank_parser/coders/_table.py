@@ -35,6 +35,7 @@ from agents.bank_parser.coders._runtime import (
     group_lines,
     header_groups,
     page_table_rows,
+    panel_cut,
     page_word_rows,
     split_line,
     squash,
@@ -97,13 +98,16 @@ def header_score(labels: Sequence[str], expected: ExpectedSchema | None) -> floa
     Labels resembling the expected CSV's column names count most; failing that (a CSV
     named in another language, say), labels in the generic banking vocabulary ("Date",
     "Withdrawals", "Balance"...) make a weaker header, and the columns map by content.
+    Without a CSV any row of labels may be the header (0.5), and the banking vocabulary
+    ranks them: an account block's "Customer ID: … | Currency: …" above an "Opening
+    balance: …" line is a row of labels followed by data too (issue 35).
     """
     if len(labels) < 2 or any(not squash(x) or _holds_data(x) for x in labels):
         return 0.0
     vocabulary = sum(1 for x in labels if concepts(x) & BANKING_WORDS)
     by_vocabulary = 0.5 * vocabulary / len(labels) if vocabulary >= 2 else 0.0
     if expected is None:
-        return 0.5
+        return 0.5 + by_vocabulary
     best = [max(name_similarity(col, x) for x in labels) for col in expected.columns]
     hits = sum(1 for b in best if b >= 0.6)
     by_name = hits / len(expected.columns) if hits >= min(2, len(expected.columns)) else 0.0
@@ -150,7 +154,10 @@ def _table_header(
 def word_layout(pages: Sequence[PageAnalysis], expected: ExpectedSchema | None) -> Layout | None:
     """The header found among the positioned words, and every line under it as cells."""
     for page in pages:
-        found = find_word_header(group_lines(page_words(page), LINE_TOLERANCE), expected)
+        words = page_words(page)
+        cut = panel_cut(words, LINE_TOLERANCE)  # two tables side by side: the left one's header
+        found = find_word_header(group_lines([w for w in words if cut is None or w["x0"] < cut], LINE_TOLERANCE),
+                                 expected)
         if found is not None:
             labels, count = found
             return words_under(pages, labels, count)
@@ -193,8 +200,8 @@ def find_word_header(
             score = header_score(labels, expected)
             if score > 0 and (best is None or score > best[0]):
                 best = (score, labels, count)
-        if best is not None and expected is None:
-            break
+        if best is not None and expected is None and best[0] >= 1.0:
+            break  # every label is a banking word: no later line can do better
     return None if best is None else (best[1], best[2])
 
 

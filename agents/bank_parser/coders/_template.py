@@ -89,11 +89,13 @@ OCR = (
     ort.prepare,
     ort.erase_rules,
     ort.ocr_words,
+    ort.page_dpi,
     ort.page_ocr_words,
     ort.unrotate,
     ort.reread_cell,
     ort.balance_breaks,
     ort.cell_reader,
+    ort.peak_mib,
     ort.report_ocr,
     ort.ocr_collect,
 )
@@ -130,9 +132,9 @@ def parse(pdf_path: str) -> pd.DataFrame:
 '''
 OCR_IMPORTS = "import os\nimport time\n\nimport numpy as np  # noqa: F401 - used by skew_angle\nimport pytesseract  # noqa: F401\n"
 EXTRACTION = {
-    "ocr_words": ("ocr_collect", (*WORD_HEADER, rt.split_line, rt.page_word_rows, *OCR, *REPAIR)),
+    "ocr_words": ("ocr_collect", (*WORD_HEADER, rt.split_line, rt.panel_cut, rt.page_word_rows, rt.panel_word_rows, *OCR, *REPAIR)),
     "ruled_tables": ("table_rows", (rt.header_positions, rt.page_table_rows, rt.table_rows)),
-    "word_positions": ("word_rows", (*WORD_HEADER, rt.split_line, rt.page_word_rows, rt.word_rows)),
+    "word_positions": ("word_rows", (*WORD_HEADER, rt.split_line, rt.panel_cut, rt.page_word_rows, rt.panel_word_rows, rt.word_rows)),
     "aligned_tables": ("aligned_rows", (*WORD_HEADER, rt.page_aligned_rows, rt.aligned_rows)),
 }
 COMMON = (
@@ -197,7 +199,7 @@ def ocr_module_source() -> str:
     """A standalone module of the OCR functions and the runtime functions they call: what the
     statement probe's sandbox imports to OCR a scan (the code a scan's parser carries)."""
     imports = HEADER[HEADER.index("from __future__"):]
-    functions = (*WORD_HEADER, rt.split_line, rt.page_word_rows, *OCR, *REPAIR, *COMMON)
+    functions = (*WORD_HEADER, rt.split_line, rt.panel_cut, rt.page_word_rows, rt.panel_word_rows, *OCR, *REPAIR, *COMMON)
     return ('"""OCR functions of sandloop\'s parser runtime, copied for the statement probe."""\n\n'
             + imports + OCR_IMPORTS + "".join(f"\n\n{_source(fn)}" for fn in functions))
 

@@ -13,7 +13,7 @@ import pytest
 
 from tests.corpus.generate import CSV_NAME, PDF_NAME, generate
 from tests.corpus.ledger import make_statement
-from tests.corpus.render import MARGIN, format_date, money, page_size
+from tests.corpus.render import MARGIN, PANEL_GAP, format_date, money, page_size
 from tests.corpus.specs import BANKS, OUTSIDE, bank
 
 SOME = ["corvid", "fernhill", "harbourline"]
@@ -87,7 +87,8 @@ class TestSpecs:
     def test_columns_fit_the_page(self) -> None:
         """No table is wider than the page between its margins."""
         for spec in BANKS + OUTSIDE:
-            assert sum(c.width for c in spec.columns) <= page_size(spec)[0] - 2 * MARGIN, spec.name
+            table = sum(c.width for c in spec.columns)
+            assert spec.panels * table + (spec.panels - 1) * PANEL_GAP <= page_size(spec)[0] - 2 * MARGIN, spec.name
 
     def test_every_feature_is_covered(self) -> None:
         """Ruled and borderless, headers, balance rows, wraps, dates, amounts, order, refs, length."""
@@ -119,7 +120,35 @@ class TestSpecs:
         assert has(lambda s: s.decimal_comma and s.thousands_space) and has(lambda s: s.landscape)
         assert has(lambda s: s.periods > 1) and has(lambda s: s.suffixes[0] == "DR")
         assert has(lambda s: s.decimals == 0)
+        assert has(lambda s: s.column_rules and s.opening_in_header and s.opening_row == "none")
         assert len(BANKS) >= 8
+
+    def test_a_column_ruled_table_has_vertical_rules_only(self, tmp_path: Path) -> None:
+        """quillon (issue 35): vertical lines and no horizontal one; the opening balance above the table."""
+        generate(tmp_path, 7, ["quillon"])
+        with pdfplumber.open(tmp_path / "quillon" / "statement.pdf") as pdf:
+            page = pdf.pages[0]
+            assert page.lines and all(abs(ln["x0"] - ln["x1"]) < 0.5 for ln in page.lines)
+            text = page.extract_text()
+        block, table = text.split("Date Transaction Details", 1)
+        assert "Opening balance:" in block and "Opening" not in table
+
+    def test_two_tables_side_by_side_read_down_then_across(self, tmp_path: Path) -> None:
+        """tamsin (issue 35): two headers on a line; the left table holds the earlier rows, then the
+        right; the balance goes from CR to DR."""
+        generate(tmp_path, 7, ["tamsin"])
+        frame = pd.read_csv(tmp_path / "tamsin" / CSV_NAME)
+        with pdfplumber.open(tmp_path / "tamsin" / PDF_NAME) as pdf:
+            page = pdf.pages[0]
+            middle = MARGIN + sum(c.width for c in bank("tamsin").columns) + PANEL_GAP / 2  # between the tables
+            left = page.crop((0, 0, middle, page.height)).extract_text().splitlines()
+            right = page.crop((middle, 0, page.width, page.height)).extract_text().splitlines()
+        assert page.extract_text().count("Date Details Amount Balance") == 2
+        dates = [line.split()[0] for line in left + right if line[:2].isdigit() and line[2] == "/"]
+        expected = [d[:6] + d[8:] for d in frame["Date"]]
+        assert dates == expected[: len(dates)] and len(dates) > 40
+        assert (frame["Balance"] > 0).any() and (frame["Balance"] < 0).any()
+        assert any(line.endswith(" DR") for line in right) and any(line.endswith(" CR") for line in left)
 
     def test_amounts_print_as_the_spec_says(self) -> None:
         """Indian lakh groups, trailing minus, space-grouped decimal commas, parentheses."""

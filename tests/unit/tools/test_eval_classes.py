@@ -54,6 +54,14 @@ def test_ocr_time_per_page_over_the_scans(tmp_path: Path):
         "  scan OCR       3 page read(s) in 7.5 s: 2.5 s a page (slowest scan-corvid, 3.0 s a page)"]
 
 
+def test_the_largest_peak_memory_follows(tmp_path: Path):
+    summary(tmp_path, "a", "scan-corvid", "passed", 1000, ocr={"page_reads": 2, "ocr_seconds": 6.0, "peak_mib": 240.4})
+    summary(tmp_path, "b", "scan-dunmore", "passed", 1000, ocr={"page_reads": 1, "ocr_seconds": 1.5, "peak_mib": 251.6})
+    summary(tmp_path, "c", "scan-odd", "passed", 1000, ocr={"page_reads": 1, "ocr_seconds": 1.5, "peak_mib": "x"})
+    assert ocr_lines(newest_summaries(tmp_path))[1] == (
+        "  scan memory    peak 252 MiB (scan-dunmore) of the sandbox's limit")
+
+
 def test_no_ocr_line_without_scans(tmp_path: Path):
     summary(tmp_path, "a", "icici", "passed", 1000)
     assert ocr_lines(newest_summaries(tmp_path)) == []

@@ -130,6 +130,17 @@ class TestOcrCost:
         assert cost == OcrCost(2, 4, 9.5, 3, 0.9)
         assert cost.describe() == "OCR 4 page read(s) in 9.5 s (2.4 s a page), 3 cell(s) read again in 0.9 s"
 
+    def test_reads_the_peak_memory_when_said(self) -> None:
+        """The peak memory (issue 35) is read and shown; a bad one counts as not said."""
+        line = (b'sandloop-ocr {"pages": 3, "page_reads": 3, "ocr_seconds": 9, "rereads": 0, "reread_seconds": 0, '
+                b'"peak_mib": 251.4, "rss_mib": 139.2}')
+        cost = read_ocr_cost(line)
+        assert cost is not None and (cost.peak_mib, cost.rss_mib) == (251.4, 139.2)
+        assert cost.describe().endswith("(3.0 s a page), peak memory 251 MiB")
+        assert OcrCost.from_record(cost.record()) == cost
+        bad = read_ocr_cost(line.replace(b"251.4", b"true"))
+        assert bad is not None and bad.peak_mib == 0.0 and "peak" not in bad.describe()
+
     def test_the_summary_keeps_it_and_shows_it_after_the_checks(self) -> None:
         """summary.json carries the numbers with the seconds a page; the closing block a line."""
         record = OcrCost(2, 4, 9.5, 3, 0.9).record()
