@@ -187,6 +187,9 @@ class Settings(BaseSettings):
                                 "folder (the service's POST /v1/runs/{id}/input); without one the run waits.")
     subject: str | None = Field(None, description="Conversational agents (intake): the person talked to, whose "
                                 "graph memory persists across runs (run --subject NAME).")
+    handoff_dir: Path | None = Field(None, description="Set by a service on PostgreSQL for its runs (issue 34): "
+                                     "the run hands its history and lessons over in this folder (its own), "
+                                     "and the service keeps them in the store; unset: the SQLite files.")
     # issue 15: the frame to aim for when a target has no result.csv. The bank-parser agent
     # validates it (its OutputSchema); the platform only carries it, so it names no agent.
     output: dict[str, str] = Field(
@@ -291,7 +294,7 @@ def agent_config(settings: Settings) -> AgentConfig:
         data_dir=settings.data_dir, runs_dir=settings.runs_dir, parsers_dir=settings.parsers_dir,
         idris_dir=settings.idris_dir, coder=settings.coder, llm=settings.llm, limits=settings.sandbox,
         analysis=settings.analysis, interactive=settings.interactive, await_replies=settings.await_replies,
-        subject=settings.subject,
+        subject=settings.subject, handoff_dir=settings.handoff_dir,
         max_attempts=settings.max_attempts if "max_attempts" in settings.model_fields_set else None,
         parallel_checks=settings.parallel_checks, output=settings.output,
     )

@@ -7,6 +7,8 @@ made by the Alembic migrations in ``migrations/versions`` (one per release that 
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import (
     BigInteger,
     Column,
@@ -95,3 +97,72 @@ sessions = Table(
     Column("expires_at", Double, nullable=False),
 )
 Index("sessions_by_token", sessions.c.token)
+
+# revision 0004 (issue 34): the run history and the lessons, when the store is PostgreSQL ----------
+# The same tables as the embedded files (``history.sqlite``, ``lessons.sqlite``), named with a
+# prefix: the statements are written once (observability/history.py, agents/lessons.py) and take
+# the tables' names from the place they run on (a file, or this store).
+
+def _required(kind: Any, *names: str) -> list[Column[Any]]:
+    """Columns that every row fills (NOT NULL), of one type."""
+    return [Column(name, kind, nullable=False) for name in names]
+
+
+#: What each run ended with (``history.sqlite``'s ``runs``): /metrics, the dashboards, the console.
+history_runs = Table(
+    "history_runs", metadata,
+    Column("run_id", Text, primary_key=True),
+    *_required(Text, "agent", "target", "status"),
+    *_required(Integer, "attempts", "max_attempts"),
+    *_required(Double, "started_at", "finished_at", "duration_seconds", "sandbox_seconds"),
+    *_required(Text, "coder"),
+    Column("error", Text, nullable=False, server_default=""),
+)
+Index("history_runs_by_target", history_runs.c.agent, history_runs.c.target, history_runs.c.status)
+
+
+def _history_child(name: str, *columns: Column[Any]) -> Table:
+    """A table of rows that belong to one history run (deleted with it)."""
+    table = Table(name, metadata,
+                  Column("run_id", Text, ForeignKey("history_runs.run_id", ondelete="CASCADE"), nullable=False),
+                  *columns)
+    Index(f"{name}_by_run", table.c.run_id)
+    return table
+
+
+history_attempt_failures = _history_child(
+    "history_attempt_failures", *_required(Integer, "attempt"), *_required(Text, "reason"),
+    *_required(Integer, "retried"))
+history_node_runs = _history_child(
+    "history_node_runs", *_required(Text, "node"), *_required(Integer, "attempt"), *_required(Text, "outcome"),
+    *_required(Double, "duration_seconds"))
+history_sandbox_executions = _history_child(
+    "history_sandbox_executions", *_required(Text, "image", "image_ref", "outcome"),
+    *_required(Double, "duration_seconds"), Column("exit_code", Integer), *_required(Integer, "attempt"),
+    Column("pool", Text, nullable=False, server_default="none"), Column("warmup_seconds", Double))
+history_infra_retries = _history_child("history_infra_retries", *_required(Text, "image", "reason"))
+
+#: The runs the lessons were drawn from (``lessons.sqlite``'s ``runs``).
+lesson_runs = Table(
+    "lesson_runs", metadata,
+    Column("run_id", Text, primary_key=True),
+    *_required(Text, "agent", "target", "coder", "status"),
+    *_required(Integer, "attempts"),
+    *_required(Text, "fixed_by"),
+    *_required(Double, "recorded_at"),
+)
+
+#: Each failed attempt and its lessons (``lessons.sqlite``'s ``failures``).
+lesson_failures = Table(
+    "lesson_failures", metadata,
+    Column("id", Serial, primary_key=True, autoincrement=True),
+    Column("run_id", Text, ForeignKey("lesson_runs.run_id", ondelete="CASCADE"), nullable=False),
+    *_required(Text, "agent", "target"),
+    *_required(Integer, "attempt"),
+    *_required(Text, "kind", "summary"),
+    Column("lesson", Text),
+    *_required(Integer, "fixed"),
+    *_required(Double, "recorded_at"),
+    sqlite_autoincrement=True,
+)
+Index("lesson_failures_by_target", lesson_failures.c.agent, lesson_failures.c.target, lesson_failures.c.recorded_at)

@@ -1,0 +1,98 @@
+"""Where the run history and the lessons are, for the process that asks (issue 34).
+
+- The CLI alone, and a service on SQLite: the embedded files ``<runs_dir>/history.sqlite`` and
+  ``<runs_dir>/lessons.sqlite``, as before (the exporter can read the history read-only).
+- A service on PostgreSQL: its store (tables ``history_*`` and ``lesson_*``, revision 0004), so
+  every replica reads and writes one history and one set of lessons, and no SQLite file is
+  written under the runs folder.
+- A run's child of a service on PostgreSQL never gets the store's DSN (a secret stays out of a
+  run's process). The service gives it its lessons in its folder before it starts
+  (:func:`give_lessons`) and, when it ends, keeps in the store what it left there
+  (:func:`keep_handoff`): its history record and its lessons, JSON validated field by field.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import structlog
+from sqlalchemy import Engine
+
+from agents.lessons import HANDOFF_FILE as LESSONS_HANDOFF
+from agents.lessons import LESSONS_FILE, RECORD, ExecutionHistory, give_lessons, read_bounded
+from controller.platform.observability.handoff import HANDOFF_FILE as HISTORY_HANDOFF
+from controller.platform.observability.handoff import read_handoff
+from controller.platform.observability.history import HistoryError, HistoryStore
+from controller.platform.observability.recorder import history_path
+from controller.platform.settings import Settings
+
+log = structlog.get_logger("sandloop.store")
+
+
+def postgres_engine_of(store: object) -> Engine | None:
+    """The engine of ``store`` if it is on PostgreSQL (None: SQLite, or no store)."""
+    engine = getattr(store, "engine", None)
+    return engine if isinstance(engine, Engine) and engine.dialect.name == "postgresql" else None
+
+
+def run_history(settings: Settings, store: object = None) -> HistoryStore:
+    """The run history: in ``store`` if it is on PostgreSQL, else the SQLite file."""
+    engine = postgres_engine_of(store)
+    return HistoryStore.in_store(engine) if engine is not None else HistoryStore(history_path(settings))
+
+
+def lessons_of(settings: Settings, store: object = None) -> ExecutionHistory:
+    """The lessons: in ``store`` if it is on PostgreSQL, else ``<runs_dir>/lessons.sqlite``."""
+    engine = postgres_engine_of(store)
+    return ExecutionHistory.in_store(engine) if engine is not None else ExecutionHistory(settings.runs_dir / LESSONS_FILE)
+
+
+def hands_off(store: object) -> bool:
+    """Whether the runs of a service on ``store`` hand their history and lessons over (PostgreSQL)."""
+    return postgres_engine_of(store) is not None
+
+
+def give_run_lessons(settings: Settings, store: object, run_dir: Path, agent: str, target: str) -> None:
+    """Before a run starts: its lessons in its folder (PostgreSQL; nothing to do on SQLite)."""
+    if not hands_off(store):
+        return
+    try:
+        give_lessons(run_dir, agent, target, lessons_of(settings, store).lessons(agent, target))
+    except OSError as exc:  # an aid, not a requirement: the run goes on without lessons
+        log.warning("lessons.give_failed", run_dir=str(run_dir), error=str(exc)[:200])
+
+
+def keep_handoff(settings: Settings, store: object, run_dir: Path) -> None:
+    """When a run ends: keep in the store the history record and lessons it left, then remove them."""
+    if hands_off(store):
+        keep_records(run_history(settings, store), lessons_of(settings, store), run_dir)
+
+
+def keep_records(history: HistoryStore, lessons: ExecutionHistory, run_dir: Path) -> None:
+    """Keep the hand-off files of ``run_dir`` in ``history`` and ``lessons`` (once, however often called)."""
+    _keep_history(history, run_dir)
+    _keep_lessons(lessons, run_dir)
+
+
+def _keep_history(history: HistoryStore, run_dir: Path) -> None:
+    try:
+        record = read_handoff(run_dir)
+        if record is not None and not history.has_run(record.run_id):
+            history.record(record)
+    except (OSError, ValueError, HistoryError) as exc:
+        log.error("history.handoff_failed", run_dir=str(run_dir), error=str(exc)[:200])
+        return
+    (run_dir / HISTORY_HANDOFF).unlink(missing_ok=True)
+
+
+def _keep_lessons(lessons: ExecutionHistory, run_dir: Path) -> None:
+    path = run_dir / LESSONS_HANDOFF
+    try:
+        run = RECORD.validate_json(read_bounded(path))
+    except FileNotFoundError:
+        return
+    except (OSError, ValueError) as exc:
+        log.error("lessons.handoff_failed", run_dir=str(run_dir), error=str(exc)[:200])
+        return
+    lessons.record(run)  # logs and carries on if the store fails
+    path.unlink(missing_ok=True)
