@@ -13,10 +13,12 @@
 
 from __future__ import annotations
 
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import structlog
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine, Table, select, text
 
 from agents.lessons import HANDOFF_FILE as LESSONS_HANDOFF
 from agents.lessons import LESSONS_FILE, RECORD, ExecutionHistory, give_lessons, read_bounded
@@ -25,6 +27,9 @@ from controller.platform.observability.handoff import read_handoff
 from controller.platform.observability.history import HistoryError, HistoryStore
 from controller.platform.observability.recorder import history_path
 from controller.platform.settings import Settings
+from controller.platform.store import schema
+from controller.platform.store.engine import translated
+from controller.platform.store.migrate import MIGRATE_LOCK
 
 log = structlog.get_logger("sandloop.store")
 
@@ -96,3 +101,63 @@ def _keep_lessons(lessons: ExecutionHistory, run_dir: Path) -> None:
         return
     lessons.record(run)  # logs and carries on if the store fails
     path.unlink(missing_ok=True)
+
+
+#: What an earlier release's file is renamed to once its rows are in the store (kept, never written).
+ADOPTED_SUFFIX = ".adopted"
+
+
+def adopt_files(settings: Settings, store: object) -> None:
+    """At a PostgreSQL service's start: copy the rows of an earlier release's ``history.sqlite`` and
+    ``lessons.sqlite`` into the store (runs it already has are skipped), then rename each file
+    ``*.adopted``, so nothing recorded before the upgrade is lost and nothing is copied twice.
+
+    Raises:
+        StoreError: the store cannot be written (the files are left as they were).
+    """
+    engine = postgres_engine_of(store)
+    if engine is None:
+        return
+    for path, tables in ((history_path(settings), HISTORY_COPIES), (settings.runs_dir / LESSONS_FILE, LESSON_COPIES)):
+        if path.is_file():
+            _adopt(engine, path, tables)
+
+
+def _adopt(engine: Engine, path: Path, tables: dict[str, Table]) -> None:
+    try:
+        with translated(f"adopting {path.name}"), \
+                closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True, timeout=30.0)) as source, \
+                engine.begin() as conn:
+            conn.execute(text(f"SELECT pg_advisory_xact_lock({MIGRATE_LOCK})"))  # replicas adopt one at a time
+            copied = _copy_new_runs(source, conn, tables)
+        path.replace(path.with_name(path.name + ADOPTED_SUFFIX))
+    except (sqlite3.Error, OSError) as exc:  # another replica adopted it meanwhile, or it is unreadable: kept
+        log.warning("store.adopt_skipped", file=path.name, error=str(exc)[:200])
+        return
+    log.info("store.adopted", file=path.name, runs=copied)
+
+
+#: The store's table for each table of the files, parents first.
+HISTORY_COPIES = {"runs": schema.history_runs, "attempt_failures": schema.history_attempt_failures,
+                  "node_runs": schema.history_node_runs, "sandbox_executions": schema.history_sandbox_executions,
+                  "sandbox_infra_retries": schema.history_infra_retries}
+LESSON_COPIES = {"runs": schema.lesson_runs, "failures": schema.lesson_failures}
+
+
+def _copy_new_runs(source: sqlite3.Connection, conn: Connection, tables: dict[str, Table]) -> int:
+    """Copy the rows of the runs ``conn`` does not have yet; how many runs that was."""
+    parent = next(iter(tables.values()))
+    known = {row[0] for row in conn.execute(select(parent.c.run_id))}
+    new_runs: set[str] = set()
+    for name, table in tables.items():
+        had = {row[1] for row in source.execute(f"PRAGMA table_info({name})")}  # an older file lacks some
+        columns = [c.name for c in table.columns if c.name in had and c.autoincrement is not True]
+        if "run_id" not in columns:
+            continue
+        found = [dict(zip(columns, row, strict=True))
+                 for row in source.execute(f"SELECT {', '.join(columns)} FROM {name} ORDER BY rowid")]
+        fresh = [row for row in found if row["run_id"] not in known]
+        new_runs.update(row["run_id"] for row in fresh)
+        if fresh:
+            conn.execute(table.insert(), fresh)
+    return len(new_runs)

@@ -3,6 +3,7 @@ as the SQLite file), and a service run's hand-off kept in it, with no SQLite fil
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,10 +11,12 @@ import pytest
 from pydantic import SecretStr
 from sqlalchemy import Engine
 
-from agents.lessons import HandoffLessons, Lesson
+from agents.lessons import ExecutionHistory, HandoffLessons, Lesson
 from controller.platform.observability.handoff import HandoffHistory
+from controller.platform.observability.history import HistoryStore
+from controller.platform.observability.metrics import BUCKETS
 from controller.platform.settings import ServiceSettings, Settings
-from controller.platform.shared_state import give_run_lessons, hands_off, keep_handoff, lessons_of, run_history
+from controller.platform.shared_state import adopt_files, give_run_lessons, hands_off, keep_handoff, lessons_of, run_history
 from controller.platform.store.postgres import PostgresStore
 from tests.unit.agents.lessons_contract import ContractLessons
 from tests.unit.controller.platform.observability.history_contract import ContractRecording
@@ -74,3 +77,30 @@ class TestServiceRuns:
         give_run_lessons(settings, pg_store, tmp_path, "bank_parser", "icici")
         (given,) = HandoffLessons(tmp_path).lessons("bank_parser", "icici")
         assert isinstance(given, Lesson) and (given.text, given.kind, given.seen) == ("a", "mismatch", 1)
+
+
+class TestAdoptingAnEarlierRelease:
+    def test_the_files_rows_go_into_the_store_once(self, tmp_path: Path, pg_store: PostgresStore, postgres_dsn: str):
+        """A service upgraded to PostgreSQL keeps the history and lessons its files held; starting again
+        (or a second replica) copies nothing twice, and the files are kept renamed, never written."""
+        runs = tmp_path / "runs"
+        settings = Settings(runs_dir=runs, service=ServiceSettings(store="postgres",
+                                                                   postgres_dsn=SecretStr(postgres_dsn)))
+        old_history = HistoryStore(runs / "history.sqlite")
+        records = [run("passed", failures=()), run("failed", attempts=2, failures=("mismatch", "timeout"))]
+        for record in records:
+            old_history.record(record)
+        with sqlite3.connect(runs / "history.sqlite") as db:  # a release before the infra-retry table
+            db.execute("DROP TABLE sandbox_infra_retries")
+            db.execute("PRAGMA user_version = 2")
+        old_lessons = ExecutionHistory(runs / "lessons.sqlite")
+        old_lessons.record(lesson_run("r0", "too short", "swapped"))
+        before = (old_history.read_runs(), old_history.snapshot(BUCKETS).sandbox_runs)
+        adopt_files(settings, pg_store)
+        adopt_files(settings, pg_store)
+        kept = run_history(settings, pg_store)
+        assert (kept.read_runs(), kept.snapshot(BUCKETS).sandbox_runs) == before
+        assert kept.target_failures("bank_parser", "icici") == {"mismatch": 1, "timeout": 1}
+        lessons = lessons_of(settings, pg_store).lessons("bank_parser", "icici")
+        assert sorted((lesson.text, lesson.seen) for lesson in lessons) == [("swapped", 1), ("too short", 1)]
+        assert sorted(p.name for p in runs.iterdir()) == ["history.sqlite.adopted", "lessons.sqlite.adopted"]

@@ -7,7 +7,7 @@
 A service on PostgreSQL keeps both here (no SQLite file under its runs folder); the CLI alone and
 a service on SQLite keep the two files as before, so these tables stay empty there. A service
 on PostgreSQL that finds the files of an earlier release in its runs folder copies their rows in
-at start (controller/platform/store/legacy.py): nothing is lost.
+at start (controller/platform/shared_state.py, adopt_files): nothing is lost.
 
 Revision ID: 0004
 Revises: 0003
