@@ -9,6 +9,8 @@
   run's process). The service gives it its lessons in its folder before it starts
   (:func:`give_lessons`) and, when it ends, keeps in the store what it left there
   (:func:`keep_handoff`): its history record and its lessons, JSON validated field by field.
+- The runs' graph checkpoints are in PostgreSQL when ``SBX_CHECKPOINT_DSN`` is set (a role that
+  may use only the checkpoint tables, which every run's process gets): :func:`prepare_checkpoints`.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from controller.platform.observability.handoff import HANDOFF_FILE as HISTORY_HA
 from controller.platform.observability.handoff import read_handoff
 from controller.platform.observability.history import HistoryError, HistoryStore
 from controller.platform.observability.recorder import history_path
-from controller.platform.settings import Settings
+from controller.platform.checkpoints import postgres_saver
+from controller.platform.settings import Settings, checkpoint_dsn
 from controller.platform.store import schema
 from controller.platform.store.engine import translated
 from controller.platform.store.migrate import MIGRATE_LOCK
@@ -161,3 +164,17 @@ def _copy_new_runs(source: sqlite3.Connection, conn: Connection, tables: dict[st
         if fresh:
             conn.execute(table.insert(), fresh)
     return len(new_runs)
+
+
+def prepare_checkpoints(settings: Settings, store: object) -> None:
+    """At a service's start: the checkpoint tables made (``SBX_CHECKPOINT_DSN``), or, on PostgreSQL
+    without it, a warning that runs still checkpoint into SQLite files in their folders.
+
+    Raises:
+        EnvironmentFault: the checkpoint database cannot be reached or its tables made.
+    """
+    dsn = checkpoint_dsn(settings)
+    if dsn is not None:
+        postgres_saver(dsn).conn.close()
+    elif hands_off(store):
+        log.warning("checkpoints.in_run_folders", hint="set SBX_CHECKPOINT_DSN so that any replica resumes any run")

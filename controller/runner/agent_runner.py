@@ -39,7 +39,7 @@ from controller.platform.images.base import image_exists
 from controller.platform.memory_store import SqliteMemoryStores
 from controller.platform.observability.recorder import observe_run
 from controller.platform.progress import Progress
-from controller.platform.settings import Settings, agent_config
+from controller.platform.settings import Settings, agent_config, checkpoint_dsn
 from controller.runner.check_record import write_check_summary
 from controller.runner.follows import require_followed
 from controller.runner.no_sandbox import NoSandboxServices
@@ -90,7 +90,8 @@ class Runner:
             self.say(f"run {run_id}: {plan.target} {plan.banner}, up to {plan.max_attempts} attempt(s)")
             run_dir = self.settings.runs_dir / run_id
             write_run_record(run_dir, run_record(agent, plan, run_id, run_image, self.config, environment))
-            checkpoint = open_checkpoint(run_dir, run_id, agent.info.state_types, resume=False)
+            checkpoint = open_checkpoint(run_dir, run_id, agent.info.state_types, resume=False,
+                                         dsn=checkpoint_dsn(self.settings))
             summary = self._observed(agent, plan, checkpoint, services, run_image, environment)
         self.progress.summary(summary)
         return summary.exit_code
@@ -105,7 +106,8 @@ class Runner:
         with self.session(sandbox=bool(record["image_name"])) as services:
             image = recorded_image(services, record["image_name"], record["image"], self.say)
             environment = Environment(image, "reused", 0.0) if record.get("environment") else None
-            checkpoint = open_checkpoint(run_dir, run_id, agent.info.state_types, resume=True)
+            checkpoint = open_checkpoint(run_dir, run_id, agent.info.state_types, resume=True,
+                                         dsn=checkpoint_dsn(self.settings))
             if started(agent, plan, checkpoint):
                 self.say(resume_line(agent, plan, checkpoint))
             else:  # it stopped between its run.json and its graph's first checkpoint: nothing ran yet
