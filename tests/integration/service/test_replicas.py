@@ -3,13 +3,15 @@ folder (its working directory and its copy of the targets), sharing only a real 
 the artefact folder (``SBX_RUNS_DIR``, a ReadWriteMany volume in Kubernetes).
 
 - The lessons a run learned on one replica are given to the next run on the other.
+- A run whose replica is killed with ``kill -9`` resumes on the other from its checkpoint in
+  PostgreSQL (``SBX_CHECKPOINT_DSN``; here the test server's one role, in production a role
+  limited to the checkpoint tables: tests/integration/store/test_checkpoints_postgres.py).
 - The history, the stats, the lessons and the exporter's run counters are the same from both.
 - The artefacts of a run are served by either.
-- The run history and the lessons are in PostgreSQL: no ``history.sqlite``, ``lessons.sqlite``
-  or ``service.sqlite`` is written anywhere (the checkpoints are still per-run SQLite files:
-  issue 34's next step).
+- The run history, the lessons and the checkpoints are in PostgreSQL: no SQLite file is
+  written anywhere.
 
-Which replica runs a run is made certain by having only that one up while it runs.
+Which replica runs the first two runs is made certain by having only that one up while it runs.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import signal
 from pathlib import Path
 
 import httpx
+import psycopg
 
 from controller.platform.settings import PROJECT_ROOT
 from controller.platform.store.postgres import PostgresStore
@@ -43,19 +46,53 @@ def replica(root: Path, runs: Path, dsn: str) -> Service:
     env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT), "SBX_DATA_DIR": str(root / "data"),
            "SBX_RUNS_DIR": str(runs), "SBX_LOG_FORMAT": "json", "SBX_PARALLEL_RUNS": "1",
            "SBX_SERVICE__STORE": "postgres", "SBX_SERVICE__POSTGRES_DSN": dsn,
-           "SBX_SERVICE__POLL_SECONDS": "0.5"}
+           "SBX_SERVICE__POLL_SECONDS": "0.5", "SBX_SERVICE__LEASE_SECONDS": "8",
+           "SBX_SERVICE__RENEW_SECONDS": "2", "SBX_CHECKPOINT_DSN": dsn}
     return Service(root, env, free_port())
 
 
-def run_to_its_end(service: Service, headers: dict[str, str]) -> dict[str, object]:
-    """Submit one run of TARGET (one attempt) to ``service``; its row once it ended."""
-    made = httpx.post(f"{service.url}/v1/runs", json={"target": TARGET, "max_attempts": 1}, headers=headers,
+def submit(service: Service, headers: dict[str, str], attempts: int = 1) -> str:
+    """Submit one run of TARGET to ``service``; its id."""
+    made = httpx.post(f"{service.url}/v1/runs", json={"target": TARGET, "max_attempts": attempts}, headers=headers,
                       timeout=30)
     assert made.status_code == 202, made.text
-    url = f"{service.url}/v1/runs/{made.json()['id']}"
+    return str(made.json()["id"])
+
+
+def ended(service: Service, headers: dict[str, str], run_id: str) -> dict[str, object]:
+    """The run's row once it ended."""
+    url = f"{service.url}/v1/runs/{run_id}"
     wait_for(lambda: httpx.get(url, headers=headers, timeout=30).json()["status"] in ENDED, "the run to end", 300)
     row: dict[str, object] = httpx.get(url, headers=headers, timeout=30).json()
     return row
+
+
+def run_to_its_end(service: Service, headers: dict[str, str]) -> dict[str, object]:
+    """One run of TARGET (one attempt) on ``service``, to its end."""
+    return ended(service, headers, submit(service, headers))
+
+
+def checkpoints_of(dsn: str, run_id: str) -> int:
+    """How many checkpoints the run's graph has in PostgreSQL."""
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute("SELECT COUNT(*) FROM checkpoints WHERE thread_id = %s", (run_id,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def kill_its_replica_midway(services: tuple[Service, Service], dsn: str, run_id: str) -> tuple[Service, Service]:
+    """Once the run has checkpointed a few nodes, ``kill -9`` the replica that runs it; (killed, other)."""
+    store = PostgresStore(dsn, migrate=False)
+    try:
+        wait_for(lambda: checkpoints_of(dsn, run_id) >= 3, "the run to checkpoint a few nodes", 300)
+        row = store.get(run_id)
+    finally:
+        store.engine.dispose()
+    assert row is not None and row.status == "running" and row.worker is not None, row
+    pid = int(row.worker.split(":")[1].split(".")[0])
+    victim, other = services if services[0].proc and services[0].proc.pid == pid else services[::-1]
+    assert victim.proc is not None and victim.proc.pid == pid
+    victim.stop(signal.SIGKILL)
+    return victim, other
 
 
 def shared_views(service: Service, headers: dict[str, str]) -> list[object]:
@@ -85,13 +122,20 @@ def test_two_replicas_share_lessons_history_and_artefacts(tmp_path: Path, postgr
         second = run_to_its_end(two, headers)  # only replica two is up
         given = (runs / str(second["id"]) / "lessons.md").read_text()
         assert "cells differ" in given and "seen once" in given, given
-        one.start()
-        assert shared_views(one, headers) == shared_views(two, headers)
-        history = shared_views(one, headers)[0]
-        assert [run["id"] for run in history["runs"]] == [second["id"], first["id"]]  # type: ignore[index]
         lessons = shared_views(two, headers)[2]["lessons"]  # type: ignore[index]
         assert [lesson["seen"] for lesson in lessons] == [2], lessons
-        for run in (first, second):
+
+        one.start()
+        third_id = submit(one, headers, attempts=2)
+        killed, survivor = kill_its_replica_midway((one, two), postgres_dsn, third_id)
+        third = ended(survivor, headers, third_id)
+        assert (third["status"], third["takeovers"]) == ("failed", 1), third
+        assert f"resuming run {third_id}" in (runs / third_id / "console.txt").read_text()
+        killed.start()
+        assert shared_views(one, headers) == shared_views(two, headers)
+        history = shared_views(one, headers)[0]
+        assert [run["id"] for run in history["runs"]] == [third_id, second["id"], first["id"]]  # type: ignore[index]
+        for run in (first, second, third):
             for service in (one, two):
                 served = httpx.get(f"{service.url}/v1/runs/{run['id']}/artefacts/summary.json", headers=headers,
                                    timeout=30)
@@ -100,5 +144,4 @@ def test_two_replicas_share_lessons_history_and_artefacts(tmp_path: Path, postgr
         for service in (one, two):
             if service.proc is not None:
                 service.stop(signal.SIGTERM)
-    written = {path.name for path in tmp_path.rglob("*.sqlite*")}
-    assert written <= {"checkpoints.sqlite"}, written
+    assert [path.name for path in tmp_path.rglob("*.sqlite*")] == []
