@@ -166,3 +166,57 @@ lesson_failures = Table(
     sqlite_autoincrement=True,
 )
 Index("lesson_failures_by_target", lesson_failures.c.agent, lesson_failures.c.target, lesson_failures.c.recorded_at)
+
+# revision 0005 (issue 34): the intake agents' graph memories, when runs use PostgreSQL ------------
+# One memory per ``key``: ``subject:<subject key>`` (a person, across conversations; never the
+# name) or ``run:<run id>`` (a run without a subject). The tables of memory_store.py's files, with
+# that key in front; a run's process reaches them with SBX_STATE_DSN (a role limited to them and to
+# the checkpoints), never with the store's DSN.
+
+#: The subject's name as first given (``meta`` of a file).
+memory_subjects = Table(
+    "memory_subjects", metadata,
+    Column("key", Text, primary_key=True),
+    *_required(Text, "name"),
+)
+#: Each field's current value.
+memory_fields = Table(
+    "memory_fields", metadata,
+    Column("key", Text, primary_key=True), Column("node", Text, primary_key=True),
+    Column("field", Text, primary_key=True),
+    Column("value", Text), *_required(Integer, "skipped"), *_required(Text, "updated_at"),
+)
+#: Every value ever given.
+memory_history = Table(
+    "memory_history", metadata,
+    Column("id", Serial, primary_key=True, autoincrement=True),
+    *_required(Text, "key", "node", "field"),
+    Column("value", Text), Column("previous", Text), Column("temporal", Text), Column("source", Text),
+    Column("reasoning", Text), *_required(Integer, "applied", "correction"),
+    *_required(Text, "run_id"), *_required(Integer, "turn"), *_required(Text, "at"),
+    sqlite_autoincrement=True,
+)
+Index("memory_history_by_key", memory_history.c.key, memory_history.c.id)
+#: Contradictions, open until a later turn resolves them.
+memory_conflicts = Table(
+    "memory_conflicts", metadata,
+    Column("id", Serial, primary_key=True, autoincrement=True),
+    *_required(Text, "key", "node", "field"),
+    Column("old", Text), Column("new", Text),
+    *_required(Text, "run_id"), *_required(Integer, "turn"), *_required(Text, "at"),
+    *_required(Integer, "resolved"), Column("resolution", Text),
+    sqlite_autoincrement=True,
+)
+Index("memory_conflicts_by_key", memory_conflicts.c.key, memory_conflicts.c.id)
+#: The (run, turn) of every write applied: a write is applied at most once.
+memory_commits = Table(
+    "memory_commits", metadata,
+    Column("key", Text, primary_key=True), Column("run_id", Text, primary_key=True),
+    Column("turn", Integer, primary_key=True, autoincrement=False), *_required(Text, "at"),
+)
+#: Each conversation's target, from its first write (what ``follows`` looks for).
+memory_conversations = Table(
+    "memory_conversations", metadata,
+    Column("key", Text, primary_key=True), Column("run_id", Text, primary_key=True),
+    *_required(Text, "target", "at"),
+)
