@@ -1,5 +1,5 @@
 """Checkpoints of a run's graph: LangGraph's own SQLite checkpointer, under the run folder, or
-its PostgreSQL checkpointer when ``SBX_CHECKPOINT_DSN`` is set (issue 34: replicas on any node).
+its PostgreSQL checkpointer when ``SBX_STATE_DSN`` is set (issue 34: replicas on any node).
 
 Every run writes ``runs/<run_id>/checkpoints.sqlite`` (thread id = run id) with
 ``durability="sync"``: a node's update is on disk before the next node starts, so a run
@@ -15,7 +15,7 @@ is given the same serializer, so the same allowlist holds wherever the checkpoin
 
 On PostgreSQL (``PostgresSaver``, tables ``checkpoints``, ``checkpoint_blobs``,
 ``checkpoint_writes``, ``checkpoint_migrations``) every replica resumes any run: the thread id
-is the run id. ``SBX_CHECKPOINT_DSN`` is meant to name a role that may use only those tables
+is the run id. ``SBX_STATE_DSN`` is meant to name a role that may use only those tables
 (docs/kubernetes.md), as it is in every run's process; the service's store DSN never is.
 
 A state value may say how it is stored by defining ``__checkpoint__()``, returning
@@ -151,21 +151,21 @@ def postgres_saver(dsn: str, serde: JsonPlusSerializer | None = None) -> Postgre
     Raises:
         EnvironmentFault: the database cannot be reached or its tables made (never quoting the DSN).
     """
-    import psycopg  # lazy: only with SBX_CHECKPOINT_DSN
+    import psycopg  # lazy: only with SBX_STATE_DSN
     from psycopg.rows import dict_row
 
     try:
         conn = psycopg.connect(dsn, autocommit=True, prepare_threshold=0, row_factory=dict_row, connect_timeout=10)
     except psycopg.Error as exc:
         raise EnvironmentFault(f"cannot reach the checkpoint database: {_first_line(exc)}",
-                               hint="check SBX_CHECKPOINT_DSN") from None
+                               hint="check SBX_STATE_DSN") from None
     saver = PostgresSaver(conn, serde=serde)
     try:
         _set_up(saver, conn)
     except psycopg.Error as exc:
         conn.close()
         raise EnvironmentFault(f"cannot set up the checkpoint tables: {_first_line(exc)}",
-                               hint="the role of SBX_CHECKPOINT_DSN needs them made once (docs/kubernetes.md)") from None
+                               hint="the role of SBX_STATE_DSN needs them made once (docs/kubernetes.md)") from None
     return saver
 
 

@@ -14,19 +14,25 @@ from __future__ import annotations
 
 import json
 import zlib
+from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import Connection, Engine, and_, func, select, text, update
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.dialects import postgresql, sqlite
 
+from agents.ports.errors import EnvironmentFault
 from agents.ports.memory import ConflictWrite, FieldWrite, MemoryView, MemoryWrite, check_subject, subject_key
 from controller.platform.memory_store import (
     CONFLICT_COLUMNS,
     FIELD_COLUMNS,
     HISTORY_COLUMNS,
     SqliteGraphStore,
+    SqliteMemoryStores,
     compose_view,
 )
+from controller.platform.settings import Settings, state_dsn
+from controller.platform.store.engine import postgres_engine, reason
 from controller.platform.store.schema import (
     memory_commits,
     memory_conflicts,
@@ -148,8 +154,42 @@ class SqlMemoryStores:
         """A memory that lives in RAM and is gone once closed (never in the database)."""
         return SqliteGraphStore(":memory:")
 
+    def check(self) -> None:
+        """Raise unless the memory tables can be read (the store's database, revision 0005, granted).
+
+        Raises:
+            EnvironmentFault: they cannot (one line, never the DSN).
+        """
+        try:
+            with self.engine.connect() as conn:
+                conn.execute(select(memory_subjects.c.key).limit(1)).first()
+        except SQLAlchemyError as exc:
+            raise EnvironmentFault(f"cannot read the graph memories: {reason(exc)}",
+                                   hint="SBX_STATE_DSN names the store's database, upgraded (db upgrade), "
+                                        "with the memory tables granted (docs/kubernetes.md)") from None
+
     def has_subject(self, subject: str) -> bool:
         """Whether ``subject`` has a memory (without creating one)."""
         key = f"subject:{subject_key(check_subject(subject))}"
         with self.engine.connect() as conn:
             return conn.execute(select(memory_subjects.c.key).where(memory_subjects.c.key == key)).first() is not None
+
+
+#: The names of the memory tables: what a run's role needs (with the checkpoints') on PostgreSQL.
+MEMORY_TABLES = tuple(t.name for t in (memory_subjects, memory_fields, memory_history, memory_conflicts,
+                                       memory_commits, memory_conversations))
+#: Either place the memory port's stores are.
+MemoryBackend = SqliteMemoryStores | SqlMemoryStores
+
+
+def memory_stores(settings: Settings) -> MemoryBackend:
+    """The stores of every graph memory these settings' runs write: the database at SBX_STATE_DSN,
+    else the SQLite files under the runs folder."""
+    dsn = state_dsn(settings)
+    return SqlMemoryStores(_engine(dsn)) if dsn is not None else SqliteMemoryStores(settings.runs_dir)
+
+
+@lru_cache(maxsize=4)
+def _engine(dsn: str) -> Engine:
+    """One engine (and pool) per database for the process's life."""
+    return postgres_engine(dsn, timeout=10.0)

@@ -187,10 +187,10 @@ class Settings(BaseSettings):
                                 "folder (the service's POST /v1/runs/{id}/input); without one the run waits.")
     subject: str | None = Field(None, description="Conversational agents (intake): the person talked to, whose "
                                 "graph memory persists across runs (run --subject NAME).")
-    checkpoint_dsn: SecretStr | None = Field(None, description="PostgreSQL (libpq string or URL) of the runs' graph "
-                                             "checkpoints, for replicas on several nodes; unset: "
-                                             "<run>/checkpoints.sqlite. A role that may use only the "
-                                             "checkpoint tables: every run's process gets it.")
+    state_dsn: SecretStr | None = Field(None, description="PostgreSQL (libpq string or URL; the store's database) "
+                                        "of the runs' graph checkpoints and graph memories, for replicas on "
+                                        "several nodes; unset: SQLite files in the runs folder. A role that may "
+                                        "use only those tables: every run's process gets it.")
     handoff_dir: Path | None = Field(None, description="Set by a service on PostgreSQL for its runs (issue 34): "
                                      "the run hands its history and lessons over in this folder (its own), "
                                      "and the service keeps them in the store; unset: the SQLite files.")
@@ -304,7 +304,7 @@ def agent_config(settings: Settings) -> AgentConfig:
     )
 
 
-def checkpoint_dsn(settings: Settings) -> str | None:
-    """Where runs checkpoint (SBX_CHECKPOINT_DSN's value), None for their folders' SQLite files."""
-    dsn = settings.checkpoint_dsn
+def state_dsn(settings: Settings) -> str | None:
+    """Where runs keep checkpoints and graph memories (SBX_STATE_DSN's value); None: SQLite files."""
+    dsn = settings.state_dsn
     return dsn.get_secret_value() if dsn is not None and dsn.get_secret_value() else None

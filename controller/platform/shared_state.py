@@ -9,8 +9,9 @@
   run's process). The service gives it its lessons in its folder before it starts
   (:func:`give_lessons`) and, when it ends, keeps in the store what it left there
   (:func:`keep_handoff`): its history record and its lessons, JSON validated field by field.
-- The runs' graph checkpoints are in PostgreSQL when ``SBX_CHECKPOINT_DSN`` is set (a role that
-  may use only the checkpoint tables, which every run's process gets): :func:`prepare_checkpoints`.
+- The runs' graph checkpoints and the intake agents' graph memories are in PostgreSQL when
+  ``SBX_STATE_DSN`` is set (a role that may use only those tables, which every run's process
+  gets): :func:`prepare_state`.
 """
 
 from __future__ import annotations
@@ -29,9 +30,10 @@ from controller.platform.observability.handoff import read_handoff
 from controller.platform.observability.history import HistoryError, HistoryStore
 from controller.platform.observability.recorder import history_path
 from controller.platform.checkpoints import postgres_saver
-from controller.platform.settings import Settings, checkpoint_dsn
+from controller.platform.memory_sql import SqlMemoryStores
+from controller.platform.settings import Settings, state_dsn
 from controller.platform.store import schema
-from controller.platform.store.engine import translated
+from controller.platform.store.engine import postgres_engine, translated
 from controller.platform.store.migrate import MIGRATE_LOCK
 
 log = structlog.get_logger("sandloop.store")
@@ -166,15 +168,22 @@ def _copy_new_runs(source: sqlite3.Connection, conn: Connection, tables: dict[st
     return len(new_runs)
 
 
-def prepare_checkpoints(settings: Settings, store: object) -> None:
-    """At a service's start: the checkpoint tables made (``SBX_CHECKPOINT_DSN``), or, on PostgreSQL
-    without it, a warning that runs still checkpoint into SQLite files in their folders.
+def prepare_state(settings: Settings, store: object) -> None:
+    """At a service's start (and ``db upgrade``): with ``SBX_STATE_DSN``, the checkpoint tables made
+    and the memory tables readable through it; on PostgreSQL without it, a warning that runs still
+    keep checkpoints and graph memories in SQLite files.
 
     Raises:
-        EnvironmentFault: the checkpoint database cannot be reached or its tables made.
+        EnvironmentFault: the state database cannot be reached, its tables made or read.
     """
-    dsn = checkpoint_dsn(settings)
+    dsn = state_dsn(settings)
     if dsn is not None:
         postgres_saver(dsn).conn.close()
+        engine = postgres_engine(dsn, timeout=10.0)
+        try:
+            SqlMemoryStores(engine).check()
+        finally:
+            engine.dispose()
     elif hands_off(store):
-        log.warning("checkpoints.in_run_folders", hint="set SBX_CHECKPOINT_DSN so that any replica resumes any run")
+        log.warning("state.in_run_folders", hint="set SBX_STATE_DSN: any replica then resumes any run and "
+                                                 "continues any conversation")

@@ -91,7 +91,7 @@ def run_service(settings: Settings, store: RunStore, exporter: Exporter | None, 
     """Serve until SIGTERM/SIGINT, then drain the workers; ``command`` is each run's child."""
     check_exposure(host, store)
     shared_state.adopt_files(settings, store)  # PostgreSQL: an earlier release's history and lessons files
-    shared_state.prepare_checkpoints(settings, store)
+    shared_state.prepare_state(settings, store)
     sock = bind(host, port)
     state = ServiceState(settings, store, engine_probe=engine_probe(settings),
                          images_probe=images_probe(settings))

@@ -27,7 +27,7 @@ from tests.integration.service.harness import free_port, wait_for
 
 #: (variable, Secret) → key of every required secret the service's Pod reads.
 SECRETS = {("SBX_SERVICE__POSTGRES_DSN", "sandloop-postgres"): "dsn",
-           ("SBX_CHECKPOINT_DSN", "sandloop-postgres"): "checkpoint-dsn"}
+           ("SBX_STATE_DSN", "sandloop-postgres"): "state-dsn"}
 
 
 def _object(objects: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:

@@ -4,7 +4,7 @@ the artefact folder (``SBX_RUNS_DIR``, a ReadWriteMany volume in Kubernetes).
 
 - The lessons a run learned on one replica are given to the next run on the other.
 - A run whose replica is killed with ``kill -9`` resumes on the other from its checkpoint in
-  PostgreSQL (``SBX_CHECKPOINT_DSN``; here the test server's one role, in production a role
+  PostgreSQL (``SBX_STATE_DSN``; here the test server's one role, in production a role
   limited to the checkpoint tables: tests/integration/store/test_checkpoints_postgres.py).
 - The history, the stats, the lessons and the exporter's run counters are the same from both.
 - The artefacts of a run are served by either.
@@ -47,7 +47,7 @@ def replica(root: Path, runs: Path, dsn: str) -> Service:
            "SBX_RUNS_DIR": str(runs), "SBX_LOG_FORMAT": "json", "SBX_PARALLEL_RUNS": "1",
            "SBX_SERVICE__STORE": "postgres", "SBX_SERVICE__POSTGRES_DSN": dsn,
            "SBX_SERVICE__POLL_SECONDS": "0.5", "SBX_SERVICE__LEASE_SECONDS": "8",
-           "SBX_SERVICE__RENEW_SECONDS": "2", "SBX_CHECKPOINT_DSN": dsn}
+           "SBX_SERVICE__RENEW_SECONDS": "2", "SBX_STATE_DSN": dsn}
     return Service(root, env, free_port())
 
 

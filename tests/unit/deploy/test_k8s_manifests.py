@@ -323,9 +323,9 @@ class TestService:
         secrets = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in container["env"]
                    if "secretKeyRef" in e.get("valueFrom", {})}
         assert secrets["SBX_SERVICE__POSTGRES_DSN"] == {"name": "sandloop-postgres", "key": "dsn"}
-        assert secrets["SBX_CHECKPOINT_DSN"] == {"name": "sandloop-postgres", "key": "checkpoint-dsn"}
+        assert secrets["SBX_STATE_DSN"] == {"name": "sandloop-postgres", "key": "state-dsn"}
         assert {name for name, ref in secrets.items() if not ref.get("optional")} == {"SBX_SERVICE__POSTGRES_DSN",
-                                                                                     "SBX_CHECKPOINT_DSN"}
+                                                                                     "SBX_STATE_DSN"}
         assert not any("value" in e for e in container["env"])
         for name in ("sandloop-settings", "sandloop-service-settings"):
             assert not any("DSN" in key or "postgres://" in value or "postgresql://" in value
