@@ -8,6 +8,9 @@ the artefact folder (``SBX_RUNS_DIR``, a ReadWriteMany volume in Kubernetes).
   limited to the checkpoint tables: tests/integration/store/test_checkpoints_postgres.py).
 - The history, the stats, the lessons and the exporter's run counters are the same from both.
 - The artefacts of a run are served by either.
+- An intake conversation goes on whichever replica takes each reply, its graph memory in
+  PostgreSQL, read alike from both (its own per-run conversation log is still a SQLite file in
+  its run folder: issue 34, left).
 - The run history, the lessons and the checkpoints are in PostgreSQL: no SQLite file is
   written anywhere.
 
@@ -29,10 +32,12 @@ from controller.platform.store.postgres import PostgresStore
 from controller.platform.store.tokens import new_token, token_hash
 from tests.conftest import ICICI
 from tests.integration.service.harness import Service, free_port, wait_for
+from tests.integration.service.test_conversation import converse, script
 
 #: A target whose expected result differs from the statement in one cell: the offline coder's
 #: parser fails with a mismatch, and the run leaves a lesson.
 TARGET = "icici-one-cell-off"
+INTAKE = "intake-cross-node"
 ENDED = {"passed", "failed", "error", "cancelled", "unverified", "self-consistent"}
 
 
@@ -40,6 +45,8 @@ def replica(root: Path, runs: Path, dsn: str) -> Service:
     """A replica whose own folder is ``root``; ``runs`` and the PostgreSQL are what it shares."""
     data = root / "data" / TARGET
     shutil.copytree(ICICI, data)
+    shutil.copytree(PROJECT_ROOT / "data" / INTAKE, root / "data" / INTAKE)
+    (root / "data" / INTAKE / "replies.txt").unlink()  # the replies come over HTTP
     expected = (data / "result.csv").read_text().splitlines()
     expected[1] = expected[1].replace("1935.3", "1935.4", 1)
     (data / "result.csv").write_text("\n".join(expected) + "\n")
@@ -145,3 +152,37 @@ def test_two_replicas_share_lessons_history_and_artefacts(tmp_path: Path, postgr
             if service.proc is not None:
                 service.stop(signal.SIGTERM)
     assert [path.name for path in tmp_path.rglob("*.sqlite*")] == []
+
+
+def test_an_intake_conversation_across_replicas_keeps_its_memory_in_postgres(tmp_path: Path, postgres_dsn: str):
+    """Each reply requeues the run for either replica; it passes, and its graph memory (and its
+    checkpoints) are in PostgreSQL: both replicas read the same memory, and no memory or checkpoint
+    file exists."""
+    runs = tmp_path / "artefacts"
+    one, two = replica(tmp_path / "node-1", runs, postgres_dsn), replica(tmp_path / "node-2", runs, postgres_dsn)
+    token = new_token()
+    store = PostgresStore(postgres_dsn)
+    store.add_token("ops", token_hash(token), admin=True)
+    store.engine.dispose()
+    headers = {"Authorization": f"Bearer {token}"}
+    try:
+        one.start()
+        two.start()
+        made = httpx.post(f"{one.url}/v1/runs", json={"target": INTAKE, "interactive": True}, headers=headers,
+                          timeout=60)
+        assert made.status_code == 202, made.text
+        run_id = made.json()["id"]
+        events = converse(two, run_id, headers, script())
+        end = events[-1][1]
+        assert (end["status"], end["summary"]["status"]) == ("passed", "passed"), end
+        memories = [service.cli("memory", run_id) for service in (one, two)]
+        assert [m.returncode for m in memories] == [0, 0], [m.stderr for m in memories]
+        assert memories[0].stdout == memories[1].stdout and "Porto" in memories[0].stdout
+    finally:
+        for service in (one, two):
+            if service.proc is not None:
+                service.stop(signal.SIGTERM)
+    # Left: the intake agent's own per-run conversation log (agents/intake/memory.py), written by the
+    # one process that runs the conversation at a time. No memory, checkpoint, history or lessons file.
+    assert {path.name for path in tmp_path.rglob("*.sqlite*")} <= {"conversation.sqlite", "conversation.sqlite-wal",
+                                                                   "conversation.sqlite-shm"}
