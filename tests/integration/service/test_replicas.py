@@ -102,6 +102,22 @@ def kill_its_replica_midway(services: tuple[Service, Service], dsn: str, run_id:
     return victim, other
 
 
+def admin_headers(dsn: str) -> dict[str, str]:
+    """The header of an admin token made in the shared store."""
+    token = new_token()
+    store = PostgresStore(dsn)
+    store.add_token("ops", token_hash(token), admin=True)
+    store.engine.dispose()
+    return {"Authorization": f"Bearer {token}"}
+
+
+def stop_all(*services: Service) -> None:
+    """Stop the replicas still running."""
+    for service in services:
+        if service.proc is not None:
+            service.stop(signal.SIGTERM)
+
+
 def shared_views(service: Service, headers: dict[str, str]) -> list[object]:
     """What every replica must answer alike: history, stats, lessons and the run counters."""
     get = lambda path, **params: httpx.get(f"{service.url}{path}", params=params, headers=headers,  # noqa: E731
@@ -115,11 +131,7 @@ def shared_views(service: Service, headers: dict[str, str]) -> list[object]:
 def test_two_replicas_share_lessons_history_and_artefacts(tmp_path: Path, postgres_dsn: str):
     runs = tmp_path / "artefacts"
     one, two = replica(tmp_path / "node-1", runs, postgres_dsn), replica(tmp_path / "node-2", runs, postgres_dsn)
-    token = new_token()
-    store = PostgresStore(postgres_dsn)
-    store.add_token("ops", token_hash(token), admin=True)
-    store.engine.dispose()
-    headers = {"Authorization": f"Bearer {token}"}
+    headers = admin_headers(postgres_dsn)
     try:
         one.start()
         first = run_to_its_end(one, headers)  # only replica one is up: it runs it
@@ -148,9 +160,7 @@ def test_two_replicas_share_lessons_history_and_artefacts(tmp_path: Path, postgr
                                    timeout=30)
                 assert served.status_code == 200 and served.content == (runs / str(run["id"]) / "summary.json").read_bytes()
     finally:
-        for service in (one, two):
-            if service.proc is not None:
-                service.stop(signal.SIGTERM)
+        stop_all(one, two)
     assert [path.name for path in tmp_path.rglob("*.sqlite*")] == []
 
 
@@ -160,11 +170,7 @@ def test_an_intake_conversation_across_replicas_keeps_its_memory_in_postgres(tmp
     file exists."""
     runs = tmp_path / "artefacts"
     one, two = replica(tmp_path / "node-1", runs, postgres_dsn), replica(tmp_path / "node-2", runs, postgres_dsn)
-    token = new_token()
-    store = PostgresStore(postgres_dsn)
-    store.add_token("ops", token_hash(token), admin=True)
-    store.engine.dispose()
-    headers = {"Authorization": f"Bearer {token}"}
+    headers = admin_headers(postgres_dsn)
     try:
         one.start()
         two.start()
@@ -179,9 +185,7 @@ def test_an_intake_conversation_across_replicas_keeps_its_memory_in_postgres(tmp
         assert [m.returncode for m in memories] == [0, 0], [m.stderr for m in memories]
         assert memories[0].stdout == memories[1].stdout and "Porto" in memories[0].stdout
     finally:
-        for service in (one, two):
-            if service.proc is not None:
-                service.stop(signal.SIGTERM)
+        stop_all(one, two)
     # Left: the intake agent's own per-run conversation log (agents/intake/memory.py), written by the
     # one process that runs the conversation at a time. No memory, checkpoint, history or lessons file.
     assert {path.name for path in tmp_path.rglob("*.sqlite*")} <= {"conversation.sqlite", "conversation.sqlite-wal",
