@@ -155,10 +155,21 @@ class ExecutionHistory:
     def record(self, run: RunRecord) -> None:
         """Keep ``run`` and its failures; log a warning (and carry on) if the file fails."""
         try:
+            self.keep(run)
+        except LessonsUnreadable as exc:
+            structlog.get_logger(LOGGER).warning("lessons.record_failed", path=str(self.path), error=exc.message)
+
+    def keep(self, run: RunRecord) -> None:
+        """Keep ``run`` and its failures (a hand-off is removed only once this succeeded).
+
+        Raises:
+            LessonsUnreadable: the file or the store cannot be written.
+        """
+        try:
             with self._connect() as db:
                 self._insert(db, run)
         except DATABASE_ERRORS as exc:
-            structlog.get_logger(LOGGER).warning("lessons.record_failed", path=str(self.path), error=str(exc))
+            raise LessonsUnreadable(f"cannot change the lessons {self._name}: {first_line(exc)}") from exc
 
     def lessons(self, agent: str, target: str, limit: int = DEFAULT_LIMIT) -> list[Lesson]:
         """Distinct lessons of earlier runs of ``agent`` on ``target``, most recent first."""

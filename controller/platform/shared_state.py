@@ -24,7 +24,7 @@ import structlog
 from sqlalchemy import Connection, Engine, Table, select, text
 
 from agents.lessons import HANDOFF_FILE as LESSONS_HANDOFF
-from agents.lessons import LESSONS_FILE, RECORD, ExecutionHistory, give_lessons, read_bounded
+from agents.lessons import LESSONS_FILE, RECORD, ExecutionHistory, LessonsUnreadable, give_lessons, read_bounded
 from controller.platform.observability.handoff import HANDOFF_FILE as HISTORY_HANDOFF
 from controller.platform.observability.handoff import read_handoff
 from controller.platform.observability.history import HistoryError, HistoryStore
@@ -104,7 +104,11 @@ def _keep_lessons(lessons: ExecutionHistory, run_dir: Path) -> None:
     except (OSError, ValueError) as exc:
         log.error("lessons.handoff_failed", run_dir=str(run_dir), error=str(exc)[:200])
         return
-    lessons.record(run)  # logs and carries on if the store fails
+    try:
+        lessons.keep(run)
+    except LessonsUnreadable as exc:  # the file stays: the next end of a run on this folder keeps it
+        log.error("lessons.handoff_failed", run_dir=str(run_dir), error=exc.one_line())
+        return
     path.unlink(missing_ok=True)
 
 

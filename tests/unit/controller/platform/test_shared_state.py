@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import structlog
-from sqlalchemy import Engine
+from sqlalchemy import Engine, create_engine
 
 from agents.lessons import (
     GIVEN_FILE,
@@ -94,6 +94,16 @@ class TestHandoff:
         assert {entry["event"] for entry in logs} == {"history.handoff_failed", "lessons.handoff_failed"}
         assert store.count_runs() == 0 and history.outcomes("bank_parser", "icici") == {}
         assert (tmp_path / HISTORY_HANDOFF).exists()
+
+    def test_lessons_the_store_cannot_take_stay_in_the_folder(self, tmp_path: Path, store):
+        """A store that fails (here one without the lesson tables) leaves the hand-off for a later keep."""
+        bare = create_engine(f"sqlite:///{tmp_path / 'bare.db'}")
+        HandoffLessons(tmp_path).record(lesson_run("r1", "too short"))
+        with structlog.testing.capture_logs() as logs:
+            keep_records(store, ExecutionHistory.in_store(bare), tmp_path)
+        bare.dispose()
+        assert [entry["event"] for entry in logs] == ["lessons.handoff_failed"]
+        assert (tmp_path / HANDOFF_FILE).is_file()
 
     def test_a_run_reads_only_the_lessons_given_for_its_agent_and_target(self, tmp_path: Path):
         """The given lessons are the run's; another agent or target gets none; none given reads as none."""
