@@ -12,6 +12,11 @@ the run-level metrics history (``history.sqlite``, controller/platform/observabi
 is read back into prompts, that one into dashboards. The history is an aid, not a
 requirement: when the file cannot be read or written, a warning is logged and the run
 goes on without it.
+
+A service on PostgreSQL keeps the lessons in its store instead (:meth:`ExecutionHistory.in_store`,
+tables ``lesson_runs``/``lesson_failures`` of revision 0004; the same statements, through
+:mod:`agents.sqlrows`), and its runs' children, which never get the store's DSN, hand theirs
+over through the run folder (:class:`HandoffLessons`).
 """
 
 from __future__ import annotations
@@ -22,17 +27,27 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+import sqlalchemy.exc
 import structlog
+from pydantic import TypeAdapter
+from sqlalchemy import Engine
 
+from agents.ports.config import AgentConfig
 from agents.ports.errors import EnvironmentFault
+from agents.sqlrows import AnyConnection, execute, first_line, rows
 
 LOGGER = "sandloop.lessons"
 
 LESSONS_FILE = "lessons.sqlite"
 SCHEMA_VERSION = 1
 DEFAULT_LIMIT = 8
+#: The tables' names in the file, and in the PostgreSQL store (revision 0004).
+FILE_TABLES = {"runs": "runs", "failures": "failures"}
+STORE_TABLES = {"runs": "lesson_runs", "failures": "lesson_failures"}
+#: What a database error is, whichever the lessons are on.
+DATABASE_ERRORS = (sqlite3.Error, sqlalchemy.exc.SQLAlchemyError)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     run_id TEXT PRIMARY KEY, agent TEXT NOT NULL, target TEXT NOT NULL, coder TEXT NOT NULL,
@@ -117,39 +132,65 @@ class LessonsUnreadable(EnvironmentFault):
 
 @dataclass
 class ExecutionHistory:
-    """The lessons store: SQLite at ``path``, opened per operation (safe across processes)."""
+    """The lessons store: SQLite at ``path``, opened per operation (safe across processes), or the
+    service's PostgreSQL store (``engine``)."""
 
     path: Path
     timeout_seconds: float = 10.0
+    engine: Engine | None = None
     _ready: bool = field(default=False, repr=False)
+
+    @classmethod
+    def in_store(cls, engine: Engine) -> ExecutionHistory:
+        """The lessons in the service's PostgreSQL store (its ``lesson_*`` tables)."""
+        return cls(Path("postgresql"), engine=engine)
+
+    @property
+    def _t(self) -> dict[str, str]:
+        return FILE_TABLES if self.engine is None else STORE_TABLES
+
+    def _exists(self) -> bool:
+        return self.engine is not None or self.path.exists()
 
     def record(self, run: RunRecord) -> None:
         """Keep ``run`` and its failures; log a warning (and carry on) if the file fails."""
         try:
+            self.keep(run)
+        except LessonsUnreadable as exc:
+            structlog.get_logger(LOGGER).warning("lessons.record_failed", path=str(self.path), error=exc.message)
+
+    def keep(self, run: RunRecord) -> None:
+        """Keep ``run`` and its failures (a hand-off is removed only once this succeeded).
+
+        Raises:
+            LessonsUnreadable: the file or the store cannot be written.
+        """
+        try:
             with self._connect() as db:
                 self._insert(db, run)
-        except sqlite3.Error as exc:
-            structlog.get_logger(LOGGER).warning("lessons.record_failed", path=str(self.path), error=str(exc))
+        except DATABASE_ERRORS as exc:
+            raise LessonsUnreadable(f"cannot change the lessons {self._name}: {first_line(exc)}") from exc
 
     def lessons(self, agent: str, target: str, limit: int = DEFAULT_LIMIT) -> list[Lesson]:
         """Distinct lessons of earlier runs of ``agent`` on ``target``, most recent first."""
-        if not self.path.exists():
+        if not self._exists():
             return []
         try:
             with self._connect() as db:
-                rows = db.execute(_LESSONS_QUERY, (agent, target, limit)).fetchall()
-        except sqlite3.Error as exc:
+                found = rows(db, _LESSONS_QUERY.format(**self._t), {"agent": agent, "target": target, "limit": limit})
+        except DATABASE_ERRORS as exc:
             structlog.get_logger(LOGGER).warning("lessons.read_failed", path=str(self.path), error=str(exc))
             return []
-        return [Lesson(text, kind, seen, last, fixed_by or "") for text, kind, seen, last, fixed_by in rows]
+        return [Lesson(text, kind, int(seen), float(last), fixed_by or "") for text, kind, seen, last, fixed_by in found]
 
     def runs(self, agent: str, target: str) -> list[tuple[str, str, int, str]]:
         """(run_id, status, attempts, fixed_by) of every recorded run, oldest first."""
-        if not self.path.exists():
+        if not self._exists():
             return []
         with self._connect() as db:
-            return db.execute("SELECT run_id, status, attempts, fixed_by FROM runs WHERE agent = ? AND target = ?"
-                              " ORDER BY recorded_at, rowid", (agent, target)).fetchall()
+            found = rows(db, f"SELECT run_id, status, attempts, fixed_by FROM {self._t['runs']} WHERE agent = :agent "
+                             "AND target = :target ORDER BY recorded_at, run_id", {"agent": agent, "target": target})
+        return [(str(r), str(s), int(a), str(f)) for r, s, a, f in found]
 
     def outcomes(self, agent: str, target: str) -> dict[str, int]:
         """Recorded runs of ``agent`` on ``target`` per status.
@@ -157,9 +198,9 @@ class ExecutionHistory:
         Raises:
             LessonsUnreadable: the file cannot be read.
         """
-        rows = self._read("SELECT status, COUNT(*) FROM runs WHERE agent = ? AND target = ? GROUP BY status",
-                          (agent, target))
-        return {str(status): int(count) for status, count in rows}
+        found = self._read(f"SELECT status, COUNT(*) FROM {self._t['runs']} WHERE agent = :agent AND target = :target"
+                           " GROUP BY status", {"agent": agent, "target": target})
+        return {str(status): int(count) for status, count in found}
 
     def patterns(self, agent: str, target: str) -> list[FailurePattern]:
         """Failures of ``agent`` on ``target`` counted per kind, the most frequent first.
@@ -167,8 +208,8 @@ class ExecutionHistory:
         Raises:
             LessonsUnreadable: the file cannot be read.
         """
-        rows = self._read(_PATTERNS_QUERY, (agent, target))
-        return [FailurePattern(str(k), int(a), int(r), float(last), int(fixed)) for k, a, r, last, fixed in rows]
+        found = self._read(_PATTERNS_QUERY.format(**self._t), {"agent": agent, "target": target})
+        return [FailurePattern(str(k), int(a), int(r), float(last), int(fixed)) for k, a, r, last, fixed in found]
 
     def forget(self, target: str, agent: str | None = None) -> Forgotten:
         """Delete every run and failure recorded for ``target`` (of ``agent`` only, if given).
@@ -176,28 +217,37 @@ class ExecutionHistory:
         Raises:
             LessonsUnreadable: the file cannot be written.
         """
-        if not self.path.exists():
+        if not self._exists():
             return Forgotten(0, 0)
-        where, params = ("target = ? AND agent = ?", (target, agent)) if agent is not None else ("target = ?", (target,))
+        where = "target = :target" + (" AND agent = :agent" if agent is not None else "")
+        params = {"target": target, "agent": agent}
         try:
             with self._connect() as db:
-                failures = db.execute(f"DELETE FROM failures WHERE {where}", params).rowcount
-                runs = db.execute(f"DELETE FROM runs WHERE {where}", params).rowcount
-        except sqlite3.Error as exc:
-            raise LessonsUnreadable(f"cannot change the lessons file {self.path.name}: {exc}") from exc
+                failures = execute(db, f"DELETE FROM {self._t['failures']} WHERE {where}", params)
+                runs = execute(db, f"DELETE FROM {self._t['runs']} WHERE {where}", params)
+        except DATABASE_ERRORS as exc:
+            raise LessonsUnreadable(f"cannot change the lessons {self._name}: {first_line(exc)}") from exc
         return Forgotten(runs, failures)
 
-    def _read(self, sql: str, params: tuple[str, ...]) -> list[tuple[Any, ...]]:
-        if not self.path.exists():
+    @property
+    def _name(self) -> str:
+        return "in the run store (PostgreSQL)" if self.engine is not None else f"file {self.path.name}"
+
+    def _read(self, sql: str, params: dict[str, str]) -> list[tuple[Any, ...]]:
+        if not self._exists():
             return []
         try:
             with self._connect() as db:
-                return db.execute(sql, params).fetchall()
-        except sqlite3.Error as exc:
-            raise LessonsUnreadable(f"cannot read the lessons file {self.path.name}: {exc}") from exc
+                return rows(db, sql, params)
+        except DATABASE_ERRORS as exc:
+            raise LessonsUnreadable(f"cannot read the lessons {self._name}: {first_line(exc)}") from exc
 
     @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
+    def _connect(self) -> Iterator[AnyConnection]:
+        if self.engine is not None:
+            with self.engine.begin() as conn:
+                yield conn
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(self.path, timeout=self.timeout_seconds)
         try:
@@ -217,42 +267,135 @@ class ExecutionHistory:
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         self._ready = True
 
-    @staticmethod
-    def _insert(db: sqlite3.Connection, run: RunRecord) -> None:
+    def _insert(self, db: AnyConnection, run: RunRecord) -> None:
         now = time.time()
-        db.execute("INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                   (run.run_id, run.agent, run.target, run.coder, run.status, run.attempts, run.fixed_by, now))
+        execute(db, f"INSERT INTO {self._t['runs']} (run_id, agent, target, coder, status, attempts, fixed_by, "
+                "recorded_at) VALUES (:run_id, :agent, :target, :coder, :status, :attempts, :fixed_by, :now) "
+                "ON CONFLICT (run_id) DO UPDATE SET agent = excluded.agent, target = excluded.target, "
+                "coder = excluded.coder, status = excluded.status, attempts = excluded.attempts, "
+                "fixed_by = excluded.fixed_by, recorded_at = excluded.recorded_at",
+            {"run_id": run.run_id, "agent": run.agent, "target": run.target, "coder": run.coder,
+             "status": run.status, "attempts": run.attempts, "fixed_by": run.fixed_by, "now": now})
+        # Recording a run again (a hand-off kept twice) replaces its failures: none is counted twice.
+        execute(db, f"DELETE FROM {self._t['failures']} WHERE run_id = :run_id", {"run_id": run.run_id})
         fixed = 1 if run.fixed_by else 0
         for failure in run.failures:
             for lesson in failure.lessons or (None,):
-                db.execute(
-                    "INSERT INTO failures (run_id, agent, target, attempt, kind, summary, lesson, fixed, recorded_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (run.run_id, run.agent, run.target, failure.attempt, failure.kind, failure.summary[:500],
-                     lesson, fixed, now))
+                execute(db, f"INSERT INTO {self._t['failures']} (run_id, agent, target, attempt, kind, summary, lesson, "
+                        "fixed, recorded_at) VALUES (:run_id, :agent, :target, :attempt, :kind, :summary, :lesson, "
+                        ":fixed, :now)",
+                    {"run_id": run.run_id, "agent": run.agent, "target": run.target, "attempt": failure.attempt,
+                     "kind": failure.kind, "summary": failure.summary[:500], "lesson": lesson, "fixed": fixed,
+                     "now": now})
 
 
 _LESSONS_QUERY = """
 SELECT f.lesson, MAX(f.kind), COUNT(*), MAX(f.recorded_at),
-       (SELECT r.fixed_by FROM failures g JOIN runs r ON r.run_id = g.run_id
-         WHERE g.agent = f.agent AND g.target = f.target AND g.lesson = f.lesson AND g.fixed = 1
+       (SELECT r.fixed_by FROM {failures} g JOIN {runs} r ON r.run_id = g.run_id
+         WHERE g.agent = :agent AND g.target = :target AND g.lesson = f.lesson AND g.fixed = 1
          ORDER BY g.recorded_at DESC LIMIT 1)
-  FROM failures f
- WHERE f.agent = ? AND f.target = ? AND f.lesson IS NOT NULL
+  FROM {failures} f
+ WHERE f.agent = :agent AND f.target = :target AND f.lesson IS NOT NULL
  GROUP BY f.lesson
  ORDER BY MAX(f.recorded_at) DESC, MAX(f.id) DESC
- LIMIT ?
+ LIMIT :limit
 """
 
 
 _PATTERNS_QUERY = """
 SELECT kind, COUNT(DISTINCT run_id || ':' || attempt), COUNT(DISTINCT run_id), MAX(recorded_at),
        COUNT(DISTINCT CASE WHEN fixed = 1 THEN run_id END)
-  FROM failures
- WHERE agent = ? AND target = ?
+  FROM {failures}
+ WHERE agent = :agent AND target = :target
  GROUP BY kind
  ORDER BY 2 DESC, kind
 """
+
+
+class LessonBook(Protocol):
+    """What a run does with lessons: read them before it starts, record its own when it ends."""
+
+    def lessons(self, agent: str, target: str, limit: int = DEFAULT_LIMIT) -> list[Lesson]:
+        """Distinct lessons of earlier runs of ``agent`` on ``target``, most recent first."""
+        ...
+
+    def record(self, run: RunRecord) -> None:
+        """Keep what ``run`` learned."""
+        ...
+
+
+#: The lessons a service on PostgreSQL gives its run before it starts (in the run's folder).
+GIVEN_FILE = "lessons.given.json"
+#: What such a run learned, for the service to keep in its store when the run ends.
+HANDOFF_FILE = "lessons.handoff.json"
+#: The largest hand-off file read (a run's lessons are a few KiB).
+HANDOFF_LIMIT = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class GivenLessons:
+    """The contents of :data:`GIVEN_FILE`: the lessons of one agent on one target."""
+
+    agent: str
+    target: str
+    lessons: tuple[Lesson, ...] = ()
+
+
+_GIVEN = TypeAdapter(GivenLessons)
+RECORD = TypeAdapter(RunRecord)
+
+
+@dataclass(frozen=True)
+class HandoffLessons:
+    """The lessons of a service's run on PostgreSQL, through its own folder (issue 34).
+
+    The run never gets the store's DSN (no secret enters a run's process); the service writes
+    the lessons it is given (:data:`GIVEN_FILE`) before starting it and keeps what it records
+    (:data:`HANDOFF_FILE`) in the store when it ends.
+    """
+
+    folder: Path
+
+    def lessons(self, agent: str, target: str, limit: int = DEFAULT_LIMIT) -> list[Lesson]:
+        """The given lessons, if they are ``agent``'s on ``target`` (none otherwise)."""
+        path = self.folder / GIVEN_FILE
+        try:
+            given = _GIVEN.validate_json(read_bounded(path))
+        except FileNotFoundError:
+            return []
+        except (OSError, ValueError) as exc:
+            structlog.get_logger(LOGGER).warning("lessons.read_failed", path=str(path), error=str(exc)[:200])
+            return []
+        return list(given.lessons[:limit]) if (given.agent, given.target) == (agent, target) else []
+
+    def record(self, run: RunRecord) -> None:
+        """Leave ``run`` in the folder for the service; log a warning (and carry on) if it cannot."""
+        path = self.folder / HANDOFF_FILE
+        try:
+            path.write_bytes(RECORD.dump_json(run))
+        except OSError as exc:
+            structlog.get_logger(LOGGER).warning("lessons.record_failed", path=str(path), error=str(exc))
+
+
+def read_bounded(path: Path) -> bytes:
+    """A hand-off file's bytes; ValueError past :data:`HANDOFF_LIMIT`."""
+    with path.open("rb") as handle:
+        data = handle.read(HANDOFF_LIMIT + 1)
+    if len(data) > HANDOFF_LIMIT:
+        raise ValueError(f"{path.name} is larger than {HANDOFF_LIMIT} bytes")
+    return data
+
+
+def give_lessons(folder: Path, agent: str, target: str, lessons: Sequence[Lesson]) -> None:
+    """Write what :class:`HandoffLessons` in ``folder`` gives a run of ``agent`` on ``target``."""
+    (folder / GIVEN_FILE).write_bytes(_GIVEN.dump_json(GivenLessons(agent, target, tuple(lessons))))
+
+
+def open_lessons(config: AgentConfig) -> LessonBook:
+    """The lessons a run reads and records: its folder's hand-off, else ``<runs_dir>/lessons.sqlite``."""
+    if config.handoff_dir is not None:
+        return HandoffLessons(config.handoff_dir)
+    return ExecutionHistory(config.runs_dir / LESSONS_FILE)
 
 
 def render_lessons(lessons: Sequence[Lesson]) -> str:

@@ -28,6 +28,9 @@ import sys, yaml
 path = sys.argv[1]
 docs = [d for d in yaml.safe_load_all(open(path))
         if d and d["metadata"]["name"] != "sandloop-run-targets" and d["kind"] not in ("Deployment", "PodDisruptionBudget")]
+for doc in docs:  # a smoke cluster is one node (kind, k3s), often without a ReadWriteMany class
+    if doc["kind"] == "PersistentVolumeClaim":
+        doc["spec"]["accessModes"] = ["ReadWriteOnce"]
 open(path, "w").write(yaml.safe_dump_all(docs, sort_keys=False))
 PYEOF
 kubectl apply -f "$manifests"

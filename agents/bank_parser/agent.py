@@ -32,7 +32,7 @@ from agents.bank_parser.submissions import Submission, find_submissions
 from agents.bank_parser.target import resolve_target
 from agents.bank_parser.target_env import judge_image
 from agents.base import AgentInfo
-from agents.lessons import LESSONS_FILE, ExecutionHistory
+from agents.lessons import open_lessons
 from agents.ports.config import AgentConfig
 from agents.ports.errors import TargetError, invalid_setting
 from agents.ports.outcome import RunSummary
@@ -65,7 +65,7 @@ class BankParserAgent:
             max_attempts = toml.limits.max_attempts
         output = output_schema(config, target, toml)
         resolved = resolve_target(target, config.data_dir, config.analysis)
-        history = ExecutionHistory(config.runs_dir / LESSONS_FILE)
+        history = open_lessons(config)
         coder = make_coder(config, lessons=history.lessons(AGENT, resolved.name))
         coder_line = check_coder(coder)  # an LLM's key, endpoint and model: exit 2 before anything starts
         environment = toml.environment if toml is not None else None

@@ -14,7 +14,7 @@ from agents.bank_parser.lessons import run_record
 from agents.bank_parser.nodes import AGENT
 from agents.bank_parser.state import ParserContext, ParserState
 from agents.ports.events import NodeEvent
-from agents.lessons import ExecutionHistory, lessons_markdown
+from agents.lessons import LessonBook, lessons_markdown
 from agents.loop import OnCrash, stream_graph
 from agents.bank_parser.output_schema import OutputSchema
 from agents.bank_parser.repairs import read_ocr_cost
@@ -43,7 +43,7 @@ def run_parser_agent(
     image: str,
     coder: Coder,
     on_event: OnEvent,
-    history: ExecutionHistory | None = None,
+    history: LessonBook | None = None,
     checkpoint: CheckpointHandle | None = None,
     judge_image: str | None = None,
     analysis: AnalysisLimits | None = None,

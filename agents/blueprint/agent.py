@@ -24,7 +24,7 @@ from agents.blueprint.nodes import AGENT, REPORT_FILE, VERDICT_FILE
 from agents.blueprint.run import run_blueprint_agent
 from agents.blueprint.sandboxed import IMAGE_NAME, Call, call_spec
 from agents.blueprint.state import BlueprintContext, BlueprintState
-from agents.lessons import LESSONS_FILE, ExecutionHistory
+from agents.lessons import open_lessons
 from agents.ports.config import AgentConfig
 from agents.ports.errors import TargetError
 from agents.ports.outcome import RunSummary
@@ -58,7 +58,7 @@ class BlueprintAgent:
         toml = _config(config, target)
         roles = llm_roles(config)
         loaded = load_target(config.data_dir, target, prose=roles.prose if roles is not None else None)
-        history = ExecutionHistory(config.runs_dir / LESSONS_FILE)
+        history = open_lessons(config)
         lessons = tuple(history.lessons(AGENT, loaded.blueprint.name))
         attempts = max_attempts or toml.limits.max_attempts or config.max_attempts or DEFAULT_MAX_ATTEMPTS
         notes = () if roles is None else (f"writer and QA review by {roles.name}; the researcher, the manager and "

@@ -18,7 +18,7 @@ from typing import Any
 from agents.blueprint.graph import build_graph, recursion_backstop
 from agents.blueprint.nodes import AGENT
 from agents.blueprint.state import BlueprintContext, BlueprintState
-from agents.lessons import ExecutionHistory, FailedAttempt, RunRecord, lessons_markdown
+from agents.lessons import FailedAttempt, LessonBook, RunRecord, lessons_markdown
 from agents.loop import OnCrash, stream_graph
 from agents.ports.artefacts import SUMMARY_FILE
 from agents.ports.errors import PlatformError
@@ -63,7 +63,7 @@ class BlueprintRunSummary(RunSummary):
         return "report"
 
 
-def run_blueprint_agent(context: BlueprintContext, *, on_event: OnEvent, history: ExecutionHistory | None = None,
+def run_blueprint_agent(context: BlueprintContext, *, on_event: OnEvent, history: LessonBook | None = None,
                         checkpoint: CheckpointHandle | None = None) -> BlueprintRunSummary:
     """Run the loop to its end, record it in the lessons store, write ``summary.json``."""
     started = time.monotonic()

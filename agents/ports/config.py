@@ -108,6 +108,8 @@ class AgentConfig(BaseModel):
                                 "service's run): with none there, the run stops and waits (agents.ports.replies).")
     subject: str | None = Field(None, description="intake: the person talked to; their graph memory persists "
                                 "across runs (agents.ports.memory).")
+    handoff_dir: Path | None = Field(None, description="A service's run on PostgreSQL: the folder its lessons "
+                                     "come from and go to (agents.lessons.HandoffLessons); None: lessons.sqlite.")
 
     @field_validator("subject")
     @classmethod

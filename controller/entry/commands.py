@@ -86,15 +86,17 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
     if not 1 <= port <= 65535:
         raise ConfigError(f"--port {port} is not a TCP port", hint="use 1-65535")
     host = args.host or obs.serve_host
-    exporter = build_exporter(HistoryStore(history_path(settings)), known_labels(settings))
     if getattr(args, "metrics_only", False):
+        exporter = build_exporter(HistoryStore(history_path(settings)), known_labels(settings))
         serve_until_stopped(bind(host, port, make_app(exporter)), exporter)
         return 0
     # lazy: FastAPI, uvicorn and the store, only for the service (run's start-up stays short)
     from controller.entry.service.server import run_service
+    from controller.platform.shared_state import run_history
     from controller.platform.store import open_store
 
-    run_service(settings, open_store(settings), exporter, host, port)
+    store = open_store(settings)
+    run_service(settings, store, build_exporter(run_history(settings, store), known_labels(settings)), host, port)
     return 0
 
 

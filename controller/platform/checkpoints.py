@@ -1,4 +1,5 @@
-"""Checkpoints of a run's graph: LangGraph's own SQLite checkpointer, under the run folder.
+"""Checkpoints of a run's graph: LangGraph's own SQLite checkpointer, under the run folder, or
+its PostgreSQL checkpointer when ``SBX_STATE_DSN`` is set (issue 34: replicas on any node).
 
 Every run writes ``runs/<run_id>/checkpoints.sqlite`` (thread id = run id) with
 ``durability="sync"``: a node's update is on disk before the next node starts, so a run
@@ -9,7 +10,13 @@ Deserialising a checkpoint may construct objects, so it is strict, as the checkp
 README advises (``LANGGRAPH_STRICT_MSGPACK``): the serializer is given an explicit
 allowlist, built from the agent's state schema (every dataclass and enum reachable from
 its type hints) plus the agent's named restorers; anything else in a checkpoint file is
-left as raw data, never imported or called. Pickle is never used.
+left as raw data, never imported or called. Pickle is never used. The PostgreSQL checkpointer
+is given the same serializer, so the same allowlist holds wherever the checkpoint is.
+
+On PostgreSQL (``PostgresSaver``, tables ``checkpoints``, ``checkpoint_blobs``,
+``checkpoint_writes``, ``checkpoint_migrations``) every replica resumes any run: the thread id
+is the run id. ``SBX_STATE_DSN`` is meant to name a role that may use only those tables
+(docs/kubernetes.md), as it is in every run's process; the service's store DSN never is.
 
 A state value may say how it is stored by defining ``__checkpoint__()``, returning
 ``(restorer, kwargs)``: the bank-parser agent's execution keeps the sandbox's raw JSON
@@ -39,6 +46,9 @@ from langgraph.checkpoint.serde.jsonplus import (
     _msgpack_default,
     _option,
 )
+from langgraph.checkpoint.postgres import PostgresSaver
+
+from agents.ports.errors import EnvironmentFault
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 CHECKPOINT_FILE = "checkpoints.sqlite"
@@ -48,7 +58,7 @@ CHECKPOINT_FILE = "checkpoints.sqlite"
 class Checkpoint:
     """Where a run's graph checkpoints, and whether this process resumes it."""
 
-    saver: SqliteSaver
+    saver: SqliteSaver | PostgresSaver
     thread_id: str
     resume: bool = False
 
@@ -120,11 +130,73 @@ def allowed_types(roots: Iterable[Any]) -> set[tuple[str, str]]:
     return out
 
 
-def open_checkpoint(run_dir: Path, run_id: str, types: Iterable[Any], *, resume: bool) -> Checkpoint:
-    """Open (or create) the run's checkpoint file with a strict serializer for ``types``."""
+def open_checkpoint(run_dir: Path, run_id: str, types: Iterable[Any], *, resume: bool,
+                    dsn: str | None = None) -> Checkpoint:
+    """Open (or create) the run's checkpoints with a strict serializer for ``types``: in PostgreSQL
+    at ``dsn`` if given, else in the run folder's SQLite file.
+
+    Raises:
+        EnvironmentFault: the PostgreSQL database cannot be reached or set up.
+    """
+    if dsn is not None:
+        return Checkpoint(postgres_saver(dsn, strict_serializer(types)), run_id, resume)
     run_dir.mkdir(parents=True, exist_ok=True)
     connection = sqlite3.connect(run_dir / CHECKPOINT_FILE, check_same_thread=False)
     return Checkpoint(SqliteSaver(connection, serde=strict_serializer(types)), run_id, resume)
+
+
+def postgres_saver(dsn: str, serde: JsonPlusSerializer | None = None) -> PostgresSaver:
+    """LangGraph's PostgreSQL checkpointer on its own connection, its tables made if missing.
+
+    Raises:
+        EnvironmentFault: the database cannot be reached or its tables made (never quoting the DSN).
+    """
+    import psycopg  # lazy: only with SBX_STATE_DSN
+    from psycopg.rows import dict_row
+
+    try:
+        conn = psycopg.connect(dsn, autocommit=True, prepare_threshold=0, row_factory=dict_row, connect_timeout=10)
+    except psycopg.Error as exc:
+        raise EnvironmentFault(f"cannot reach the checkpoint database: {_first_line(exc)}",
+                               hint="check SBX_STATE_DSN") from None
+    saver = PostgresSaver(conn, serde=serde)
+    try:
+        _set_up(saver, conn)
+    except psycopg.Error as exc:
+        conn.close()
+        raise EnvironmentFault(f"cannot set up the checkpoint tables: {_first_line(exc)}",
+                               hint="the role of SBX_STATE_DSN needs them made once (docs/kubernetes.md)") from None
+    return saver
+
+
+#: LangGraph's checkpoint tables: all a run's role needs (SELECT, INSERT, UPDATE, DELETE) once they exist.
+CHECKPOINT_TABLES = ("checkpoint_migrations", "checkpoints", "checkpoint_blobs", "checkpoint_writes")
+#: The advisory lock replicas (and runs) make the checkpoint tables under, one at a time.
+SETUP_LOCK = 21_000_035
+
+
+def _set_up(saver: PostgresSaver, conn: Any) -> None:
+    """Make the checkpoint tables, or bring them to this LangGraph's, unless they are already: a
+    role that may only use them (no CREATE) opens them as they are."""
+    if _current(conn):
+        return
+    conn.execute("SELECT pg_advisory_lock(%s)", (SETUP_LOCK,))
+    try:
+        saver.setup()  # the migrations not run yet; under the lock, so two starting together run each once
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK,))
+
+
+def _current(conn: Any) -> bool:
+    if conn.execute("SELECT to_regclass('checkpoint_migrations') AS t").fetchone()["t"] is None:
+        return False
+    newest = conn.execute("SELECT MAX(v) AS v FROM checkpoint_migrations").fetchone()["v"]
+    return newest is not None and int(newest) >= len(PostgresSaver.MIGRATIONS) - 1
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return (text.splitlines()[0] if text else type(exc).__name__)[:200]
 
 
 def strict_serializer(types: Iterable[Any]) -> StrictSerializer:

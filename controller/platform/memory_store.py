@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,31 @@ def _load(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
+#: The columns :func:`compose_view` reads, in its order (a file's and the store's tables share them).
+HISTORY_COLUMNS = ("node", "field", "value", "at", "source", "previous", "reasoning", "temporal", "applied",
+                   "correction", "run_id", "turn")
+FIELD_COLUMNS = ("node", "field", "value", "skipped", "updated_at")
+CONFLICT_COLUMNS = ("id", "node", "field", "old", "new", "at", "run_id", "turn", "resolved", "resolution")
+
+
+def compose_view(subject: str, history_rows: Iterable[Sequence[Any]], field_rows: Iterable[Sequence[Any]],
+                 conflict_rows: Iterable[Sequence[Any]], runs: Iterable[str], targets: Iterable[str]) -> MemoryView:
+    """A :class:`MemoryView` of a memory's rows (HISTORY_COLUMNS, FIELD_COLUMNS, CONFLICT_COLUMNS)."""
+    history: dict[tuple[str, str], list[FieldChange]] = {}
+    for r in history_rows:
+        history.setdefault((r[0], r[1]), []).append(FieldChange(
+            _load(r[2]), r[3], r[4], _load(r[5]), r[6], r[7], bool(r[8]), bool(r[9]), r[10], r[11]))
+    current = {(r[0], r[1]): (_load(r[2]), bool(r[3]), r[4]) for r in field_rows}
+    nodes: dict[str, list[FieldMemory]] = {}
+    for key in sorted(set(history) | set(current)):
+        value, skipped, updated = current.get(key, (None, False, ""))
+        nodes.setdefault(key[0], []).append(FieldMemory(key[1], value, skipped, updated, tuple(history.get(key, ()))))
+    conflicts = tuple(Conflict(r[0], r[1], r[2], _load(r[3]), _load(r[4]), r[5], r[6], r[7], bool(r[8]), r[9])
+                      for r in conflict_rows)
+    return MemoryView(subject, tuple(NodeMemory(n, tuple(f)) for n, f in nodes.items()), conflicts, tuple(runs),
+                      tuple(targets))
+
+
 class SqliteGraphStore:
     """One graph memory in one SQLite file (``:memory:`` for a throwaway one)."""
 
@@ -64,30 +90,14 @@ class SqliteGraphStore:
 
     def view(self) -> MemoryView:
         """Every node with its fields and their histories, the conflicts, the runs that wrote."""
-        history: dict[tuple[str, str], list[FieldChange]] = {}
-        for r in self.db.execute("SELECT node, field, value, at, source, previous, reasoning, temporal, applied, "
-                                 "correction, run_id, turn FROM history ORDER BY id"):
-            history.setdefault((r[0], r[1]), []).append(FieldChange(
-                _load(r[2]), r[3], r[4], _load(r[5]), r[6], r[7], bool(r[8]), bool(r[9]), r[10], r[11]))
-        current = {(r[0], r[1]): (_load(r[2]), bool(r[3]), r[4])
-                   for r in self.db.execute("SELECT node, field, value, skipped, updated_at FROM fields")}
-        nodes: dict[str, list[FieldMemory]] = {}
-        for key in sorted(set(history) | set(current)):
-            value, skipped, updated = current.get(key, (None, False, ""))
-            nodes.setdefault(key[0], []).append(FieldMemory(key[1], value, skipped, updated,
-                                                            tuple(history.get(key, ()))))
-        runs = tuple(r[0] for r in self.db.execute("SELECT run_id FROM commits GROUP BY run_id ORDER BY MIN(at)"))
         subject = self.db.execute("SELECT value FROM meta WHERE key = 'subject'").fetchone()
-        targets = tuple(r[0] for r in self.db.execute("SELECT target FROM conversations GROUP BY target "
-                                                      "ORDER BY MIN(at), target"))
-        return MemoryView(subject[0] if subject else "", tuple(NodeMemory(n, tuple(f)) for n, f in nodes.items()),
-                          self._conflicts(), runs, targets)
-
-    def _conflicts(self) -> tuple[Conflict, ...]:
-        rows = self.db.execute("SELECT id, node, field, old, new, at, run_id, turn, resolved, resolution "
-                               "FROM conflicts ORDER BY id")
-        return tuple(Conflict(r[0], r[1], r[2], _load(r[3]), _load(r[4]), r[5], r[6], r[7], bool(r[8]), r[9])
-                     for r in rows)
+        return compose_view(
+            subject[0] if subject else "",
+            self.db.execute(f"SELECT {', '.join(HISTORY_COLUMNS)} FROM history ORDER BY id"),
+            self.db.execute(f"SELECT {', '.join(FIELD_COLUMNS)} FROM fields"),
+            self.db.execute(f"SELECT {', '.join(CONFLICT_COLUMNS)} FROM conflicts ORDER BY id"),
+            (r[0] for r in self.db.execute("SELECT run_id FROM commits GROUP BY run_id ORDER BY MIN(at)")),
+            (r[0] for r in self.db.execute("SELECT target FROM conversations GROUP BY target ORDER BY MIN(at), target")))
 
     def commit(self, write: MemoryWrite) -> bool:
         """Apply ``write`` in one transaction, unless its turn was applied before (False then)."""

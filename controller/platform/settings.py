@@ -192,6 +192,13 @@ class Settings(BaseSettings):
                                 "folder (the service's POST /v1/runs/{id}/input); without one the run waits.")
     subject: str | None = Field(None, description="Conversational agents (intake): the person talked to, whose "
                                 "graph memory persists across runs (run --subject NAME).")
+    state_dsn: SecretStr | None = Field(None, description="PostgreSQL (libpq string or URL; the store's database) "
+                                        "of the runs' graph checkpoints and graph memories, for replicas on "
+                                        "several nodes; unset: SQLite files in the runs folder. A role that may "
+                                        "use only those tables: every run's process gets it.")
+    handoff_dir: Path | None = Field(None, description="Set by a service on PostgreSQL for its runs (issue 34): "
+                                     "the run hands its history and lessons over in this folder (its own), "
+                                     "and the service keeps them in the store; unset: the SQLite files.")
     # issue 15: the frame to aim for when a target has no result.csv. The bank-parser agent
     # validates it (its OutputSchema); the platform only carries it, so it names no agent.
     output: dict[str, str] = Field(
@@ -296,7 +303,13 @@ def agent_config(settings: Settings) -> AgentConfig:
         data_dir=settings.data_dir, runs_dir=settings.runs_dir, parsers_dir=settings.parsers_dir,
         idris_dir=settings.idris_dir, coder=settings.coder, llm=settings.llm, limits=settings.sandbox,
         analysis=settings.analysis, interactive=settings.interactive, await_replies=settings.await_replies,
-        subject=settings.subject,
+        subject=settings.subject, handoff_dir=settings.handoff_dir,
         max_attempts=settings.max_attempts if "max_attempts" in settings.model_fields_set else None,
         parallel_checks=settings.parallel_checks, output=settings.output,
     )
+
+
+def state_dsn(settings: Settings) -> str | None:
+    """Where runs keep checkpoints and graph memories (SBX_STATE_DSN's value); None: SQLite files."""
+    dsn = settings.state_dsn
+    return dsn.get_secret_value() if dsn is not None and dsn.get_secret_value() else None

@@ -36,10 +36,10 @@ from agents.ports.artefacts import SUMMARY_FILE, write_atomic
 from controller.platform.artefacts import RunArtifacts, new_run_id
 from controller.platform.checkpoints import Checkpoint, close_checkpoint, open_checkpoint
 from controller.platform.images.base import image_exists
-from controller.platform.memory_store import SqliteMemoryStores
+from controller.platform.memory_sql import memory_stores
 from controller.platform.observability.recorder import observe_run
 from controller.platform.progress import Progress
-from controller.platform.settings import Settings, agent_config
+from controller.platform.settings import Settings, agent_config, state_dsn
 from controller.runner.check_record import write_check_summary
 from controller.runner.follows import require_followed
 from controller.runner.no_sandbox import NoSandboxServices
@@ -78,7 +78,7 @@ class Runner:
         if run_id is not None:
             check_new_run_id(self.settings, run_id)
         plan = agent.plan(target, self.config, max_attempts)
-        require_followed(plan, SqliteMemoryStores(self.settings.runs_dir))  # a follower after what it follows
+        require_followed(plan, memory_stores(self.settings))  # a follower after what it follows
         for note in plan.notes:
             self.say(note)
         with self.session(sandbox=plan.image is not None) as services:
@@ -90,7 +90,8 @@ class Runner:
             self.say(f"run {run_id}: {plan.target} {plan.banner}, up to {plan.max_attempts} attempt(s)")
             run_dir = self.settings.runs_dir / run_id
             write_run_record(run_dir, run_record(agent, plan, run_id, run_image, self.config, environment))
-            checkpoint = open_checkpoint(run_dir, run_id, agent.info.state_types, resume=False)
+            checkpoint = open_checkpoint(run_dir, run_id, agent.info.state_types, resume=False,
+                                         dsn=state_dsn(self.settings))
             summary = self._observed(agent, plan, checkpoint, services, run_image, environment)
         self.progress.summary(summary)
         return summary.exit_code
@@ -105,7 +106,8 @@ class Runner:
         with self.session(sandbox=bool(record["image_name"])) as services:
             image = recorded_image(services, record["image_name"], record["image"], self.say)
             environment = Environment(image, "reused", 0.0) if record.get("environment") else None
-            checkpoint = open_checkpoint(run_dir, run_id, agent.info.state_types, resume=True)
+            checkpoint = open_checkpoint(run_dir, run_id, agent.info.state_types, resume=True,
+                                         dsn=state_dsn(self.settings))
             if started(agent, plan, checkpoint):
                 self.say(resume_line(agent, plan, checkpoint))
             else:  # it stopped between its run.json and its graph's first checkpoint: nothing ran yet
@@ -121,7 +123,7 @@ class Runner:
 
         With ``run_id`` (the service's checks) the verdicts are kept in ``runs/<run_id>/summary.json``.
         """
-        memory = SqliteMemoryStores(self.settings.runs_dir)
+        memory = memory_stores(self.settings)
         if run_id is None:
             return agent.check(request, CheckContext(self.config, self.say, self.session, memory=memory))
         check_new_run_id(self.settings, run_id)
@@ -187,7 +189,7 @@ class Runner:
                 ctx = RunContext(run_id=run_id, config=self.config, sandbox=services.sandbox, image=image,
                                  artefacts=RunArtifacts(self.settings.runs_dir / run_id), on_event=on_event,
                                  environment=environment, checkpoint=checkpoint, say=self.say,
-                                 image_of=services.image, memory=SqliteMemoryStores(self.settings.runs_dir))
+                                 image_of=services.image, memory=memory_stores(self.settings))
                 try:
                     summary = agent.run(plan, ctx)
                 except KeyboardInterrupt:

@@ -13,10 +13,10 @@ import shlex
 
 from agents.ports.errors import TargetError
 from agents.ports.run import Plan
-from controller.platform.memory_store import SqliteMemoryStores
+from controller.platform.memory_sql import MemoryBackend
 
 
-def require_followed(plan: Plan, stores: SqliteMemoryStores) -> None:
+def require_followed(plan: Plan, stores: MemoryBackend) -> None:
     """Refuse ``plan`` when it continues a conversation its subject's memory does not hold.
 
     Raises:
@@ -36,7 +36,7 @@ def require_followed(plan: Plan, stores: SqliteMemoryStores) -> None:
                                                        f"--subject {shlex.quote(follows.subject)}")
 
 
-def _targets(stores: SqliteMemoryStores, subject: str) -> tuple[str, ...]:
+def _targets(stores: MemoryBackend, subject: str) -> tuple[str, ...]:
     """The targets whose conversations wrote to ``subject``'s memory (none: no memory, and none is made)."""
     if not stores.has_subject(subject):
         return ()

@@ -12,14 +12,15 @@ from __future__ import annotations
 from agents.ports.errors import TargetError
 from agents.ports.memory import MemoryView, check_subject
 from agents.registry import get_agent
-from controller.platform.memory_store import SqliteMemoryStores
-from controller.platform.settings import Settings
+from controller.platform.memory_sql import MemoryBackend
+from controller.platform.memory_sql import memory_stores as stores_of
+from controller.platform.settings import Settings, state_dsn
 from controller.runner.agent_runner import load_run
 
 
-def memory_stores(settings: Settings) -> SqliteMemoryStores:
-    """The stores every run of these settings writes its graph memories to."""
-    return SqliteMemoryStores(settings.runs_dir)
+def memory_stores(settings: Settings) -> MemoryBackend:
+    """The stores every run of these settings writes its graph memories to (SBX_STATE_DSN's, or the files)."""
+    return stores_of(settings)
 
 
 def run_memory(settings: Settings, run_id: str) -> MemoryView:
@@ -51,7 +52,8 @@ def subject_memory(settings: Settings, subject: str) -> MemoryView:
     stores = memory_stores(settings)
     name = check_subject(subject)
     if not stores.has_subject(name):
-        raise TargetError(f"no memory of subject {name!r} in {settings.runs_dir}",
+        where = settings.runs_dir if state_dsn(settings) is None else "the state database (SBX_STATE_DSN)"
+        raise TargetError(f"no memory of subject {name!r} in {where}",
                           hint="a conversation run with --subject NAME starts one")
     store = stores.for_subject(name)
     try:

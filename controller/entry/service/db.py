@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from controller.platform.settings import Settings
+from controller.platform.shared_state import prepare_state
 from controller.platform.store import open_store
 from controller.platform.store.factory import store_label
 from controller.platform.store.migrate import current, head, upgrade
@@ -19,6 +20,7 @@ def command(args: argparse.Namespace, settings: Settings) -> int:
         print(f"{where}: revision {revision or 'none (empty)'}; this sandloop's newest is {head()}")
         return 0
     before = upgrade(store.engine, label=f"run store {where}")
+    prepare_state(settings, store)  # SBX_STATE_DSN: LangGraph's checkpoint tables, the memory tables readable
     if before == head():
         print(f"==> {where} is at revision {head()}, this sandloop's newest: nothing to do")
     else:

@@ -28,12 +28,13 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, Field
 
-from agents.lessons import DEFAULT_LIMIT, LESSONS_FILE, ExecutionHistory, lessons_markdown
+from agents.lessons import DEFAULT_LIMIT, ExecutionHistory, lessons_markdown
 from agents.registry import AGENTS
 from controller.entry.service.auth import Principal, principal
 from controller.entry.service.problems import Problem
 from controller.entry.service.schemas import PROBLEMS
 from controller.entry.service.state import ServiceState
+from controller.platform.shared_state import lessons_of
 from controller.platform.store import RunRow
 
 router = APIRouter(prefix="/v1", tags=["history"], responses=PROBLEMS)
@@ -133,8 +134,8 @@ def _state(request: Request) -> ServiceState:
 
 
 def _lessons_store(state: ServiceState) -> ExecutionHistory:
-    """The lessons file the agents read and write (their config's runs folder)."""
-    return ExecutionHistory(state.settings.runs_dir / LESSONS_FILE)
+    """The lessons the agents read and write: the store's on PostgreSQL, else the runs folder's file."""
+    return lessons_of(state.settings, state.store)
 
 
 @router.get("/history", response_model=History, summary="Ended runs with outcome, attempts and failure kinds")

@@ -21,6 +21,7 @@ from controller.entry.service.readiness import images_probe
 from controller.entry.service.state import ServiceState, engine_probe
 from controller.entry.service import child
 from controller.entry.service.workers import Command, WorkerPool
+from controller.platform import shared_state
 from controller.platform.observability.exporter import Exporter
 from controller.platform.settings import Settings
 from controller.platform.store import RunStore
@@ -89,6 +90,8 @@ def run_service(settings: Settings, store: RunStore, exporter: Exporter | None, 
                 command: Command = child.command) -> None:
     """Serve until SIGTERM/SIGINT, then drain the workers; ``command`` is each run's child."""
     check_exposure(host, store)
+    shared_state.adopt_files(settings, store)  # PostgreSQL: an earlier release's history and lessons files
+    shared_state.prepare_state(settings, store)
     sock = bind(host, port)
     state = ServiceState(settings, store, engine_probe=engine_probe(settings),
                          images_probe=images_probe(settings))

@@ -22,7 +22,7 @@ from agents.registry import agent_for_target
 from agents.targets import check_target_name
 from controller.entry.service.schemas import RunRequest
 from controller.platform.artefacts import new_run_id
-from controller.platform.memory_store import SqliteMemoryStores
+from controller.platform.memory_sql import memory_stores
 from controller.platform.settings import Settings, agent_config
 from controller.runner.follows import require_followed
 from controller.entry.service.uploads import require_free_space, tree_bytes
@@ -55,7 +55,7 @@ def plan(settings: Settings, request: RunRequest, data_dir: Path) -> Agent:
     if request.coder is not None:
         config = config.model_copy(update={"coder": request.coder})
     planned = agent.plan(request.target, config, request.max_attempts)  # the CLI's checks; nothing written
-    require_followed(planned, SqliteMemoryStores(settings.runs_dir))  # a follower only after what it follows
+    require_followed(planned, memory_stores(settings))  # a follower only after what it follows
     return agent
 
 

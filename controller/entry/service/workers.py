@@ -48,6 +48,7 @@ from controller.entry.service.journal import RunJournal, Scrubber
 from controller.entry.service.launch import Launcher, RunProcess
 from controller.entry.service.warm_child import LATE_PREFIX
 from controller.entry.service.submit import upload_dir
+from controller.platform import shared_state
 from controller.platform.settings import Settings
 from controller.platform.store import RunRow, RunStatus, RunStore, StoreError
 
@@ -195,6 +196,7 @@ class WorkerPool:
             self._finish(row, status, 0 if status == "passed" else 1, summary, "")
             return
         log.info("service.run_started", run_id=row.id, target=row.target, resume=child.resumable(run_dir))
+        shared_state.give_run_lessons(self.settings, self.store, run_dir, row.agent, row.target)
         code, tail = self._run_child(row, run_dir)
         self._record(row, run_dir, code, tail)
 
@@ -229,10 +231,13 @@ class WorkerPool:
 
     def env_for(self, row: RunRow) -> dict[str, str]:
         """The child's environment: an uploaded target's run reads its own data folder."""
+        env = self._env
+        if shared_state.hands_off(self.store):  # PostgreSQL: history and lessons through its folder
+            env = {**env, "SBX_HANDOFF_DIR": str(self.settings.runs_dir / row.id)}
         upload = row.options.get("upload")
         if not isinstance(upload, str) or upload != row.id:  # set by the service, and only to the run's id
-            return self._env
-        return {**self._env, "SBX_DATA_DIR": str(upload_dir(self.settings, row.id))}
+            return env
+        return {**env, "SBX_DATA_DIR": str(upload_dir(self.settings, row.id))}
 
     def _record(self, row: RunRow, run_dir: Path, code: int, tail: str) -> None:
         with self._lock:
@@ -257,6 +262,7 @@ class WorkerPool:
 
     def _finish(self, row: RunRow, status: RunStatus, code: int | None, summary: dict[str, Any] | None,
                 error: str) -> None:
+        shared_state.keep_handoff(self.settings, self.store, self.settings.runs_dir / row.id)
         scrub = self._scrubber(row)
         summary = None if summary is None else scrub.tree(summary)
         if not self.store.finish(row.id, self.worker_id, status, exit_code=code, summary=summary,

@@ -1,4 +1,5 @@
-"""The durable run history: one SQLite file (``runs/history.sqlite`` by default).
+"""The durable run history: one SQLite file (``runs/history.sqlite`` by default), or the
+service's PostgreSQL store (tables ``history_*`` of revision 0004, issue 34).
 
 ``make run`` is a one-shot process, so its in-memory metrics die with it. Each run instead
 appends what it ended with (status, attempts, failures, node and sandbox timings) here, in
@@ -9,6 +10,11 @@ survive restarts of either process and never reset while the file is kept.
 The file uses SQLite's default rollback journal (not WAL), so a reader needs only read
 access: the exporter can mount ``runs/`` read-only. Writes are tiny and wait up to
 ``BUSY_TIMEOUT_SECONDS`` for a concurrent writer.
+
+On PostgreSQL (:meth:`HistoryStore.in_store`) the same statements (:mod:`agents.sqlrows`) run
+on the store's engine, on tables named with a ``history_`` prefix: every replica reads and
+writes one history. A run's child never gets the store's DSN: it hands its record to the
+service through its run folder (:mod:`controller.platform.observability.handoff`).
 """
 
 from __future__ import annotations
@@ -19,7 +25,11 @@ from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import sqlalchemy.exc
+from sqlalchemy import Engine
+
 from agents.ports.errors import EnvironmentFault
+from agents.sqlrows import AnyConnection, execute_many, first_line, rows
 
 SCHEMA_VERSION = 3
 #: Warm-pool use of one execution: served warm, asked for warm but ran cold, or not poolable.
@@ -74,6 +84,13 @@ CREATE TABLE IF NOT EXISTS sandbox_infra_retries (
     reason TEXT NOT NULL
 );
 """
+#: The tables' names in the file, and in the PostgreSQL store (revision 0004).
+FILE_TABLES = {"runs": "runs", "failures": "attempt_failures", "nodes": "node_runs",
+               "sandbox": "sandbox_executions", "infra": "sandbox_infra_retries"}
+STORE_TABLES = {"runs": "history_runs", "failures": "history_attempt_failures", "nodes": "history_node_runs",
+                "sandbox": "history_sandbox_executions", "infra": "history_infra_retries"}
+#: What a database error is, whichever the history is on.
+DATABASE_ERRORS = (OSError, sqlite3.Error, sqlalchemy.exc.SQLAlchemyError)
 #: Upgrades from an older user_version, applied in order before _SCHEMA.
 _MIGRATIONS = {
     1: "ALTER TABLE sandbox_executions ADD COLUMN pool TEXT NOT NULL DEFAULT 'none';"
@@ -185,10 +202,22 @@ class HistorySnapshot:
 
 
 class HistoryStore:
-    """Appends run records to, and reads aggregates from, one SQLite file."""
+    """Appends run records to, and reads aggregates from, one SQLite file or the PostgreSQL store."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, engine: Engine | None = None) -> None:
         self.path = path
+        self._engine = engine  # the PostgreSQL store's; None: the file at path
+        self._t = FILE_TABLES if engine is None else STORE_TABLES
+
+    @classmethod
+    def in_store(cls, engine: Engine) -> HistoryStore:
+        """The history in the service's PostgreSQL store (its ``history_*`` tables)."""
+        return cls(Path("postgresql"), engine=engine)
+
+    @property
+    def label(self) -> str:
+        """Where the history is, for a log line or a message (never a DSN)."""
+        return "the run store (PostgreSQL)" if self._engine is not None else str(self.path)
 
     def record(self, run: RunRecord) -> None:
         """Append ``run`` (with its failures, nodes and sandbox executions) atomically.
@@ -197,29 +226,39 @@ class HistoryStore:
             HistoryError: the file cannot be created or written.
         """
         try:
+            if self._engine is not None:
+                with self._engine.begin() as conn:
+                    _insert(conn, run, self._t)
+                return
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with closing(sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS)) as conn, conn:
-                _ensure_schema(conn)
-                _insert(conn, run)
-        except (OSError, sqlite3.Error) as exc:
-            raise HistoryError(f"cannot write the run history {self.path}: {exc}") from exc
+            with closing(sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS)) as db, db:
+                _ensure_schema(db)
+                _insert(db, run, self._t)
+        except DATABASE_ERRORS as exc:
+            raise HistoryError(f"cannot write the run history {self.label}: {first_line(exc)}") from exc
 
     def exists(self) -> bool:
-        """Whether any run has been recorded yet (the file exists)."""
-        return self.path.is_file()
+        """Whether any run can have been recorded yet (the file exists; the store always does)."""
+        return self._engine is not None or self.path.is_file()
+
+    def has_run(self, run_id: str) -> bool:
+        """Whether run ``run_id`` is recorded (a hand-off kept twice is kept once)."""
+        with self._reader() as conn:
+            return conn is not None and bool(rows(conn, f"SELECT 1 FROM {self._t['runs']} WHERE run_id = :run_id",
+                                                  {"run_id": run_id}))
 
     def count_runs(self) -> int:
         """How many runs the history holds (0 when there is no file yet)."""
         with self._reader() as conn:
-            return 0 if conn is None else int(conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
+            return 0 if conn is None else int(rows(conn, f"SELECT COUNT(*) FROM {self._t['runs']}")[0][0])
 
     def last_success(self, agent: str, target: str) -> float | None:
         """Unix time the last passing run of ``agent`` on ``target`` ended, if any did."""
         with self._reader() as conn:
             if conn is None:
                 return None
-            row = conn.execute("SELECT MAX(finished_at) FROM runs WHERE agent = ? AND target = ? "
-                               "AND status = 'passed'", (agent, target)).fetchone()
+            row = rows(conn, f"SELECT MAX(finished_at) FROM {self._t['runs']} WHERE agent = :agent "
+                             "AND target = :target AND status = 'passed'", {"agent": agent, "target": target})[0]
             return None if row[0] is None else float(row[0])
 
     def read_runs(self) -> list[dict[str, object]]:
@@ -227,27 +266,28 @@ class HistoryStore:
         with self._reader() as conn:
             if conn is None:
                 return []
-            conn.row_factory = sqlite3.Row
-            return [dict(row) for row in conn.execute("SELECT * FROM runs ORDER BY finished_at, run_id")]
+            found = rows(conn, f"SELECT {', '.join(RUN_COLUMNS)} FROM {self._t['runs']} ORDER BY finished_at, run_id")
+        return [dict(zip(RUN_COLUMNS, row, strict=True)) for row in found]
 
     def target_runs(self, agent: str, target: str, limit: int = 10_000) -> list[tuple[float, str, int]]:
         """(finished_at, status, attempts) of the newest ``limit`` runs of ``agent`` on ``target``, oldest first."""
         with self._reader() as conn:
             if conn is None:
                 return []
-            rows = conn.execute("SELECT finished_at, status, attempts FROM runs WHERE agent = ? AND target = ? "
-                                "ORDER BY finished_at DESC LIMIT ?", (agent, target, limit)).fetchall()
-        return [(float(f), str(s), int(a)) for f, s, a in reversed(rows)]
+            found = rows(conn, f"SELECT finished_at, status, attempts FROM {self._t['runs']} WHERE agent = :agent "
+                               "AND target = :target ORDER BY finished_at DESC LIMIT :limit",
+                         {"agent": agent, "target": target, "limit": limit})
+        return [(float(f), str(s), int(a)) for f, s, a in reversed(found)]
 
     def target_failures(self, agent: str, target: str) -> dict[str, int]:
         """Failed attempts per reason, of ``agent``'s runs on ``target``."""
         with self._reader() as conn:
             if conn is None:
                 return {}
-            rows = conn.execute("SELECT f.reason, COUNT(*) FROM attempt_failures f JOIN runs r ON r.run_id = f.run_id "
-                                "WHERE r.agent = ? AND r.target = ? GROUP BY f.reason ORDER BY COUNT(*) DESC",
-                                (agent, target)).fetchall()
-        return {str(reason): int(count) for reason, count in rows}
+            found = rows(conn, f"SELECT f.reason, COUNT(*) FROM {self._t['failures']} f JOIN {self._t['runs']} r "
+                               "ON r.run_id = f.run_id WHERE r.agent = :agent AND r.target = :target "
+                               "GROUP BY f.reason ORDER BY COUNT(*) DESC", {"agent": agent, "target": target})
+        return {str(reason): int(count) for reason, count in found}
 
     def snapshot(self, buckets: BucketSet) -> HistorySnapshot:
         """Aggregate the whole history for the exporter, in one read transaction.
@@ -258,20 +298,32 @@ class HistoryStore:
         with self._reader() as conn:
             if conn is None:
                 return HistorySnapshot()
-            return _aggregate(conn, buckets)
+            return _aggregate(conn, buckets, self._t)
 
     @contextmanager
-    def _reader(self) -> Iterator[sqlite3.Connection | None]:
+    def _reader(self) -> Iterator[AnyConnection | None]:
+        if self._engine is not None:
+            try:
+                with self._engine.connect() as conn:
+                    yield conn
+            except sqlalchemy.exc.SQLAlchemyError as exc:
+                raise HistoryError(f"cannot read the run history {self.label}: {first_line(exc)}") from exc
+            return
         if not self.path.is_file():
             yield None
             return
         uri = f"{self.path.resolve().as_uri()}?mode=ro"
         try:
-            with closing(sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_SECONDS)) as conn:
-                conn.execute("BEGIN")
-                yield conn
+            with closing(sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_SECONDS)) as db:
+                db.execute("BEGIN")
+                yield db
         except sqlite3.Error as exc:
             raise HistoryError(f"cannot read the run history {self.path}: {exc}") from exc
+
+
+#: The columns of a history run, in the order of the file's table.
+RUN_COLUMNS = ("run_id", "agent", "target", "status", "attempts", "max_attempts", "started_at", "finished_at",
+               "duration_seconds", "sandbox_seconds", "coder", "error")
 
 
 @dataclass(frozen=True)
@@ -297,78 +349,79 @@ def _ensure_schema(conn: sqlite3.Connection) -> None:
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
-def _insert(conn: sqlite3.Connection, run: RunRecord) -> None:
-    conn.execute(
-        "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (run.run_id, run.agent, run.target, run.status, run.attempts, run.max_attempts,
-         run.started_at, run.finished_at, run.duration_seconds, run.sandbox_seconds, run.coder, run.error),
-    )
-    conn.executemany(
-        "INSERT INTO attempt_failures VALUES (?, ?, ?, ?)",
-        [(run.run_id, i, kind, int(i < run.attempts)) for i, kind in enumerate(run.failures, start=1)],
-    )
-    conn.executemany(
-        "INSERT INTO node_runs VALUES (?, ?, ?, ?, ?)",
-        [(run.run_id, n.node, n.attempt, n.outcome, n.seconds) for n in run.nodes],
-    )
-    conn.executemany(
-        "INSERT INTO sandbox_executions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [(run.run_id, s.image, s.image_ref, s.outcome, s.seconds, s.exit_code, s.attempt, s.pool,
-          s.warmup_seconds) for s in run.sandbox],
-    )
-    conn.executemany(
-        "INSERT INTO sandbox_infra_retries VALUES (?, ?, ?)",
-        [(run.run_id, s.image, reason) for s in run.sandbox for reason in s.infra_retries],
-    )
+def _insert(conn: AnyConnection, run: RunRecord, t: dict[str, str]) -> None:
+    execute_many(conn, f"INSERT INTO {t['runs']} ({', '.join(RUN_COLUMNS)}) "
+                   f"VALUES ({', '.join(':' + c for c in RUN_COLUMNS)})",
+             [{c: getattr(run, c) for c in RUN_COLUMNS}])
+    execute_many(conn, f"INSERT INTO {t['failures']} (run_id, attempt, reason, retried) VALUES (:r, :a, :k, :t)",
+             [{"r": run.run_id, "a": i, "k": kind, "t": int(i < run.attempts)}
+              for i, kind in enumerate(run.failures, start=1)])
+    execute_many(conn, f"INSERT INTO {t['nodes']} (run_id, node, attempt, outcome, duration_seconds) "
+                   "VALUES (:r, :n, :a, :o, :s)",
+             [{"r": run.run_id, "n": n.node, "a": n.attempt, "o": n.outcome, "s": n.seconds} for n in run.nodes])
+    execute_many(conn, f"INSERT INTO {t['sandbox']} (run_id, image, image_ref, outcome, duration_seconds, exit_code, "
+                   "attempt, pool, warmup_seconds) VALUES (:r, :i, :ref, :o, :s, :x, :a, :p, :w)",
+             [{"r": run.run_id, "i": s.image, "ref": s.image_ref, "o": s.outcome, "s": s.seconds, "x": s.exit_code,
+               "a": s.attempt, "p": s.pool, "w": s.warmup_seconds} for s in run.sandbox])
+    execute_many(conn, f"INSERT INTO {t['infra']} (run_id, image, reason) VALUES (:r, :i, :k)",
+             [{"r": run.run_id, "i": s.image, "k": reason} for s in run.sandbox for reason in s.infra_retries])
 
 
-def _aggregate(conn: sqlite3.Connection, buckets: BucketSet) -> HistorySnapshot:
+def _version(conn: AnyConnection) -> int:
+    """The file's schema version (a read-only reader cannot migrate); the store's is current."""
+    if isinstance(conn, sqlite3.Connection):
+        return int(conn.execute("PRAGMA user_version").fetchone()[0])
+    return SCHEMA_VERSION
+
+
+def _aggregate(conn: AnyConnection, buckets: BucketSet, t: dict[str, str]) -> HistorySnapshot:
     snap = HistorySnapshot()
-    if conn.execute("PRAGMA user_version").fetchone()[0] == 0:
+    version = _version(conn)
+    if version == 0:
         return snap
-    snap.runs = _counts(conn, "SELECT agent, target, status, COUNT(*) FROM runs GROUP BY 1, 2, 3")
-    snap.retries = _counts(conn, "SELECT r.agent, r.target, f.reason, COUNT(*) FROM attempt_failures f "
-                                 "JOIN runs r USING (run_id) WHERE f.retried = 1 GROUP BY 1, 2, 3")
-    snap.sandbox_runs = _counts(conn, "SELECT r.agent, r.target, s.image, s.outcome, COUNT(*) FROM "
-                                      "sandbox_executions s JOIN runs r USING (run_id) GROUP BY 1, 2, 3, 4")
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    runs, failures, nodes, sandbox = t["runs"], t["failures"], t["nodes"], t["sandbox"]
+    snap.runs = _counts(conn, f"SELECT agent, target, status, COUNT(*) FROM {runs} GROUP BY 1, 2, 3")
+    snap.retries = _counts(conn, f"SELECT r.agent, r.target, f.reason, COUNT(*) FROM {failures} f "
+                                 f"JOIN {runs} r USING (run_id) WHERE f.retried = 1 GROUP BY 1, 2, 3")
+    snap.sandbox_runs = _counts(conn, f"SELECT r.agent, r.target, s.image, s.outcome, COUNT(*) FROM "
+                                      f"{sandbox} s JOIN {runs} r USING (run_id) GROUP BY 1, 2, 3, 4")
     if version >= 2:  # read-only readers cannot migrate
-        _aggregate_pool(conn, buckets, snap)
+        _aggregate_pool(conn, buckets, snap, t)
     if version >= 3:
-        snap.infra_retries = _counts(conn, "SELECT image, reason, COUNT(*) FROM sandbox_infra_retries GROUP BY 1, 2")
-    snap.attempts = _histograms(conn, "runs", ("agent", "target"), "attempts", buckets.attempts)
-    snap.run_seconds = _histograms(conn, "runs", ("agent", "target"), "duration_seconds", buckets.run_seconds)
-    snap.node_seconds = _histograms(conn, "node_runs JOIN runs USING (run_id)", ("agent", "node"),
-                                    "node_runs.duration_seconds", buckets.node_seconds)
-    snap.sandbox_seconds = _histograms(conn, "sandbox_executions JOIN runs USING (run_id)",
-                                       ("agent", "target", "image"), "sandbox_executions.duration_seconds",
+        snap.infra_retries = _counts(conn, f"SELECT image, reason, COUNT(*) FROM {t['infra']} GROUP BY 1, 2")
+    snap.attempts = _histograms(conn, runs, ("agent", "target"), "attempts", buckets.attempts)
+    snap.run_seconds = _histograms(conn, runs, ("agent", "target"), "duration_seconds", buckets.run_seconds)
+    snap.node_seconds = _histograms(conn, f"{nodes} JOIN {runs} USING (run_id)", ("agent", "node"),
+                                    f"{nodes}.duration_seconds", buckets.node_seconds)
+    snap.sandbox_seconds = _histograms(conn, f"{sandbox} JOIN {runs} USING (run_id)",
+                                       ("agent", "target", "image"), f"{sandbox}.duration_seconds",
                                        buckets.sandbox_seconds)
-    rows = conn.execute("SELECT agent, target, MAX(finished_at) FROM runs WHERE status = 'passed' GROUP BY 1, 2")
-    snap.last_success = {(agent, target): float(ts) for agent, target, ts in rows}
+    found = rows(conn, f"SELECT agent, target, MAX(finished_at) FROM {runs} WHERE status = 'passed' GROUP BY 1, 2")
+    snap.last_success = {(agent, target): float(ts) for agent, target, ts in found}
     return snap
 
 
-def _aggregate_pool(conn: sqlite3.Connection, buckets: BucketSet, snap: HistorySnapshot) -> None:
-    snap.pool_requests = _counts(conn, "SELECT r.agent, r.target, s.image, s.pool, COUNT(*) FROM "
-                                       "sandbox_executions s JOIN runs r USING (run_id) "
+def _aggregate_pool(conn: AnyConnection, buckets: BucketSet, snap: HistorySnapshot, t: dict[str, str]) -> None:
+    snap.pool_requests = _counts(conn, f"SELECT r.agent, r.target, s.image, s.pool, COUNT(*) FROM "
+                                       f"{t['sandbox']} s JOIN {t['runs']} r USING (run_id) "
                                        "WHERE s.pool IN ('hit', 'miss') GROUP BY 1, 2, 3, 4")
     snap.pool_warmup_seconds = _histograms(
-        conn, "sandbox_executions WHERE pool = 'hit'", ("image",), "warmup_seconds", buckets.warmup_seconds)
+        conn, f"{t['sandbox']} WHERE pool = 'hit'", ("image",), "warmup_seconds", buckets.warmup_seconds)
 
 
-def _counts(conn: sqlite3.Connection, sql: str) -> dict[tuple[str, ...], int]:
-    return {tuple(row[:-1]): int(row[-1]) for row in conn.execute(sql)}
+def _counts(conn: AnyConnection, sql: str) -> dict[tuple[str, ...], int]:
+    return {tuple(row[:-1]): int(row[-1]) for row in rows(conn, sql)}
 
 
 def _histograms(
-    conn: sqlite3.Connection, source: str, groups: tuple[str, ...], value: str, bounds: tuple[float, ...]
+    conn: AnyConnection, source: str, groups: tuple[str, ...], value: str, bounds: tuple[float, ...]
 ) -> dict[tuple[str, ...], Histogram]:
     # Only constants of this module are formatted into the SQL; no user input reaches it.
     columns = ", ".join(groups)
-    le = "".join(f", SUM({value} <= {float(b)!r})" for b in bounds)
-    sql = f"SELECT {columns}, COUNT(*), TOTAL({value}){le} FROM {source} GROUP BY {columns}"
+    le = "".join(f", SUM(CASE WHEN {value} <= {float(b)!r} THEN 1 ELSE 0 END)" for b in bounds)
+    sql = f"SELECT {columns}, COUNT(*), COALESCE(SUM({value}), 0.0){le} FROM {source} GROUP BY {columns}"
     result = {}
-    for row in conn.execute(sql):
+    for row in rows(conn, sql):
         key, (count, total, *cumulative) = tuple(row[: len(groups)]), row[len(groups):]
-        result[key] = Histogram(bounds, tuple(int(c) for c in cumulative), int(count), float(total))
+        result[key] = Histogram(bounds, tuple(int(c or 0) for c in cumulative), int(count), float(total))
     return result

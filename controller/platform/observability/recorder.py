@@ -23,6 +23,7 @@ from pathlib import Path
 import structlog
 
 from agents.ports.errors import PlatformError, RunPaused, refused
+from controller.platform.observability.handoff import HandoffHistory
 from controller.platform.observability.history import HistoryError, HistoryStore, NodeRecord, RunRecord, SandboxRecord
 from controller.platform.observability.logs import run_log_file
 from controller.platform.observability.push import PUSH_JOB, push_run
@@ -39,6 +40,13 @@ def history_path(settings: Settings) -> Path:
     return settings.observability.history_path or settings.runs_dir / HISTORY_FILE
 
 
+def run_history_of(settings: Settings) -> HistoryStore | HandoffHistory:
+    """Where a run records its end: its folder's hand-off (a service's run on PostgreSQL), else the file."""
+    if settings.handoff_dir is not None:
+        return HandoffHistory(settings.handoff_dir)
+    return HistoryStore(history_path(settings))
+
+
 @dataclass
 class RunObserver:
     """Collects one run's node and sandbox records and records the run at its end."""
@@ -48,7 +56,7 @@ class RunObserver:
     target: str
     max_attempts: int
     coder: str
-    history: HistoryStore
+    history: HistoryStore | HandoffHistory
     observability: ObservabilitySettings
     started_at: float = field(default_factory=time.time)
     started_monotonic: float = field(default_factory=time.monotonic)
@@ -105,9 +113,9 @@ class RunObserver:
         self.recorded = run
         try:
             self.history.record(run)
-            log.info("history.recorded", path=str(self.history.path))
+            log.info("history.recorded", path=self.history.label)
         except HistoryError as exc:
-            log.error("history.write_failed", path=str(self.history.path), error=exc.one_line())
+            log.error("history.write_failed", path=self.history.label, error=exc.one_line())
         self._push(run)
 
     def _push(self, run: RunRecord) -> None:
@@ -143,7 +151,7 @@ def observe_run(
     """
     max_attempts = settings.max_attempts if max_attempts is None else max_attempts
     observer = RunObserver(run_id, agent, target, max_attempts, coder,
-                           HistoryStore(history_path(settings)), settings.observability)
+                           run_history_of(settings), settings.observability)
     structlog.contextvars.clear_contextvars()
     structlog.contextvars.bind_contextvars(run_id=run_id, agent=agent, target=target)
     listen = getattr(sandbox, "add_listener", None)

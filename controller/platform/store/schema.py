@@ -7,6 +7,8 @@ made by the Alembic migrations in ``migrations/versions`` (one per release that 
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import (
     BigInteger,
     Column,
@@ -95,3 +97,126 @@ sessions = Table(
     Column("expires_at", Double, nullable=False),
 )
 Index("sessions_by_token", sessions.c.token)
+
+# revision 0004 (issue 34): the run history and the lessons, when the store is PostgreSQL ----------
+# The same tables as the embedded files (``history.sqlite``, ``lessons.sqlite``), named with a
+# prefix: the statements are written once (observability/history.py, agents/lessons.py) and take
+# the tables' names from the place they run on (a file, or this store).
+
+def _required(kind: Any, *names: str) -> list[Column[Any]]:
+    """Columns that every row fills (NOT NULL), of one type."""
+    return [Column(name, kind, nullable=False) for name in names]
+
+
+#: What each run ended with (``history.sqlite``'s ``runs``): /metrics, the dashboards, the console.
+history_runs = Table(
+    "history_runs", metadata,
+    Column("run_id", Text, primary_key=True),
+    *_required(Text, "agent", "target", "status"),
+    *_required(Integer, "attempts", "max_attempts"),
+    *_required(Double, "started_at", "finished_at", "duration_seconds", "sandbox_seconds"),
+    *_required(Text, "coder"),
+    Column("error", Text, nullable=False, server_default=""),
+)
+Index("history_runs_by_target", history_runs.c.agent, history_runs.c.target, history_runs.c.status)
+
+
+def _history_child(name: str, *columns: Column[Any]) -> Table:
+    """A table of rows that belong to one history run (deleted with it)."""
+    table = Table(name, metadata,
+                  Column("run_id", Text, ForeignKey("history_runs.run_id", ondelete="CASCADE"), nullable=False),
+                  *columns)
+    Index(f"{name}_by_run", table.c.run_id)
+    return table
+
+
+history_attempt_failures = _history_child(
+    "history_attempt_failures", *_required(Integer, "attempt"), *_required(Text, "reason"),
+    *_required(Integer, "retried"))
+history_node_runs = _history_child(
+    "history_node_runs", *_required(Text, "node"), *_required(Integer, "attempt"), *_required(Text, "outcome"),
+    *_required(Double, "duration_seconds"))
+history_sandbox_executions = _history_child(
+    "history_sandbox_executions", *_required(Text, "image", "image_ref", "outcome"),
+    *_required(Double, "duration_seconds"), Column("exit_code", Integer), *_required(Integer, "attempt"),
+    Column("pool", Text, nullable=False, server_default="none"), Column("warmup_seconds", Double))
+history_infra_retries = _history_child("history_infra_retries", *_required(Text, "image", "reason"))
+
+#: The runs the lessons were drawn from (``lessons.sqlite``'s ``runs``).
+lesson_runs = Table(
+    "lesson_runs", metadata,
+    Column("run_id", Text, primary_key=True),
+    *_required(Text, "agent", "target", "coder", "status"),
+    *_required(Integer, "attempts"),
+    *_required(Text, "fixed_by"),
+    *_required(Double, "recorded_at"),
+)
+
+#: Each failed attempt and its lessons (``lessons.sqlite``'s ``failures``).
+lesson_failures = Table(
+    "lesson_failures", metadata,
+    Column("id", Serial, primary_key=True, autoincrement=True),
+    Column("run_id", Text, ForeignKey("lesson_runs.run_id", ondelete="CASCADE"), nullable=False),
+    *_required(Text, "agent", "target"),
+    *_required(Integer, "attempt"),
+    *_required(Text, "kind", "summary"),
+    Column("lesson", Text),
+    *_required(Integer, "fixed"),
+    *_required(Double, "recorded_at"),
+    sqlite_autoincrement=True,
+)
+Index("lesson_failures_by_target", lesson_failures.c.agent, lesson_failures.c.target, lesson_failures.c.recorded_at)
+
+# revision 0005 (issue 34): the intake agents' graph memories, when runs use PostgreSQL ------------
+# One memory per ``key``: ``subject:<subject key>`` (a person, across conversations; never the
+# name) or ``run:<run id>`` (a run without a subject). The tables of memory_store.py's files, with
+# that key in front; a run's process reaches them with SBX_STATE_DSN (a role limited to them and to
+# the checkpoints), never with the store's DSN.
+
+#: The subject's name as first given (``meta`` of a file).
+memory_subjects = Table(
+    "memory_subjects", metadata,
+    Column("key", Text, primary_key=True),
+    *_required(Text, "name"),
+)
+#: Each field's current value.
+memory_fields = Table(
+    "memory_fields", metadata,
+    Column("key", Text, primary_key=True), Column("node", Text, primary_key=True),
+    Column("field", Text, primary_key=True),
+    Column("value", Text), *_required(Integer, "skipped"), *_required(Text, "updated_at"),
+)
+#: Every value ever given.
+memory_history = Table(
+    "memory_history", metadata,
+    Column("id", Serial, primary_key=True, autoincrement=True),
+    *_required(Text, "key", "node", "field"),
+    Column("value", Text), Column("previous", Text), Column("temporal", Text), Column("source", Text),
+    Column("reasoning", Text), *_required(Integer, "applied", "correction"),
+    *_required(Text, "run_id"), *_required(Integer, "turn"), *_required(Text, "at"),
+    sqlite_autoincrement=True,
+)
+Index("memory_history_by_key", memory_history.c.key, memory_history.c.id)
+#: Contradictions, open until a later turn resolves them.
+memory_conflicts = Table(
+    "memory_conflicts", metadata,
+    Column("id", Serial, primary_key=True, autoincrement=True),
+    *_required(Text, "key", "node", "field"),
+    Column("old", Text), Column("new", Text),
+    *_required(Text, "run_id"), *_required(Integer, "turn"), *_required(Text, "at"),
+    *_required(Integer, "resolved"), Column("resolution", Text),
+    sqlite_autoincrement=True,
+)
+Index("memory_conflicts_by_key", memory_conflicts.c.key, memory_conflicts.c.id)
+#: The (run, turn) of every write applied: a write is applied at most once.
+memory_commits = Table(
+    "memory_commits", metadata,
+    Column("key", Text, primary_key=True), Column("run_id", Text, primary_key=True),
+    Column("turn", Integer, primary_key=True, autoincrement=False), *_required(Text, "at"),
+)
+#: Each conversation's target, from its first write (what ``follows`` looks for).
+memory_conversations = Table(
+    "memory_conversations", metadata,
+    Column("key", Text, primary_key=True), Column("run_id", Text, primary_key=True),
+    *_required(Text, "target", "at"),
+)

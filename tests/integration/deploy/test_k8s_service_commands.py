@@ -25,7 +25,9 @@ from controller.entry.k8s_render import deploy_objects, token_objects
 from controller.platform.settings import PROJECT_ROOT, Settings
 from tests.integration.service.harness import free_port, wait_for
 
-SECRET_DSN = "SBX_SERVICE__POSTGRES_DSN"
+#: (variable, Secret) → key of every required secret the service's Pod reads.
+SECRETS = {("SBX_SERVICE__POSTGRES_DSN", "sandloop-postgres"): "dsn",
+           ("SBX_STATE_DSN", "sandloop-postgres"): "state-dsn"}
 
 
 def _object(objects: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
@@ -34,15 +36,16 @@ def _object(objects: list[dict[str, Any]], kind: str, name: str) -> dict[str, An
 
 def _pod_env(objects: list[dict[str, Any]], container: dict[str, Any], dsn: str, tmp: Path) -> dict[str, str]:
     """The container's environment as the kubelet would build it (envFrom, then env), the Secret's
-    DSN filled in; the in-image paths moved under ``tmp`` (this host has no /sandloop)."""
+    DSNs filled in; the in-image paths moved under ``tmp`` (this host has no /sandloop)."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("SBX_")}
     for source in container["envFrom"]:
         env.update(_object(objects, "ConfigMap", source["configMapRef"]["name"])["data"])
     for item in container["env"]:
         ref = item["valueFrom"]
         if "secretKeyRef" in ref and not ref["secretKeyRef"].get("optional"):
-            assert item["name"] == SECRET_DSN and ref["secretKeyRef"] == {"name": "sandloop-postgres", "key": "dsn"}
-            env[item["name"]] = dsn
+            assert (item["name"], ref["secretKeyRef"]["name"]) in SECRETS, item
+            assert ref["secretKeyRef"]["key"] == SECRETS[(item["name"], ref["secretKeyRef"]["name"])]
+            env[item["name"]] = dsn  # here one role for both; docs/kubernetes.md makes the checkpoints' a narrower one
         elif "fieldRef" in ref:
             env[item["name"]] = "sandloop-service-7d9f8-abcde"
     env.update(SBX_RUNS_DIR=str(tmp / "runs"), SBX_PARSERS_DIR=str(tmp / "parsers"), SBX_CACHE_DIR=str(tmp / "cache"),

@@ -314,16 +314,18 @@ class TestService:
         assert _selects(budget["spec"]["selector"], self._pod()["metadata"]["labels"])
         assert budget["spec"]["minAvailable"] < deployment["spec"]["replicas"]
 
-    def test_settings_come_from_configmaps_and_only_the_dsn_from_a_secret(self) -> None:
-        """envFrom the shared and the service's ConfigMaps; the one required secret is the DSN
-        (the LLM key stays optional, as for the Jobs); no ConfigMap holds a DSN."""
+    def test_settings_come_from_configmaps_and_only_the_dsns_from_a_secret(self) -> None:
+        """envFrom the shared and the service's ConfigMaps; the required secrets are the store's DSN
+        and the checkpoints' (the LLM key stays optional, as for the Jobs); no ConfigMap holds a DSN."""
         container = self._container()
         assert [e["configMapRef"]["name"] for e in container["envFrom"]] == ["sandloop-settings",
                                                                              "sandloop-service-settings"]
         secrets = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in container["env"]
                    if "secretKeyRef" in e.get("valueFrom", {})}
         assert secrets["SBX_SERVICE__POSTGRES_DSN"] == {"name": "sandloop-postgres", "key": "dsn"}
-        assert {name for name, ref in secrets.items() if not ref.get("optional")} == {"SBX_SERVICE__POSTGRES_DSN"}
+        assert secrets["SBX_STATE_DSN"] == {"name": "sandloop-postgres", "key": "state-dsn"}
+        assert {name for name, ref in secrets.items() if not ref.get("optional")} == {"SBX_SERVICE__POSTGRES_DSN",
+                                                                                     "SBX_STATE_DSN"}
         assert not any("value" in e for e in container["env"])
         for name in ("sandloop-settings", "sandloop-service-settings"):
             assert not any("DSN" in key or "postgres://" in value or "postgresql://" in value
@@ -341,6 +343,20 @@ class TestService:
         assert settings.service.store == "postgres" and settings.sandbox_backend == "kubernetes"
         grace = self._pod()["spec"]["terminationGracePeriodSeconds"]
         assert grace >= 5 + settings.service.drain_seconds + 10
+
+    def test_replicas_spread_over_nodes_on_a_volume_every_node_mounts(self) -> None:
+        """Issue 34: the run folders' claim is ReadWriteMany and the Deployment's Pods prefer other nodes
+        than their siblings' (preferred: a rollout's surge Pod still starts); the budget keeps one."""
+        claim = self._base("PersistentVolumeClaim", "sandloop-runs")
+        assert claim["spec"]["accessModes"] == ["ReadWriteMany"]
+        mounted = {v["persistentVolumeClaim"]["claimName"] for v in self._pod()["spec"]["volumes"]
+                   if "persistentVolumeClaim" in v}
+        assert mounted == {"sandloop-runs"}
+        (term,) = self._pod()["spec"]["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+        assert term["podAffinityTerm"]["topologyKey"] == "kubernetes.io/hostname"
+        assert _selects(term["podAffinityTerm"]["labelSelector"], self._pod()["metadata"]["labels"])
+        assert "nodeSelector" not in self._pod()["spec"] and "nodeName" not in self._pod()["spec"]
+        assert self._base("PodDisruptionBudget", SERVICE)["spec"]["minAvailable"] == 1
 
     def test_postgres_is_an_external_dependency_named_in_the_base(self) -> None:
         """An ExternalName Service, no StatefulSet or database Pod of our own."""

@@ -10,7 +10,6 @@ from urllib.parse import quote
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import RedirectResponse, Response
 
-from agents.lessons import LESSONS_FILE, ExecutionHistory
 from agents.ports.errors import PlatformError
 from agents.registry import AGENTS, agent_for_target
 from agents.targets import known_targets
@@ -22,8 +21,7 @@ from controller.entry.console.viewer import state_of
 from controller.entry.console.views.target_page import target_view
 from controller.entry.service.history import delete_history
 from controller.entry.service.stats import success_rate
-from controller.platform.observability.history import HistoryStore
-from controller.platform.observability.recorder import history_path
+from controller.platform.shared_state import lessons_of, run_history
 
 router = APIRouter()
 AgentName = Annotated[str, Path(min_length=1, max_length=64)]
@@ -52,8 +50,8 @@ def target_page(agent: AgentName, target: TargetName, request: Request, who: Vie
     """Success rate over time, attempts needed, failure kinds and the next run's lessons."""
     if agent not in AGENTS:
         raise PageError(404, f"no agent called {agent[:64]!r} (agents: {', '.join(sorted(AGENTS))})")
-    settings = state_of(request).settings
-    view = target_view(HistoryStore(history_path(settings)), ExecutionHistory(settings.runs_dir / LESSONS_FILE),
+    state = state_of(request)
+    view = target_view(run_history(state.settings, state.store), lessons_of(state.settings, state.store),
                        agent, target)
     return page(request, "target.html", title=f"{target} ({agent})", view=view, viewer=who,
                 forgotten=request.query_params.get("forgotten", ""))
