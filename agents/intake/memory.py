@@ -8,7 +8,8 @@ Two stores, one object:
   (``run --subject NAME``: it persists across conversations), or the run's own;
 - the **conversation** (each turn's question, reply and what the resolver made of it; the
   decision role's answers; edges with reasons; the traversal; node snapshots) is this run's
-  alone: ``conversation.sqlite`` in the run folder.
+  alone: a :class:`~agents.ports.memory.ConversationLog` the controller gives the run (the run
+  folder's ``conversation.sqlite``, or the service's database), or one in RAM for a check.
 
 Writes are idempotent per turn and per decision step: the facts of a turn are one
 :class:`~agents.ports.memory.MemoryWrite`, applied at most once per ``(run, turn)``, and the
@@ -19,24 +20,15 @@ finds the turn applied and changes nothing twice.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable
 from dataclasses import asdict
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 from agents.intake.models import Decision, FactUpdate, Question, Resolution, Scalar
-from agents.ports.memory import ConflictWrite, FieldWrite, GraphStore, MemoryView, MemoryWrite
+from agents.ports.memory import (ConflictWrite, ConversationLog, FieldWrite, GraphStore, MemoryConversationLog,
+                                 MemoryView, MemoryWrite)
 
-CONVERSATION_FILE = "conversation.sqlite"
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS edges (step INTEGER PRIMARY KEY, from_node TEXT, to_node TEXT, reason TEXT, at TEXT);
-CREATE TABLE IF NOT EXISTS traversal (step INTEGER PRIMARY KEY, node TEXT, at TEXT);
-CREATE TABLE IF NOT EXISTS snapshots (node TEXT PRIMARY KEY, data TEXT, at TEXT);
-CREATE TABLE IF NOT EXISTS turns (turn INTEGER PRIMARY KEY, question TEXT, reply TEXT, resolution TEXT, at TEXT);
-CREATE TABLE IF NOT EXISTS decisions (step INTEGER PRIMARY KEY, decision TEXT, at TEXT);
-"""
 Clock = Callable[[], datetime]
 
 
@@ -48,23 +40,17 @@ def utc_now() -> datetime:
 class GraphMemory:
     """Node data, field history and conflicts (``facts``), with this conversation's turns, edges and traversal."""
 
-    def __init__(self, facts: GraphStore, log: Path | None, run_id: str, now: Clock = utc_now,
+    def __init__(self, facts: GraphStore, log: ConversationLog | None, run_id: str, now: Clock = utc_now,
                  target: str = "") -> None:
-        if log is not None:
-            log.parent.mkdir(parents=True, exist_ok=True)
         self.facts = facts
+        self.log: ConversationLog = log if log is not None else MemoryConversationLog()
         self.run_id = run_id
         self.target = target  # whose conversation: kept with every write (what a follower's run looks for)
         self.now = now
-        self.db = sqlite3.connect(log if log is not None else ":memory:", check_same_thread=False)
-        if log is not None:
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.executescript(_SCHEMA)
 
     def close(self) -> None:
         """Release both stores."""
-        self.db.close()
+        self.log.close()
         self.facts.close()
 
     def _at(self) -> str:
@@ -90,8 +76,7 @@ class GraphMemory:
 
     def add_node_snapshot(self, node: str, data: dict[str, Scalar | None]) -> None:
         """Keep a node's data as it was when the node was completed."""
-        with self.db:
-            self.db.execute("INSERT OR REPLACE INTO snapshots VALUES (?, ?, ?)", (node, json.dumps(data), self._at()))
+        self.log.put("snapshots", 0, json.dumps(data), self._at(), name=node, replace=True)
 
     def get_field_history(self, node: str, field: str) -> list[dict[str, Any]]:
         """Every value given for a field, oldest first (every conversation's, for a subject)."""
@@ -120,8 +105,8 @@ class GraphMemory:
 
     def turn_result(self, turn: int) -> Resolution | None:
         """The resolver's output for ``turn`` if that turn was already applied."""
-        row = self.db.execute("SELECT resolution FROM turns WHERE turn = ?", (turn,)).fetchone()
-        return None if row is None else Resolution.from_json(json.loads(row[0]))
+        kept = self.log.get("turns", turn)
+        return None if kept is None else Resolution.from_json(json.loads(kept)["resolution"])
 
     def apply_updates(self, turn: int, question: Question, reply: str, resolution: Resolution) -> bool:
         """Apply one turn's facts (once: False when they were applied before) and keep the turn.
@@ -132,9 +117,8 @@ class GraphMemory:
         """
         at = self._at()
         applied = self.facts.commit(self._write(turn, at, resolution))
-        with self.db:
-            self.db.execute("INSERT OR IGNORE INTO turns VALUES (?, ?, ?, ?, ?)",
-                            (turn, json.dumps(question.to_json()), reply, json.dumps(resolution.to_json()), at))
+        self.log.put("turns", turn, json.dumps({"question": question.to_json(), "reply": reply,
+                                                "resolution": resolution.to_json()}), at)
         return applied
 
     def _write(self, turn: int, at: str, resolution: Resolution) -> MemoryWrite:
@@ -165,32 +149,27 @@ class GraphMemory:
 
     def visit(self, step: int, node: str) -> None:
         """Record that decision ``step`` (0: the start) went to ``node``; idempotent per step."""
-        with self.db:
-            self.db.execute("INSERT OR IGNORE INTO traversal VALUES (?, ?, ?)", (step, node, self._at()))
+        self.log.put("traversal", step, json.dumps(node), self._at())
 
     def add_edge(self, step: int, from_node: str, to_node: str, reason: str) -> None:
         """Record decision ``step``'s edge with its reason, and the visit; idempotent per step."""
-        with self.db:
-            self.db.execute("INSERT OR IGNORE INTO edges VALUES (?, ?, ?, ?, ?)",
-                            (step, from_node, to_node, reason, self._at()))
+        self.log.put("edges", step, json.dumps({"from": from_node, "to": to_node, "reason": reason}), self._at())
         self.visit(step, to_node)
 
     def decision(self, step: int) -> Decision | None:
         """Decision ``step`` if it was already made (a resumed run does not ask the role again)."""
-        row = self.db.execute("SELECT decision FROM decisions WHERE step = ?", (step,)).fetchone()
-        return None if row is None else Decision(**json.loads(row[0]))
+        kept = self.log.get("decisions", step)
+        return None if kept is None else Decision(**json.loads(kept))
 
     def record_decision(self, step: int, from_node: str, decision: Decision) -> None:
         """Keep decision ``step`` and, when it names a next node, its edge and visit; idempotent per step."""
-        with self.db:
-            self.db.execute("INSERT OR IGNORE INTO decisions VALUES (?, ?, ?)",
-                            (step, json.dumps(asdict(decision)), self._at()))
+        self.log.put("decisions", step, json.dumps(asdict(decision)), self._at())
         if decision.next_node not in (None, from_node) and not decision.visited_all:
             self.add_edge(step, from_node, str(decision.next_node), decision.reason)
 
     def traversal(self) -> list[str]:
         """The nodes in the order they were visited."""
-        return [row[0] for row in self.db.execute("SELECT node FROM traversal ORDER BY step")]
+        return [str(json.loads(entry.data)) for entry in self.log.entries("traversal")]
 
     def get_last_node(self) -> str | None:
         """The node visited last."""
@@ -199,8 +178,7 @@ class GraphMemory:
 
     def edges(self) -> list[dict[str, Any]]:
         """Every edge with its reason, in order."""
-        return [{"step": r[0], "from": r[1], "to": r[2], "reason": r[3], "at": r[4]}
-                for r in self.db.execute("SELECT step, from_node, to_node, reason, at FROM edges ORDER BY step")]
+        return [{"step": entry.step, **json.loads(entry.data), "at": entry.at} for entry in self.log.entries("edges")]
 
     def export(self) -> dict[str, Any]:
         """The whole graph as one JSON document (``graph.json`` in the run folder)."""
@@ -215,14 +193,12 @@ class GraphMemory:
             "conflicts": [asdict(c) for c in view.conflicts],
             "edges": self.edges(),
             "traversal": self.traversal(),
-            "snapshots": {r[0]: json.loads(r[1]) for r in self.db.execute("SELECT node, data FROM snapshots")},
+            "snapshots": {entry.name: json.loads(entry.data) for entry in self.log.entries("snapshots")},
         }
 
     def transcript(self) -> list[dict[str, Any]]:
         """Each turn: the question, the reply and what the resolver made of it."""
-        rows = self.db.execute("SELECT turn, question, reply, resolution FROM turns ORDER BY turn")
-        return [{"turn": r[0], "question": json.loads(r[1]), "reply": r[2], "resolution": json.loads(r[3])}
-                for r in rows]
+        return [{"turn": entry.step, **json.loads(entry.data)} for entry in self.log.entries("turns")]
 
 
 def _closed(update: FactUpdate, previous: Scalar) -> ConflictWrite:

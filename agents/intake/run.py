@@ -9,7 +9,7 @@ from typing import Any
 
 from agents.intake.replies import Replies
 from agents.intake.graph import build_graph, recursion_backstop
-from agents.intake.memory import CONVERSATION_FILE, Clock, GraphMemory, utc_now
+from agents.intake.memory import Clock, GraphMemory, utc_now
 from agents.intake.nodes import AGENT, GRAPH_FILE
 from agents.intake.roles import OfflineRoles, Roles
 from agents.intake.state import IntakeContext, IntakeState
@@ -73,11 +73,11 @@ def run_intake_agent(target: IntakeTarget, *, run_id: str, artifacts: ArtefactSt
     """Run the conversation to its end and write ``summary.json``; return the summary.
 
     The facts go to ``subject``'s memory (it persists: a later conversation starts from them),
-    else to the run's own; the conversation itself is kept in the run folder.
+    else to the run's own; the conversation itself goes to the run's log (``memory.conversation``).
     """
     started = time.monotonic()
     facts: GraphStore = memory.for_subject(subject) if subject else memory.for_run(run_id)
-    graph = GraphMemory(facts, artifacts.run_dir / CONVERSATION_FILE, run_id, now, target.name)
+    graph = GraphMemory(facts, memory.conversation(run_id), run_id, now, target.name)
     try:
         context = IntakeContext(run_id, target, graph, artifacts, max_turns, roles or OfflineRoles(), replies,
                                 subject or "")

@@ -19,6 +19,11 @@ console's intake page), as plain frozen records that never change shape once wri
 Writes are one :class:`MemoryWrite` per conversation turn, applied whole or not at all and
 at most once per ``(run_id, turn)``: a run resumed after a crash cannot apply a turn twice.
 
+Beside the facts, a conversation keeps its own log (:class:`ConversationLog`: each turn's
+question and reply, the decisions, the edges with reasons, the traversal, node snapshots),
+also kept by the controller: in the run folder's ``conversation.sqlite``, or in the service's
+database when runs are given one, so that any replica can resume the conversation.
+
 A subject's name is user input: :func:`check_subject` bounds it to a safe pattern, and a
 store never uses it as a path (:func:`subject_key`: a hash of its normalised form).
 """
@@ -211,6 +216,70 @@ class GraphStore(Protocol):
         ...
 
 
+#: What a conversation log keeps, one kind of entry each.
+LogKind = Literal["turns", "decisions", "edges", "traversal", "snapshots"]
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One entry of a conversation log: its step (a turn or decision number; 0 for a snapshot),
+    its name (a snapshot's node; '' otherwise), its data (JSON text) and when it was kept."""
+
+    step: int
+    name: str
+    data: str
+    at: str
+
+
+class ConversationLog(Protocol):
+    """One conversation's log: entries by kind, each under ``(step, name)``.
+
+    ``put`` keeps the first entry under a key and ignores later ones (a resumed run writes
+    again what it wrote before), unless ``replace`` (a node's snapshot: the latest wins).
+    """
+
+    def put(self, kind: LogKind, step: int, data: str, at: str, *, name: str = "", replace: bool = False) -> None:
+        """Keep an entry (once per key unless ``replace``)."""
+        ...
+
+    def get(self, kind: LogKind, step: int, name: str = "") -> str | None:
+        """The data kept under a key, or None."""
+        ...
+
+    def entries(self, kind: LogKind) -> list[LogEntry]:
+        """Every entry of ``kind``, by step then name."""
+        ...
+
+    def close(self) -> None:
+        """Release it."""
+        ...
+
+
+class MemoryConversationLog:
+    """A conversation log in RAM, gone once dropped (a throwaway check's)."""
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[str, int, str], tuple[str, str]] = {}
+
+    def put(self, kind: LogKind, step: int, data: str, at: str, *, name: str = "", replace: bool = False) -> None:
+        """Keep an entry (once per key unless ``replace``)."""
+        if replace or (kind, step, name) not in self._entries:
+            self._entries[(kind, step, name)] = (data, at)
+
+    def get(self, kind: LogKind, step: int, name: str = "") -> str | None:
+        """The data kept under a key, or None."""
+        found = self._entries.get((kind, step, name))
+        return None if found is None else found[0]
+
+    def entries(self, kind: LogKind) -> list[LogEntry]:
+        """Every entry of ``kind``, by step then name."""
+        return [LogEntry(step, name, data, at)
+                for (k, step, name), (data, at) in sorted(self._entries.items()) if k == kind]
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
 class MemoryStores(Protocol):
     """Where graph memories live (implemented by the controller)."""
 
@@ -224,6 +293,10 @@ class MemoryStores(Protocol):
 
     def scratch(self) -> GraphStore:
         """A throwaway memory, gone once closed (``check`` judges each conversation in one)."""
+        ...
+
+    def conversation(self, run_id: str) -> ConversationLog:
+        """The log of run ``run_id``'s conversation (kept with the run; created empty if new)."""
         ...
 
 
@@ -244,6 +317,10 @@ class NoMemoryStores:
     def scratch(self) -> GraphStore:
         """Refused."""
         return self._refuse()
+
+    def conversation(self, run_id: str) -> ConversationLog:
+        """Refused."""
+        raise ConfigError("this run was given no graph memory store", hint="the runner passes one; a test must too")
 
 
 def check_subject(name: str) -> str:

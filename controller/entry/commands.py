@@ -14,9 +14,7 @@ from controller.entry.parent_watch import watch_stdin
 from controller.entry.replay import replay as replay_run
 from controller.platform.images.builder import available_images
 from controller.platform.observability.exporter import bind, build_exporter, make_app, serve_until_stopped
-from controller.platform.observability.history import HistoryStore
 from controller.platform.observability.metrics import KnownLabels
-from controller.platform.observability.recorder import history_path
 from controller.platform.settings import Settings
 from controller.runner.agent_runner import Runner
 
@@ -79,7 +77,8 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
     """The service (runs over HTTP, /metrics of the run history, /healthz, /readyz) until stopped.
 
     ``--metrics-only``: just the exporter of the run history (/metrics, /healthz), as the
-    observability stack's image runs it: no runs API, no workers, no engine needed.
+    observability stack's image runs it: no runs API, no workers, no engine needed. On a
+    PostgreSQL store it exports the store's history (every replica's runs), else history.sqlite.
     """
     obs = settings.observability
     port = obs.serve_port if args.port is None else args.port
@@ -87,7 +86,9 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
         raise ConfigError(f"--port {port} is not a TCP port", hint="use 1-65535")
     host = args.host or obs.serve_host
     if getattr(args, "metrics_only", False):
-        exporter = build_exporter(HistoryStore(history_path(settings)), known_labels(settings))
+        from controller.platform.shared_state import exported_history  # lazy: the store, only for the exporter
+
+        exporter = build_exporter(exported_history(settings), known_labels(settings))
         serve_until_stopped(bind(host, port, make_app(exporter)), exporter)
         return 0
     # lazy: FastAPI, uvicorn and the store, only for the service (run's start-up stays short)

@@ -8,6 +8,9 @@ these tables and the checkpoints), never with the store's own DSN.
 A write is applied whole, in one transaction, at most once per ``(run_id, turn)``; the
 transaction first takes an advisory lock on its memory's key, so two conversations of one
 subject (on two replicas) write in turn and each turn's ``previous`` is the value it replaced.
+
+A run's conversation log (turns, decisions, edges, traversal, snapshots) is in ``memory_log``
+(revision 0006), under the run's id: a conversation taken over by another replica resumes with it.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.dialects import postgresql, sqlite
 
 from agents.ports.errors import EnvironmentFault
-from agents.ports.memory import ConflictWrite, FieldWrite, MemoryView, MemoryWrite, check_subject, subject_key
+from agents.ports.memory import (ConflictWrite, FieldWrite, LogEntry, LogKind, MemoryView, MemoryWrite, check_subject,
+                                 subject_key)
 from controller.platform.memory_store import (
     CONFLICT_COLUMNS,
     FIELD_COLUMNS,
@@ -39,6 +43,7 @@ from controller.platform.store.schema import (
     memory_conversations,
     memory_fields,
     memory_history,
+    memory_log,
     memory_subjects,
 )
 
@@ -131,6 +136,41 @@ class SqlGraphStore:
             resolved=int(conflict.resolved), resolution=conflict.resolution))
 
 
+class SqlConversationLog:
+    """One run's conversation log in the database (``memory_log``)."""
+
+    def __init__(self, engine: Engine, run_id: str) -> None:
+        self.engine, self.run_id = engine, run_id
+
+    def put(self, kind: LogKind, step: int, data: str, at: str, *, name: str = "", replace: bool = False) -> None:
+        """Keep an entry (once per key unless ``replace``)."""
+        with self.engine.begin() as conn:
+            insert = _insert(conn)(memory_log).values(run_id=self.run_id, kind=kind, step=step, name=name,
+                                                      data=data, at=at)
+            conn.execute(insert.on_conflict_do_update(index_elements=["run_id", "kind", "step", "name"],
+                                                      set_={"data": data, "at": at})
+                         if replace else insert.on_conflict_do_nothing())
+
+    def get(self, kind: LogKind, step: int, name: str = "") -> str | None:
+        """The data kept under a key, or None."""
+        with self.engine.connect() as conn:
+            found = conn.execute(select(memory_log.c.data).where(
+                memory_log.c.run_id == self.run_id, memory_log.c.kind == kind, memory_log.c.step == step,
+                memory_log.c.name == name)).scalar()
+        return None if found is None else str(found)
+
+    def entries(self, kind: LogKind, limit: int | None = None) -> list[LogEntry]:
+        """Every entry of ``kind`` (the first ``limit``), by step then name."""
+        query = (select(memory_log.c.step, memory_log.c.name, memory_log.c.data, memory_log.c.at)
+                 .where(memory_log.c.run_id == self.run_id, memory_log.c.kind == kind)
+                 .order_by(memory_log.c.step, memory_log.c.name).limit(limit))
+        with self.engine.connect() as conn:
+            return [LogEntry(int(step), str(name), str(data), str(at)) for step, name, data, at in conn.execute(query)]
+
+    def close(self) -> None:
+        """Nothing to release: the engine's connections go back to its pool after each call."""
+
+
 class SqlMemoryStores:
     """The memory port's stores in the database: subjects' and runs' memories by key."""
 
@@ -154,8 +194,20 @@ class SqlMemoryStores:
         """A memory that lives in RAM and is gone once closed (never in the database)."""
         return SqliteGraphStore(":memory:")
 
+    def conversation(self, run_id: str) -> SqlConversationLog:
+        """The conversation log of run ``run_id``."""
+        return SqlConversationLog(self.engine, run_id)
+
+    def read_conversation(self, run_id: str, kind: LogKind, limit: int) -> list[LogEntry]:
+        """The first ``limit`` entries of ``kind`` in run ``run_id``'s log.
+
+        Raises:
+            SQLAlchemyError: the database cannot be read.
+        """
+        return SqlConversationLog(self.engine, run_id).entries(kind, limit)
+
     def check(self) -> None:
-        """Raise unless the memory tables can be read (the store's database, revision 0005, granted).
+        """Raise unless the memory tables can be read (the store's database, revisions 0005 and 0006, granted).
 
         Raises:
             EnvironmentFault: they cannot (one line, never the DSN).
@@ -177,7 +229,7 @@ class SqlMemoryStores:
 
 #: The names of the memory tables: what a run's role needs (with the checkpoints') on PostgreSQL.
 MEMORY_TABLES = tuple(t.name for t in (memory_subjects, memory_fields, memory_history, memory_conflicts,
-                                       memory_commits, memory_conversations))
+                                       memory_commits, memory_conversations, memory_log))
 #: Either place the memory port's stores are.
 MemoryBackend = SqliteMemoryStores | SqlMemoryStores
 

@@ -3,6 +3,7 @@
 
     runs/memory/<subject key>.sqlite    a subject's memory (the key: a hash of the name, never the name)
     runs/<run id>/memory.sqlite          the memory of a run without a subject
+    runs/<run id>/conversation.sqlite    the run's conversation log (table ``entries``)
 
 Tables: ``meta`` (the subject's name as first given), ``fields`` (each field's current value),
 ``history`` (every value ever given), ``conflicts``, ``commits`` (the ``(run_id, turn)`` of
@@ -21,11 +22,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.ports.memory import (Conflict, ConflictWrite, FieldChange, FieldMemory, FieldWrite, MemoryView,
-                                 MemoryWrite, NodeMemory, check_subject, subject_key)
+from agents.ports.memory import (Conflict, ConflictWrite, FieldChange, FieldMemory, FieldWrite, LogEntry, LogKind,
+                                 MemoryView, MemoryWrite, NodeMemory, check_subject, subject_key)
 
 MEMORY_FOLDER = "memory"
 RUN_MEMORY_FILE = "memory.sqlite"
+CONVERSATION_FILE = "conversation.sqlite"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS fields (node TEXT, field TEXT, value TEXT, skipped INTEGER, updated_at TEXT,
@@ -142,6 +144,67 @@ class SqliteGraphStore:
                          write.run_id, write.turn, write.at, int(conflict.resolved), conflict.resolution))
 
 
+_LOG_SCHEMA = """
+CREATE TABLE IF NOT EXISTS entries (kind TEXT NOT NULL, step INTEGER NOT NULL, name TEXT NOT NULL, data TEXT NOT NULL,
+                                    at TEXT NOT NULL, PRIMARY KEY (kind, step, name));
+"""
+#: An earlier release kept a conversation in one table per kind: copied into ``entries`` once
+#: (a conversation waiting for a reply across an upgrade resumes with its turns), then dropped.
+_ADOPT_LOG = {
+    "turns": "SELECT 'turns', turn, '', json_object('question', json(question), 'reply', reply, "
+             "'resolution', json(resolution)), at FROM turns",
+    "decisions": "SELECT 'decisions', step, '', decision, at FROM decisions",
+    "edges": "SELECT 'edges', step, '', json_object('from', from_node, 'to', to_node, 'reason', reason), at FROM edges",
+    "traversal": "SELECT 'traversal', step, '', json_quote(node), at FROM traversal",
+    "snapshots": "SELECT 'snapshots', 0, node, data, at FROM snapshots",
+}
+
+
+class SqliteConversationLog:
+    """A run's conversation log in one SQLite file (``conversation.sqlite`` in its folder)."""
+
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
+        if read_only:  # the console reads a run's turns: never creates, never writes
+            self.db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(path, timeout=30, check_same_thread=False)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        with self.db:
+            self.db.executescript(_LOG_SCHEMA)
+            self._adopt()
+
+    def _adopt(self) -> None:
+        held = {row[0] for row in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        for table, rows in _ADOPT_LOG.items():
+            if table in held:
+                self.db.execute(f"INSERT OR IGNORE INTO entries {rows}")  # noqa: S608 (constant SQL)
+                self.db.execute(f"DROP TABLE {table}")
+
+    def put(self, kind: LogKind, step: int, data: str, at: str, *, name: str = "", replace: bool = False) -> None:
+        """Keep an entry (once per key unless ``replace``)."""
+        verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
+        with self.db:
+            self.db.execute(f"{verb} INTO entries VALUES (?, ?, ?, ?, ?)", (kind, step, name, data, at))
+
+    def get(self, kind: LogKind, step: int, name: str = "") -> str | None:
+        """The data kept under a key, or None."""
+        row = self.db.execute("SELECT data FROM entries WHERE kind = ? AND step = ? AND name = ?",
+                              (kind, step, name)).fetchone()
+        return None if row is None else str(row[0])
+
+    def entries(self, kind: LogKind, limit: int | None = None) -> list[LogEntry]:
+        """Every entry of ``kind`` (the first ``limit``), by step then name."""
+        rows = self.db.execute("SELECT step, name, data, at FROM entries WHERE kind = ? ORDER BY step, name LIMIT ?",
+                               (kind, -1 if limit is None else limit))
+        return [LogEntry(int(step), str(name), str(data), str(at)) for step, name, data, at in rows]
+
+    def close(self) -> None:
+        """Release the file."""
+        self.db.close()
+
+
 class SqliteMemoryStores:
     """The memory port's stores: subjects under ``runs/memory/``, a run's memory in its folder."""
 
@@ -171,3 +234,32 @@ class SqliteMemoryStores:
     def has_subject(self, subject: str) -> bool:
         """Whether ``subject`` has a memory (without creating one)."""
         return self.subject_path(subject).is_file()
+
+    def conversation(self, run_id: str) -> SqliteConversationLog:
+        """The conversation log of run ``run_id``, in its folder."""
+        return SqliteConversationLog(self.runs_dir / run_id / CONVERSATION_FILE)
+
+    def read_conversation(self, run_id: str, kind: LogKind, limit: int) -> list[LogEntry]:
+        """The first ``limit`` entries of ``kind`` in run ``run_id``'s log, read-only ([] when it has none).
+
+        Raises:
+            sqlite3.Error: the file cannot be read.
+        """
+        path = self.runs_dir / run_id / CONVERSATION_FILE
+        if not path.is_file() or path.is_symlink():
+            return []
+        log = SqliteConversationLog(path, read_only=True)
+        try:
+            if _has_table(log.db, "entries"):
+                return log.entries(kind, limit)
+            if not _has_table(log.db, kind):
+                return []
+            rows = log.db.execute(f"SELECT * FROM ({_ADOPT_LOG[kind]}) ORDER BY 2, 3 LIMIT ?", (limit,))  # noqa: S608
+            return [LogEntry(int(step), str(name), str(data), str(at)) for _, step, name, data, at in rows]
+        finally:
+            log.close()
+
+
+def _has_table(db: sqlite3.Connection, name: str) -> bool:
+    """Whether a log file has table ``name`` (one of an earlier release, never resumed, has the old ones)."""
+    return db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None

@@ -51,6 +51,17 @@ def run_history(settings: Settings, store: object = None) -> HistoryStore:
     return HistoryStore.in_store(engine) if engine is not None else HistoryStore(history_path(settings))
 
 
+def exported_history(settings: Settings) -> HistoryStore:
+    """What ``serve --metrics-only`` exports: the store's history when the service is on PostgreSQL
+    (every replica's runs; the exporter migrates nothing: the service owns the schema), else
+    ``history.sqlite``, read as before (a read-only mount will do)."""
+    if settings.service.store == "postgres" and settings.service.postgres_dsn is not None:
+        from controller.platform.store import open_store  # lazy: psycopg only when it is chosen
+
+        return run_history(settings, open_store(settings, migrate=False))
+    return HistoryStore(history_path(settings))
+
+
 def lessons_of(settings: Settings, store: object = None) -> ExecutionHistory:
     """The lessons: in ``store`` if it is on PostgreSQL, else ``<runs_dir>/lessons.sqlite``."""
     engine = postgres_engine_of(store)

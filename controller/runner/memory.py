@@ -9,8 +9,12 @@ subject's memory: every conversation with that person, this one among them.
 
 from __future__ import annotations
 
+import sqlite3
+
+from sqlalchemy.exc import SQLAlchemyError
+
 from agents.ports.errors import TargetError
-from agents.ports.memory import MemoryView, check_subject
+from agents.ports.memory import LogEntry, MemoryView, check_subject
 from agents.registry import get_agent
 from controller.platform.memory_sql import MemoryBackend
 from controller.platform.memory_sql import memory_stores as stores_of
@@ -41,6 +45,15 @@ def run_memory(settings: Settings, run_id: str) -> MemoryView:
         return store.view()
     finally:
         store.close()
+
+
+def run_turns(settings: Settings, run_id: str, limit: int) -> list[LogEntry]:
+    """The first ``limit`` turns of run ``run_id``'s conversation log, read-only ([] when it has none
+    or it cannot be read: the page shows the memory without them)."""
+    try:
+        return memory_stores(settings).read_conversation(run_id, "turns", limit)
+    except (sqlite3.Error, SQLAlchemyError):
+        return []
 
 
 def subject_memory(settings: Settings, subject: str) -> MemoryView:

@@ -220,3 +220,12 @@ memory_conversations = Table(
     Column("key", Text, primary_key=True), Column("run_id", Text, primary_key=True),
     *_required(Text, "target", "at"),
 )
+
+# revision 0006 (issue 34): an intake run's conversation log, when runs use PostgreSQL -------------
+#: Each run's conversation (agents.ports.memory.ConversationLog): entries by kind under (step, name).
+memory_log = Table(
+    "memory_log", metadata,
+    Column("run_id", Text, primary_key=True), Column("kind", Text, primary_key=True),
+    Column("step", Integer, primary_key=True, autoincrement=False), Column("name", Text, primary_key=True),
+    *_required(Text, "data", "at"),
+)

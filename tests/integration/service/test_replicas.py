@@ -186,7 +186,5 @@ def test_an_intake_conversation_across_replicas_keeps_its_memory_in_postgres(tmp
         assert memories[0].stdout == memories[1].stdout and "Porto" in memories[0].stdout
     finally:
         stop_all(one, two)
-    # Left: the intake agent's own per-run conversation log (agents/intake/memory.py), written by the
-    # one process that runs the conversation at a time. No memory, checkpoint, history or lessons file.
-    assert {path.name for path in tmp_path.rglob("*.sqlite*")} <= {"conversation.sqlite", "conversation.sqlite-wal",
-                                                                   "conversation.sqlite-shm"}
+    # The conversation log too is in PostgreSQL: no memory, conversation, checkpoint, history or lessons file.
+    assert not list(tmp_path.rglob("*.sqlite*"))

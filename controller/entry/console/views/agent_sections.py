@@ -43,7 +43,7 @@ class BlueprintView:
 def intake_view(settings: Settings, row: RunRow, run_dir: Path) -> IntakeView:
     """An intake run's part of the page."""
     pending = read_question(run_dir) if row.status == "waiting" else None
-    return IntakeView(read_intake_memory(settings, row.id, run_dir), pending)
+    return IntakeView(read_intake_memory(settings, row.id), pending)
 
 
 def _latest_report(run_dir: Path) -> tuple[str, int | None]:

@@ -4,6 +4,8 @@ facts go through the memory port (the controller's SQLite store), the conversati
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from agents.intake.memory import GraphMemory
@@ -13,9 +15,14 @@ from controller.platform.memory_store import SqliteMemoryStores
 QUESTION = Question("Income", "annual_amount", "How much?")
 
 
+def open_memory(runs_dir: Path) -> GraphMemory:
+    stores = SqliteMemoryStores(runs_dir)
+    return GraphMemory(stores.for_run("unit"), stores.conversation("unit"), "unit")
+
+
 @pytest.fixture
 def memory(tmp_path):  # noqa: ANN001, ANN201
-    memory = GraphMemory(SqliteMemoryStores(tmp_path).for_run("unit"), tmp_path / "conversation.sqlite", "unit")
+    memory = open_memory(tmp_path)
     yield memory
     memory.close()
 
@@ -103,12 +110,14 @@ class TestIdempotence:
         assert memory.edges()[0]["reason"] == "needs income" and memory.get_last_node() == "Income"
 
     def test_the_memory_persists_across_processes(self, tmp_path):
-        first = GraphMemory(SqliteMemoryStores(tmp_path).for_run("unit"), tmp_path / "conversation.sqlite", "unit")
+        first = open_memory(tmp_path)
         apply(first, 1, income(52000))
         first.close()
-        again = GraphMemory(SqliteMemoryStores(tmp_path).for_run("unit"), tmp_path / "conversation.sqlite", "unit")
+        again = open_memory(tmp_path)
         assert again.get_all_nodes_data() == {"Income": {"annual_amount": 52000}}
+        assert again.turn_result(1) is not None and again.transcript()[0]["reply"] == "reply 1"
         again.close()
+        assert (tmp_path / "unit" / "conversation.sqlite").is_file()
 
 
 def test_a_node_with_its_history(memory):

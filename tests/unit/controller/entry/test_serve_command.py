@@ -19,9 +19,9 @@ from controller.platform.observability.history import HistoryStore
 from tests.unit.controller.platform.observability.records import run
 
 
-def serve(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
+def serve(tmp_path: Path, *args: str, env_extra: dict[str, str] | None = None) -> subprocess.Popen[str]:
     env = {**os.environ, "SBX_RUNS_DIR": str(tmp_path / "runs"), "SBX_DATA_DIR": str(tmp_path / "data"),
-           "SBX_LOG_FORMAT": "json"}
+           "SBX_LOG_FORMAT": "json", **(env_extra or {})}
     return subprocess.Popen([sys.executable, "-m", "controller", "serve", *args], cwd=tmp_path, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 

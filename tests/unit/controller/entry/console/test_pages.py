@@ -159,6 +159,17 @@ class TestIntakePage:
         assert "I am 34 &lt;script&gt;" in html and "the newer reply wins" in html and "was 34" in html
         assert "How old are you?" in html and "correction" in html
 
+    def test_the_turns_come_from_the_run_s_log_through_the_port(self, console: Console):
+        console.run("run-1", agent="intake", target="intake-cross-node", status="queued")
+        console.write("run-1", "run.json", {"schema_version": RUN_RECORD_VERSION, "agent": "intake",
+                                            "target": "intake-cross-node"})
+        log = SqliteMemoryStores(console.runs_dir).conversation("run-1")  # what the agent writes
+        log.put("turns", 1, json.dumps({"question": {"text": "Where <i>now</i>?"}, "reply": "Porto",
+                                        "resolution": {}}), "2026-11-25T10:00:00")
+        log.close()
+        html = console.client.get("/runs/run-1").text
+        assert "Where &lt;i&gt;now&lt;/i&gt;?" in html and "Porto" in html
+
     def test_a_reply_to_a_run_that_does_not_wait_is_refused_in_the_page(self, console: Console):
         console.run("run-1", agent="intake", target="intake-cross-node")
         response = console.client.post("/runs/run-1/reply", data={"reply": "34", "csrf": console.csrf("/submit")})
