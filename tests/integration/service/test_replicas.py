@@ -8,11 +8,11 @@ the artefact folder (``SBX_RUNS_DIR``, a ReadWriteMany volume in Kubernetes).
   limited to the checkpoint tables: tests/integration/store/test_checkpoints_postgres.py).
 - The history, the stats, the lessons and the exporter's run counters are the same from both.
 - The artefacts of a run are served by either.
-- An intake conversation goes on whichever replica takes each reply, its graph memory in
-  PostgreSQL, read alike from both (its own per-run conversation log is still a SQLite file in
-  its run folder: issue 34, left).
-- The run history, the lessons and the checkpoints are in PostgreSQL: no SQLite file is
-  written anywhere.
+- An intake conversation goes on whichever replica takes each reply, its graph memory and its
+  conversation log in PostgreSQL, read alike from both.
+- A check and a blueprint run over HTTP on PostgreSQL write no SQLite file either.
+- The run history, the lessons, the memories and the checkpoints are in PostgreSQL: no SQLite
+  file is written anywhere.
 
 Which replica runs the first two runs is made certain by having only that one up while it runs.
 """
@@ -32,7 +32,9 @@ from controller.platform.store.postgres import PostgresStore
 from controller.platform.store.tokens import new_token, token_hash
 from tests.conftest import ICICI
 from tests.integration.service.harness import Service, free_port, wait_for
+from tests.integration.service.test_checks import GOOD
 from tests.integration.service.test_conversation import converse, script
+from tests.integration.service.test_service import follow
 
 #: A target whose expected result differs from the statement in one cell: the offline coder's
 #: parser fails with a mismatch, and the run leaves a lesson.
@@ -187,4 +189,25 @@ def test_an_intake_conversation_across_replicas_keeps_its_memory_in_postgres(tmp
     finally:
         stop_all(one, two)
     # The conversation log too is in PostgreSQL: no memory, conversation, checkpoint, history or lessons file.
+    assert not list(tmp_path.rglob("*.sqlite*"))
+
+
+def test_a_check_and_a_blueprint_run_on_postgres_write_no_sqlite_file(tmp_path: Path, postgres_dsn: str):
+    service = replica(tmp_path / "node-1", tmp_path / "artefacts", postgres_dsn)
+    (service.root / "data" / TARGET / "result.csv").write_text("pages,kind\n2,statement\n")
+    source = PROJECT_ROOT / "data" / "candidate-brief"
+    headers = admin_headers(postgres_dsn)
+    try:
+        service.start()
+        files = [("parser", ("good.py", GOOD.encode(), "text/x-python"))]
+        check = httpx.post(f"{service.url}/v1/checks", data={"target": TARGET}, files=files, headers=headers,
+                           timeout=60)
+        assert check.status_code == 202, check.text
+        end = follow(f"{service.url}{check.json()['links']['events']}", headers)[-1][1]
+        assert (end["status"], end["exit_code"]) == ("passed", 0), end
+        blueprint = service.cli("run", "--server", service.url, "--blueprint", str(source / "blueprint.json"),
+                                SBX_TOKEN=headers["Authorization"][7:])
+        assert blueprint.returncode == 0 and "PASSED" in blueprint.stdout, blueprint.stdout + blueprint.stderr
+    finally:
+        stop_all(service)
     assert not list(tmp_path.rglob("*.sqlite*"))
