@@ -110,13 +110,13 @@ class WarmPool:
             self._idle.setdefault(key, [])
             self._lock.notify_all()
 
-    def acquire(self, spec: SandboxSpec) -> WarmContainer | None:
+    def acquire(self, spec: SandboxSpec, *, wait: bool = True) -> WarmContainer | None:
         """Take a warm container for ``spec`` (a hit) or return None (a miss, to run cold).
 
         When none is idle but one for this kind is being launched, wait for it (up to
-        :data:`IN_FLIGHT_WAIT_SECONDS`): it is further along than a cold start would be. That
-        is what lets a run's first execution (the statement probe, right after the prewarm)
-        use the prewarmed container.
+        :data:`IN_FLIGHT_WAIT_SECONDS`; not with ``wait=False``): it is further along than a
+        cold start would be. That is what lets a run's first execution (the statement probe,
+        right after the prewarm) use the prewarmed container.
         """
         key = WarmKey.of(spec)
         if key is None:
@@ -125,7 +125,7 @@ class WarmPool:
             known = key in self._templates
         self.want(spec)
         with self._lock:
-            if known:
+            if known and wait:
                 self._wait_in_flight(key)
             idle = self._idle[key]
             warm = idle.pop(0) if idle else None
@@ -144,6 +144,17 @@ class WarmPool:
             if remaining <= 0:
                 return
             self._lock.wait(remaining)
+
+    def forget(self, spec: SandboxSpec) -> None:
+        """Stop keeping containers for executions like ``spec`` and remove its idle ones."""
+        key = WarmKey.of(spec)
+        if key is None:
+            return
+        with self._lock:
+            self._templates.pop(key, None)
+            dropped = self._idle.pop(key, [])
+        for warm in dropped:
+            self._discard(warm)
 
     def close(self) -> None:
         """Stop refilling and remove every idle container."""
@@ -211,10 +222,10 @@ class WarmPool:
             return
         with self._lock:
             self._launching.discard(key)
-            closed = self._closed
-            if not closed:
+            unwanted = self._closed or key not in self._templates  # closed, or forgotten meanwhile
+            if not unwanted:
                 self._idle.setdefault(key, []).append(warm)
                 self.stats.warmups.append(warm.warmup_seconds)
             self._lock.notify_all()
-        if closed:
+        if unwanted:
             self._discard(warm)

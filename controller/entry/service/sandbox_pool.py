@@ -1,0 +1,201 @@
+"""The workers' warm sandboxes: one engine connection and warm containers handed to runs (issue 32).
+
+A run's process builds its own Docker backend, and its own warm pool warms its first
+container only when the run prewarms, so every run's first execution used to wait for a
+container's start and its imports. The service's workers instead keep, for the service's
+life, one engine connection and a pool (:class:`~controller.platform.sandbox.docker.DockerSandbox`
+with ``hands_out``) of ``SBX_PARALLEL_RUNS`` warm containers per kind of first execution:
+
+1. **learn**: a run's process reports the warm key of its first prewarm in its run folder
+   (:mod:`controller.platform.sandbox.handoff`); after the run the worker reads it (bounded,
+   validated) and from then on keeps containers warm for that key, for runs of the same
+   kind and agent (at most :data:`MAX_KEYS` keys, the least recently seen dropped). The first
+   run of a kind is therefore as before; the later ones find a warm container.
+2. **hand**: launching a run, the worker takes one idle container per key of the run's kind
+   and agent (never waiting) and names them in the run's environment; the run's backend
+   attaches to the one whose key equals its first execution's and uses it for that one
+   execution, then removes it as any other. A mismatch, a dead container or a failed attach:
+   the run goes on as without.
+3. **remove**: once the run's process ended, the worker removes every container it handed
+   to that run (gone already if the run used it), so a run that died first leaves nothing;
+   :meth:`WorkerSandboxes.close` removes the rest when the service stops; a service killed
+   with ``-9`` leaves containers labelled with its pid, which the next run's reaper removes.
+
+Each container still serves exactly one execution, created by the backend's one launch path
+with the spec's limits, user, read-only root and no network. The warm fork parent
+(:mod:`controller.entry.service.launch`) holds none of this: the connection is opened in the
+service process, lazily, when the first key is learned.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from pathlib import Path
+
+import docker
+import docker.errors
+import requests.exceptions
+import structlog
+
+from agents.ports.errors import EngineUnavailable
+from agents.ports.sandbox import SandboxSpec
+from controller.platform.sandbox.docker import DockerSandbox
+from controller.platform.sandbox.engine import connect
+from controller.platform.sandbox.handoff import REPORT_FILE, Handoff, Offer, WarmKeyModel, read_report
+from controller.platform.sandbox.labels import this_owner
+from controller.platform.sandbox.pool import WarmContainer, WarmKey
+from controller.platform.sandbox.removal import remove_now
+from controller.platform.settings import Settings
+
+log = structlog.get_logger("sandloop.service")
+
+#: Most kinds of first execution kept warm at once (the least recently seen is dropped).
+MAX_KEYS = 4
+#: (run kind, agent, warm key): whose runs a kind of warm container is for.
+Entry = tuple[str, str, WarmKey]
+
+
+def wanted(settings: Settings) -> bool:
+    """Whether the settings ask for the workers' warm sandboxes (Docker, pool on, the setting on)."""
+    return settings.service.warm_sandboxes and settings.sandbox_backend == "docker" and settings.pool.enabled
+
+
+class WorkerSandboxes:
+    """Warm containers on one engine connection, handed to runs' processes (see the module docstring)."""
+
+    def __init__(self, settings: Settings, size: int,
+                 connection: Callable[[], docker.DockerClient] = connect) -> None:
+        """``size`` warm containers per key (the number of workers); ``connection`` opens the engine's."""
+        self._settings = settings
+        self.size = size
+        self._connection = connection
+        self._lock = threading.Lock()
+        self._client: docker.DockerClient | None = None
+        self._backend: DockerSandbox | None = None
+        self._closed = False
+        self._keys: OrderedDict[Entry, SandboxSpec] = OrderedDict()
+        self._handed: dict[str, list[WarmContainer]] = {}
+        #: Containers handed to runs, and those the runs reported they took.
+        self.handed = self.taken = 0
+
+    # the worker's calls ---------------------------------------------------------------------
+    def hand_to(self, run_id: str, kind: str, agent: str, run_dir: Path) -> str:
+        """The run's :data:`~controller.platform.sandbox.handoff.HANDOFF_ENV`: where to report, and
+        an idle warm container for each key of runs like it (none if none is idle now)."""
+        report = run_dir / REPORT_FILE
+        report.unlink(missing_ok=True)  # an earlier attempt's (a resumed run reports again)
+        boxes: list[WarmContainer] = []
+        offers: list[Offer] = []
+        with self._lock:
+            backend = self._backend
+            specs = [spec for (k, a, _), spec in self._keys.items() if (k, a) == (kind, agent)]
+        for spec in specs if backend is not None else []:
+            assert backend is not None
+            box = backend.hand_out(spec)
+            key = WarmKeyModel.of(spec)
+            if box is None or key is None:
+                continue
+            boxes.append(box)
+            offers.append(Offer(container=str(box.container.id), volume=str(box.volume.name),
+                                warmup_seconds=round(box.warmup_seconds, 6), key=key))
+        with self._lock:
+            self._handed[run_id] = boxes
+            self.handed += len(boxes)
+        if offers:
+            log.info("service.warm_sandbox_handed", run_id=run_id, containers=[o.container[:12] for o in offers])
+        return Handoff(report=str(report), offers=offers).model_dump_json()
+
+    def after_run(self, run_id: str, kind: str, agent: str, run_dir: Path) -> None:
+        """The run's process ended: remove what it was handed, learn the key it reported."""
+        with self._lock:
+            boxes = self._handed.pop(run_id, [])
+        for box in boxes:
+            remove_now(box.container, box.volume)  # NotFound (the run used and removed it) is fine
+        report = read_report(run_dir / REPORT_FILE)
+        if report is None:
+            return
+        taken = {box.container.id for box in boxes} & set(report.taken)
+        with self._lock:
+            self.taken += len(taken)
+        if report.key is not None:
+            self.learn(kind, agent, report.key)
+
+    def learn(self, kind: str, agent: str, key: WarmKeyModel) -> None:
+        """Keep ``size`` containers warm for ``key``, for runs of ``kind`` and ``agent``."""
+        try:
+            spec = key.spec()
+        except ValueError as exc:
+            log.warning("service.warm_sandbox_refused", agent=agent, reason=str(exc)[:200])
+            return
+        entry = (kind, agent, key.warm_key())
+        with self._lock:
+            if self._closed:
+                return
+            if entry in self._keys:
+                self._keys.move_to_end(entry)
+                return
+        backend = self._start()
+        if backend is None or not self._image_exists(spec.image):
+            return
+        with self._lock:
+            self._keys[entry] = spec
+            dropped = []
+            while len(self._keys) > MAX_KEYS:
+                old, old_spec = self._keys.popitem(last=False)
+                if all(e[2] != old[2] for e in self._keys):
+                    dropped.append(old_spec)
+        if backend.pool is not None:
+            backend.pool.want(spec)
+            for old_spec in dropped:
+                backend.pool.forget(old_spec)
+        log.info("service.warm_sandboxes_kept", kind=kind, agent=agent, image=spec.image, size=self.size)
+
+    def idle(self) -> int:
+        """Warm containers idle now (tests, metrics)."""
+        backend = self._backend
+        return backend.pool.idle_count() if backend is not None and backend.pool is not None else 0
+
+    def close(self) -> None:
+        """Remove every warm container, handed or not, and close the engine connection."""
+        with self._lock:
+            self._closed = True
+            backend, client = self._backend, self._client
+            leftovers = [box for boxes in self._handed.values() for box in boxes]
+            self._handed.clear()
+        for box in leftovers:
+            remove_now(box.container, box.volume)
+        if backend is not None:
+            backend.close()
+        if client is not None:
+            client.close()
+        log.info("service.warm_sandboxes_closed", handed=self.handed, taken=self.taken)
+
+    # the engine -----------------------------------------------------------------------------
+    def _start(self) -> DockerSandbox | None:
+        """The backend on the service's one engine connection, opened at the first call."""
+        with self._lock:
+            if self._backend is not None or self._closed:
+                return self._backend
+            try:
+                self._client = self._connection()
+            except EngineUnavailable as exc:
+                log.warning("service.warm_sandboxes_off", reason=exc.one_line())
+                self._closed = True
+                return None
+            pool = self._settings.pool
+            self._backend = DockerSandbox(self._client, user=self._settings.sandbox_user, owner=this_owner(),
+                                          pool_size=self.size, pool_max_idle_seconds=pool.max_idle_seconds,
+                                          hands_out=True)
+            return self._backend
+
+    def _image_exists(self, image: str) -> bool:
+        client = self._client
+        try:
+            if client is not None:
+                client.images.get(image)
+                return True
+        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+            log.warning("service.warm_sandbox_refused", image=image, reason=str(exc)[:200])
+        return False
