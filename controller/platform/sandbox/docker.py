@@ -209,15 +209,14 @@ class DockerSandbox:
     def hand_out(self, spec: SandboxSpec) -> WarmContainer | None:
         """An idle warm container for ``spec``, its attach closed, for another process to take
         (the caller removes it when that process ended); None if none is idle now (no waiting)."""
-        warm = self.pool.acquire(spec, wait=False) if self.pool is not None else None
-        if warm is None:
-            return None
-        if warm.session is None or warm.session.ended:
-            self._discard(warm)  # it died while waiting
-            return None
-        warm.session.close()
-        warm.session = None
-        return warm
+        while self.pool is not None and (warm := self.pool.acquire(spec, wait=False)) is not None:
+            if warm.session is None or warm.session.ended:
+                self._discard(warm)  # it died while waiting: try the next
+                continue
+            warm.session.close()
+            warm.session = None
+            return warm
+        return None
 
     def _take_warm(self, spec: SandboxSpec) -> WarmContainer | None:
         """A warm container still waiting for work, or None to run cold."""

@@ -1,0 +1,97 @@
+"""The workers' warm sandboxes for real (issue 32): a service on the real engine runs two ICICI runs
+one after the other; the first teaches the workers its first execution's kind, the second's first
+execution runs in a container the workers kept warm and handed to it; a handed container killed
+before the run takes it costs the run nothing but the warmth; the service leaves nothing behind."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from controller.platform.sandbox.handoff import REPORT_FILE
+from tests.integration.service.harness import Service, free_port, wait_for
+from tests.integration.service.test_service import follow
+from tests.integration.service.test_warm_runs import icici_env
+
+pytestmark = pytest.mark.usefixtures("no_leftovers")
+WORKERS = 2
+
+
+def run_icici(service: Service) -> str:
+    accepted = httpx.post(f"{service.url}/v1/runs", json={"target": "icici"}, timeout=60)
+    assert accepted.status_code == 202, accepted.text
+    events = follow(f"{service.url}{accepted.json()['links']['events']}", {})
+    end = events[-1][1]
+    assert (end["status"], end["exit_code"]) == ("passed", 0), end
+    return str(accepted.json()["id"])
+
+
+def report(root: Path, run_id: str) -> dict:
+    return json.loads((root / "runs" / run_id / REPORT_FILE).read_text())
+
+
+def owned_by(docker_client, service: Service, **extra: str) -> list:  # noqa: ANN001
+    assert service.proc is not None or "pid" in extra
+    pid = extra.pop("pid", None) or str(service.proc.pid)  # type: ignore[union-attr]
+    labels = [f"org.sandloop.owner={socket.gethostname()}:{pid}", *(f"org.sandloop.{k}={v}" for k, v in extra.items())]
+    return docker_client.containers.list(all=True, filters={"label": labels})
+
+
+def warm_ready(docker_client, service: Service) -> list:  # noqa: ANN001
+    return [c for c in owned_by(docker_client, service, pool="warm") if c.status == "running"]
+
+
+@pytest.fixture
+def service(tmp_path: Path, parser_image: str) -> Service:
+    env = {**icici_env(tmp_path), "SBX_PARALLEL_RUNS": str(WORKERS)}
+    return Service(tmp_path, env, free_port())
+
+
+def test_the_second_run_takes_a_container_the_workers_kept_warm(service: Service, docker_client, tmp_path: Path):
+    """The pool follows the number of workers; the second run's first execution was handed; nothing is left."""
+    service.start()
+    pid = str(service.proc.pid) if service.proc else ""
+    try:
+        first = run_icici(service)
+        assert report(tmp_path, first)["taken"] == []  # nothing was known yet: as before
+        assert report(tmp_path, first)["key"]["image"].startswith("sandloop/python-parser")
+        wait_for(lambda: len(warm_ready(docker_client, service)) == WORKERS, "the workers' warm containers", 120)
+        offered = {c.id for c in warm_ready(docker_client, service)}
+        second = run_icici(service)
+        taken = report(tmp_path, second)["taken"]
+        assert len(taken) == 1 and taken[0] in offered
+        # the run removed it after its one execution; the pool made another
+        wait_for(lambda: len(warm_ready(docker_client, service)) == WORKERS, "the pool refilled", 120)
+        assert taken[0] not in {c.id for c in owned_by(docker_client, service)}
+    finally:
+        assert service.stop(signal.SIGTERM) == 0
+    log = (tmp_path / "service.log").read_text()
+    assert "service.warm_sandbox_handed" in log and "service.warm_sandboxes_kept" in log
+    assert "PASSED" in (tmp_path / "runs" / second / "console.txt").read_text()
+    left = owned_by(docker_client, service, pid=pid)
+    volumes = docker_client.volumes.list(filters={"label": f"org.sandloop.owner={socket.gethostname()}:{pid}"})
+    assert (left, volumes) == ([], [])
+
+
+def test_a_handed_container_killed_before_the_take_costs_only_the_warmth(service: Service, docker_client,
+                                                                        tmp_path: Path):
+    """Every warm container of the workers killed just before the run starts: it passes all the same."""
+    service.start()
+    pid = str(service.proc.pid) if service.proc else ""
+    try:
+        run_icici(service)
+        wait_for(lambda: len(warm_ready(docker_client, service)) == WORKERS, "the workers' warm containers", 120)
+        for container in warm_ready(docker_client, service):
+            container.kill()
+        time.sleep(0.05)
+        second = run_icici(service)
+        assert report(tmp_path, second)["taken"] == []
+    finally:
+        assert service.stop(signal.SIGTERM) == 0
+    assert owned_by(docker_client, service, pid=pid) == []
