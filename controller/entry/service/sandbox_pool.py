@@ -4,18 +4,24 @@ A run's process builds its own Docker backend, and its own warm pool warms its f
 container only when the run prewarms, so every run's first execution used to wait for a
 container's start and its imports. The service's workers instead keep, for the service's
 life, one engine connection and a pool (:class:`~controller.platform.sandbox.docker.DockerSandbox`
-with ``hands_out``) of ``SBX_PARALLEL_RUNS`` warm containers per kind of first execution:
+with ``hands_out``) of warm containers for each kind of a run's first execution: as many as
+``SBX_PARALLEL_RUNS`` (the workers) times the executions of that kind a run makes (at most
+:data:`MAX_HANDED_PER_RUN`):
 
-1. **learn**: a run's process reports the warm key of its first prewarm in its run folder
-   (:mod:`controller.platform.sandbox.handoff`); after the run the worker reads it (bounded,
-   validated) and from then on keeps containers warm for that key, for runs of the same
-   kind and agent (at most :data:`MAX_KEYS` keys, the least recently seen dropped). The first
-   run of a kind is therefore as before; the later ones find a warm container.
-2. **hand**: launching a run, the worker takes one idle container per key of the run's kind
-   and agent (never waiting) and names them in the run's environment; the run's backend
-   attaches to the one whose key equals its first execution's and uses it for that one
-   execution, then removes it as any other. A mismatch, a dead container or a failed attach:
-   the run goes on as without.
+1. **learn**: a run's process reports the warm key of its first prewarm, and how many
+   executions of it it made, in its run folder (:mod:`controller.platform.sandbox.handoff`);
+   after the run the worker reads it (bounded, validated) and from then on keeps containers
+   warm for that key, for runs of the same kind and agent (at most :data:`MAX_KEYS` keys, the
+   least recently seen dropped). The first run of a kind is therefore as before; the later
+   ones are handed warm containers.
+2. **hand**: launching a run, the worker takes, per key of the run's kind and agent, as many
+   idle containers as the last such run made executions of it (at most
+   :data:`MAX_HANDED_PER_RUN`, never waiting) and names them in the run's environment; the
+   run's backend attaches to one for each execution whose key equals theirs and uses it for
+   that one execution, then removes it as any other. Handed as many as expected, the run
+   warms none of its own for that key (an execution beyond them runs cold, and its own pool
+   warms from then on); so no container is started for a run only to be removed unused at its
+   end. A mismatch, a dead container or a failed attach: the run goes on as without.
 3. **remove**: once the run's process ended, the worker removes every container it handed
    to that run (gone already if the run used it), so a run that died first leaves nothing;
    :meth:`WorkerSandboxes.close` removes the rest when the service stops; a service killed
@@ -53,8 +59,16 @@ log = structlog.get_logger("sandloop.service")
 
 #: Most kinds of first execution kept warm at once (the least recently seen is dropped).
 MAX_KEYS = 4
+#: Most containers of one kind handed to one run (an ICICI run makes two executions: the
+#: statement probe and the parser).
+MAX_HANDED_PER_RUN = 2
 #: (run kind, agent, warm key): whose runs a kind of warm container is for.
 Entry = tuple[str, str, WarmKey]
+
+
+def per_run(executions: int) -> int:
+    """Containers of a kind handed to a run whose predecessor made ``executions`` of it."""
+    return min(max(1, executions), MAX_HANDED_PER_RUN)
 
 
 def wanted(settings: Settings) -> bool:
@@ -75,7 +89,8 @@ class WorkerSandboxes:
         self._client: docker.DockerClient | None = None
         self._backend: DockerSandbox | None = None
         self._closed = False
-        self._keys: OrderedDict[Entry, SandboxSpec] = OrderedDict()
+        #: The spec of each kind kept warm and how many executions of it the last such run made.
+        self._keys: OrderedDict[Entry, tuple[SandboxSpec, int]] = OrderedDict()
         self._handed: dict[str, list[WarmContainer]] = {}
         #: Containers handed to runs, and those the runs reported they took.
         self.handed = self.taken = 0
@@ -90,16 +105,17 @@ class WorkerSandboxes:
         offers: list[Offer] = []
         with self._lock:
             backend = self._backend
-            specs = [spec for (k, a, _), spec in self._keys.items() if (k, a) == (kind, agent)]
-        for spec in specs if backend is not None else []:
+            kinds = [kept for (k, a, _), kept in self._keys.items() if (k, a) == (kind, agent)]
+        for spec, executions in kinds if backend is not None else []:
             assert backend is not None
-            box = backend.hand_out(spec)
             key = WarmKeyModel.of(spec)
-            if box is None or key is None:
-                continue
-            boxes.append(box)
-            offers.append(Offer(container=str(box.container.id), volume=str(box.volume.name),
-                                warmup_seconds=round(box.warmup_seconds, 6), key=key))
+            for _ in range(per_run(executions) if key is not None else 0):
+                box = backend.hand_out(spec)
+                if box is None or key is None:
+                    break
+                boxes.append(box)
+                offers.append(Offer(container=str(box.container.id), volume=str(box.volume.name),
+                                    warmup_seconds=round(box.warmup_seconds, 6), key=key, expected=executions))
         with self._lock:
             self._handed[run_id] = boxes
             self.handed += len(boxes)
@@ -120,37 +136,45 @@ class WorkerSandboxes:
         with self._lock:
             self.taken += len(taken)
         if report.key is not None:
-            self.learn(kind, agent, report.key)
+            self.learn(kind, agent, report.key, report.executions)
 
-    def learn(self, kind: str, agent: str, key: WarmKeyModel) -> None:
-        """Keep ``size`` containers warm for ``key``, for runs of ``kind`` and ``agent``."""
+    def learn(self, kind: str, agent: str, key: WarmKeyModel, executions: int = 1) -> None:
+        """Keep containers warm for ``key``, for runs of ``kind`` and ``agent``: ``size`` (the
+        workers) times the executions of it such a run makes (``executions``, at most
+        :data:`MAX_HANDED_PER_RUN`)."""
         try:
             spec = key.spec()
         except ValueError as exc:
             log.warning("service.warm_sandbox_refused", agent=agent, reason=str(exc)[:200])
             return
         entry = (kind, agent, key.warm_key())
+        executions = max(1, executions)
         with self._lock:
             if self._closed:
                 return
-            if entry in self._keys:
+            known = entry in self._keys
+            if known:
                 self._keys.move_to_end(entry)
+        if not known:
+            backend = self._start()
+            if backend is None or not self._image_exists(spec.image):
                 return
-        backend = self._start()
-        if backend is None or not self._image_exists(spec.image):
-            return
         with self._lock:
-            self._keys[entry] = spec
+            backend = self._backend
+            self._keys[entry] = (spec, executions)
             dropped = []
             while len(self._keys) > MAX_KEYS:
-                old, old_spec = self._keys.popitem(last=False)
+                old, (old_spec, _) = self._keys.popitem(last=False)
                 if all(e[2] != old[2] for e in self._keys):
                     dropped.append(old_spec)
-        if backend.pool is not None:
-            backend.pool.want(spec)
-            for old_spec in dropped:
-                backend.pool.forget(old_spec)
-        log.info("service.warm_sandboxes_kept", kind=kind, agent=agent, image=spec.image, size=self.size)
+            size = self.size * max(per_run(n) for e, (_, n) in self._keys.items() if e[2] == entry[2])
+        if backend is None or backend.pool is None:
+            return
+        backend.pool.want(spec, size=size)
+        for old_spec in dropped:
+            backend.pool.forget(old_spec)
+        if not known:
+            log.info("service.warm_sandboxes_kept", kind=kind, agent=agent, image=spec.image, size=size)
 
     def idle(self) -> int:
         """Warm containers idle now (tests, metrics)."""

@@ -124,7 +124,9 @@ class DockerSandbox:
         self._local = threading.local()
         self._hands_out = hands_out
         self._handoff_lock = threading.Lock()
-        self._offers: dict[WarmKey, Offer] = {o.key.warm_key(): o for o in handoff.offers} if handoff else {}
+        self._offers: dict[WarmKey, list[Offer]] = {}
+        for offer in handoff.offers if handoff is not None else []:
+            self._offers.setdefault(offer.key.warm_key(), []).append(offer)
         self._report = Path(handoff.report) if handoff is not None and handoff.report else None
         self._reported: Report | None = None
         self.pool: WarmPool | None = None
@@ -150,6 +152,7 @@ class DockerSandbox:
 
     def _run(self, spec: SandboxSpec, trace: ExecutionTrace) -> SandboxResult:
         _check_inputs_fit(spec)
+        self._count(spec)
         box: WarmContainer | None = None
         try:
             with trace.phase("take"):
@@ -177,10 +180,19 @@ class DockerSandbox:
         """The container the service's worker handed over for executions like ``spec``, attached;
         None if there is none (or it is dead, or the attach failed: logged, then run as without)."""
         key = WarmKey.of(spec)
-        with self._handoff_lock:
-            offer = self._offers.pop(key, None) if key is not None and self._offers else None
-        if offer is None:
-            return None
+        while key is not None:
+            with self._handoff_lock:
+                offers = self._offers.get(key)
+                offer = offers.pop(0) if offers else None
+            if offer is None:
+                return None
+            box = self._adopt(offer, spec)
+            if box is not None:
+                return box
+        return None
+
+    def _adopt(self, offer: Offer, spec: SandboxSpec) -> WarmContainer | None:
+        """Attach to a handed container (None if it is not running or the attach failed)."""
         started = time.monotonic()
         try:
             state = self._client.api.inspect_container(offer.container).get("State") or {}
@@ -204,6 +216,17 @@ class DockerSandbox:
                 return
             report = self._reported or Report()
             self._reported = report.model_copy(update={"taken": [*report.taken, container_id][-64:]})
+            write_report(self._report, self._reported)
+
+    def _count(self, spec: SandboxSpec) -> None:
+        """One more execution of the reported key (the worker offers as many containers next time)."""
+        with self._handoff_lock:
+            report = self._reported
+            if self._report is None or report is None or report.key is None:
+                return
+            if report.key.warm_key() != WarmKey.of(spec):
+                return
+            self._reported = report.model_copy(update={"executions": report.executions + 1})
             write_report(self._report, self._reported)
 
     def hand_out(self, spec: SandboxSpec) -> WarmContainer | None:
@@ -236,7 +259,10 @@ class DockerSandbox:
             if self._report is not None and self._reported is None and key is not None:
                 self._reported = Report(key=key)
                 write_report(self._report, self._reported)
-        if self.pool is not None:
+            offers = self._offers.get(key.warm_key(), []) if key is not None else []
+        # Handed as many containers as the worker expects executions of this kind: no own warming
+        # (an execution beyond them runs cold, and the pool warms for the next from then on).
+        if self.pool is not None and (not offers or len(offers) < offers[0].expected):
             self.pool.want(spec)
 
     def wait_warm(self, timeout: float) -> bool:

@@ -42,8 +42,8 @@ HANDOFF_ENV = "SBX_WARM_HANDOFF"
 REPORT_FILE = "sandbox-warm.json"
 #: Most bytes of an offer or a report; more is ignored unread.
 MAX_DOCUMENT_BYTES = 64 * 1024
-#: Most containers offered to one run (one per kind of first execution).
-MAX_OFFERS = 4
+#: Most containers offered to one run.
+MAX_OFFERS = 8
 
 _Text = Annotated[str, StringConstraints(min_length=1, max_length=4096)]
 _Name = Annotated[str, StringConstraints(min_length=1, max_length=255, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.=+-]*$")]
@@ -99,6 +99,9 @@ class Offer(_Strict):
     volume: Annotated[str, StringConstraints(pattern=r"^sandloop-[0-9a-f]{12}$")]
     warmup_seconds: float = Field(0.0, ge=0, le=3600)
     key: WarmKeyModel
+    #: Executions of this key the worker expects of the run (its last run of the kind made as
+    #: many): handed at least as many containers, the run warms none of its own for the key.
+    expected: int = Field(1, ge=1, le=1_000_000)
 
 
 class Handoff(_Strict):
@@ -109,9 +112,11 @@ class Handoff(_Strict):
 
 
 class Report(_Strict):
-    """What a run tells the worker: its first warm key, and the handed containers it took."""
+    """What a run tells the worker: its first warm key, how many executions it made of that key,
+    and the handed containers it took."""
 
     key: WarmKeyModel | None = None
+    executions: int = Field(0, ge=0, le=1_000_000)
     taken: Annotated[list[Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{12,64}$")]],
                      Field(max_length=64)] = []
 

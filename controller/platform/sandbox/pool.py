@@ -93,6 +93,7 @@ class WarmPool:
         self._size, self._max_idle = size, max_idle_seconds
         self._idle: dict[WarmKey, list[WarmContainer]] = {}
         self._templates: dict[WarmKey, SandboxSpec] = {}
+        self._sizes: dict[WarmKey, int] = {}
         self._lock = threading.Condition()
         self._closed = False
         self._launching: set[WarmKey] = set()
@@ -100,12 +101,15 @@ class WarmPool:
         self._thread = threading.Thread(target=self._refill_loop, name="sandloop-warm-pool", daemon=True)
         self._thread.start()
 
-    def want(self, spec: SandboxSpec) -> None:
-        """Start keeping warm containers for executions like ``spec`` (e.g. before the first)."""
+    def want(self, spec: SandboxSpec, size: int | None = None) -> None:
+        """Start keeping warm containers for executions like ``spec`` (e.g. before the first):
+        ``size`` of them if given (kept for later calls), else the pool's size."""
         key = WarmKey.of(spec)
         if key is None:
             return
         with self._lock:
+            if size is not None:
+                self._sizes[key] = size
             self._templates.setdefault(key, spec)
             self._idle.setdefault(key, [])
             self._lock.notify_all()
@@ -152,6 +156,7 @@ class WarmPool:
             return
         with self._lock:
             self._templates.pop(key, None)
+            self._sizes.pop(key, None)
             dropped = self._idle.pop(key, [])
         for warm in dropped:
             self._discard(warm)
@@ -207,7 +212,7 @@ class WarmPool:
 
     def _next_to_launch(self) -> tuple[WarmKey, SandboxSpec] | None:
         for key, idle in self._idle.items():
-            if len(idle) < self._size:
+            if len(idle) < self._sizes.get(key, self._size):
                 return key, self._templates[key]
         return None
 

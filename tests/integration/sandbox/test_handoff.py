@@ -80,6 +80,29 @@ def test_a_handed_container_serves_the_first_matching_execution(giver, docker_cl
     assert [c.id for c in docker_client.containers.list(all=True) if c.id == offer.container] == []
     report = read_report(tmp_path / "report.json")
     assert report is not None and report.key == offer.key and report.taken == [offer.container]
+    assert report.executions == 1
+
+
+def test_handed_as_many_as_expected_the_run_warms_none_of_its_own(giver, docker_client, base_settings,
+                                                                  parser_image, tmp_path):
+    """Two executions, two handed containers: both served warm by them, the run's own pool never launched."""
+    first, offer = handed(giver, parser_image)
+    second, other = handed(giver, parser_image)
+    offers = [offer.model_copy(update={"expected": 2}), other.model_copy(update={"expected": 2})]
+    backend = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner=TEST_OWNER, pool_size=1,
+                            handoff=Handoff(report=str(tmp_path / "report.json"), offers=offers))
+    try:
+        run = spec(parser_image, PROGRAM)
+        backend.prewarm(run)
+        results = [backend.run(run), backend.run(run)]
+        assert backend.pool is not None and backend.pool.stats.warmups == [] and backend.pool.idle_count() == 0
+    finally:
+        backend.close()
+        for box in (first, second):
+            remove_now(box.container, box.volume)
+    assert [r.container_id for r in results] == [offer.container[:12], other.container[:12]]
+    report = read_report(tmp_path / "report.json")
+    assert report is not None and report.executions == 2 and report.taken == [offer.container, other.container]
 
 
 def test_outputs_come_back_from_a_handed_container(giver, docker_client, base_settings, parser_image, tmp_path):

@@ -61,14 +61,19 @@ def test_the_second_run_takes_a_container_the_workers_kept_warm(service: Service
         first = run_icici(service)
         assert report(tmp_path, first)["taken"] == []  # nothing was known yet: as before
         assert report(tmp_path, first)["key"]["image"].startswith("sandloop/python-parser")
-        wait_for(lambda: len(warm_ready(docker_client, service)) == WORKERS, "the workers' warm containers", 120)
+        # ICICI: the parser, and the statement's probe unless its analysis is cached already
+        executions = report(tmp_path, first)["executions"]
+        assert executions in (1, 2)
+        # the pool follows the number of workers: one container per execution of a run, per worker
+        wait_for(lambda: len(warm_ready(docker_client, service)) == WORKERS * executions,
+                 "the workers' warm containers", 120)
         offered = {c.id for c in warm_ready(docker_client, service)}
         second = run_icici(service)
         taken = report(tmp_path, second)["taken"]
-        assert len(taken) == 1 and taken[0] in offered
-        # the run removed it after its one execution; the pool made another
-        wait_for(lambda: len(warm_ready(docker_client, service)) == WORKERS, "the pool refilled", 120)
-        assert taken[0] not in {c.id for c in owned_by(docker_client, service)}
+        assert len(taken) == executions and set(taken) <= offered
+        # the run removed each after its one execution; the pool made others
+        wait_for(lambda: len(warm_ready(docker_client, service)) == WORKERS * executions, "the pool refilled", 120)
+        assert not set(taken) & {c.id for c in owned_by(docker_client, service)}
     finally:
         assert service.stop(signal.SIGTERM) == 0
     log = (tmp_path / "service.log").read_text()
@@ -86,7 +91,7 @@ def test_a_handed_container_killed_before_the_take_costs_only_the_warmth(service
     pid = str(service.proc.pid) if service.proc else ""
     try:
         run_icici(service)
-        wait_for(lambda: len(warm_ready(docker_client, service)) == WORKERS, "the workers' warm containers", 120)
+        wait_for(lambda: len(warm_ready(docker_client, service)) >= WORKERS, "the workers' warm containers", 120)
         for container in warm_ready(docker_client, service):
             container.kill()
         time.sleep(0.05)

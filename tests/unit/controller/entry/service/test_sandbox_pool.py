@@ -14,7 +14,7 @@ import pytest
 from agents.ports.errors import EngineUnavailable
 from agents.ports.sandbox import SandboxLimits, SandboxSpec
 from controller.entry.service import sandbox_pool
-from controller.entry.service.sandbox_pool import MAX_KEYS, WorkerSandboxes, wanted
+from controller.entry.service.sandbox_pool import MAX_HANDED_PER_RUN, MAX_KEYS, WorkerSandboxes, wanted
 from controller.entry.service.workers import WorkerPool
 from controller.platform.sandbox.handoff import HANDOFF_ENV, REPORT_FILE, Report, WarmKeyModel, parse_handoff, write_report
 from controller.platform.sandbox.pool import WarmContainer, WarmKey
@@ -42,9 +42,14 @@ class Thing:
 class FakePool:
     wanted: list[WarmKey] = field(default_factory=list)
     forgotten: list[WarmKey] = field(default_factory=list)
+    sizes: dict[WarmKey, int] = field(default_factory=dict)
 
-    def want(self, spec: SandboxSpec) -> None:
-        self.wanted.append(WarmKey.of(spec))  # type: ignore[arg-type]
+    def want(self, spec: SandboxSpec, size: int | None = None) -> None:
+        key = WarmKey.of(spec)
+        assert key is not None and size is not None
+        if key not in self.sizes:
+            self.wanted.append(key)
+        self.sizes[key] = size
 
     def forget(self, spec: SandboxSpec) -> None:
         self.forgotten.append(WarmKey.of(spec))  # type: ignore[arg-type]
@@ -112,7 +117,22 @@ def test_no_engine_connection_until_a_key_is_learnt_and_then_the_pool_follows_th
     box.learn("run", "bank_parser", key())
     (backend,) = FakeBackend.made
     assert backend.kwargs["pool_size"] == 3 and backend.kwargs["hands_out"] is True
-    assert backend.pool.wanted == [key().warm_key()]
+    assert backend.pool.sizes == {key().warm_key(): 3}
+    box.learn("run", "bank_parser", key(), executions=2)  # its runs make two executions of it
+    assert backend.pool.sizes == {key().warm_key(): 6}
+    box.learn("run", "bank_parser", key(), executions=40)  # a check's: at most MAX_HANDED_PER_RUN each
+    assert backend.pool.sizes == {key().warm_key(): 3 * MAX_HANDED_PER_RUN}
+
+
+def test_a_run_is_handed_as_many_as_its_predecessor_made_executions(tmp_path, fakes):
+    box = sandboxes(tmp_path)
+    box.learn("run", "bank_parser", key(), executions=2)
+    offer = parse_handoff(box.hand_to("r1", "run", "bank_parser", tmp_path))
+    assert offer is not None and [o.expected for o in offer.offers] == [2, 2]
+    assert len({o.container for o in offer.offers}) == 2
+    box.learn("run", "bank_parser", key(), executions=7)
+    offer = parse_handoff(box.hand_to("r2", "run", "bank_parser", tmp_path))
+    assert offer is not None and [o.expected for o in offer.offers] == [7] * MAX_HANDED_PER_RUN
 
 
 def test_a_run_is_offered_a_container_of_its_kind_and_agent_only(tmp_path, fakes):
@@ -132,11 +152,12 @@ def test_after_the_run_its_containers_are_removed_and_its_report_learnt(tmp_path
     handed = parse_handoff(box.hand_to("r1", "run", "bank_parser", tmp_path))
     assert handed is not None
     taken = handed.offers[0].container
-    write_report(tmp_path / REPORT_FILE, Report(key=key(memory=300), taken=[taken]))
+    write_report(tmp_path / REPORT_FILE, Report(key=key(memory=300), executions=2, taken=[taken]))
     box.after_run("r1", "run", "bank_parser", tmp_path)
     assert fakes == [(taken, handed.offers[0].volume)]
     assert (box.handed, box.taken) == (1, 1)
     assert FakeBackend.made[0].pool.wanted == [key().warm_key(), key(memory=300).warm_key()]
+    assert FakeBackend.made[0].pool.sizes[key(memory=300).warm_key()] == 2 * 2
     box.after_run("r1", "run", "bank_parser", tmp_path)  # again: nothing more to remove
     assert len(fakes) == 1
 

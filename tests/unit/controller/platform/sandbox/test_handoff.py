@@ -128,4 +128,4 @@ class TestReport:
 def test_offers_carry_no_inputs():
     """Only the key's fields: the statement's bytes never reach the worker or the environment."""
     assert "statement.pdf" not in offer_json() and "%PDF" not in offer_json()
-    assert set(Offer.model_fields) == {"container", "volume", "warmup_seconds", "key"}
+    assert set(Offer.model_fields) == {"container", "volume", "warmup_seconds", "key", "expected"}
