@@ -130,9 +130,10 @@ class ServiceSettings(BaseModel):
     )
     warm_sandboxes: bool = Field(
         True,
-        description="Workers keep, on one engine connection, SBX_PARALLEL_RUNS warm sandbox containers per kind "
-                    "of a run's first execution (learnt from earlier runs) and hand one to each run they start "
-                    "(Docker backend, SBX_POOL__ENABLED; false: each run warms its own).",
+        description="Workers keep, on one engine connection, warm sandbox containers for the kind of a run's "
+                    "executions (learnt from earlier runs; SBX_PARALLEL_RUNS x a run's executions, at most 2) "
+                    "and hand them to each run they start (Docker backend, SBX_POOL__ENABLED; false: each run "
+                    "warms its own).",
     )
     max_takeovers: int = Field(
         3, ge=0, le=100,
