@@ -98,14 +98,16 @@ class WorkerSandboxes:
     # the worker's calls ---------------------------------------------------------------------
     def hand_to(self, run_id: str, kind: str, agent: str, run_dir: Path) -> str:
         """The run's :data:`~controller.platform.sandbox.handoff.HANDOFF_ENV`: where to report, and
-        an idle warm container for each key of runs like it (none if none is idle now)."""
-        report = run_dir / REPORT_FILE
-        report.unlink(missing_ok=True)  # an earlier attempt's (a resumed run reports again)
+        idle warm containers for runs like it (none if none is idle now). Whatever happens here,
+        what was taken from the pool is the run's, removed by :meth:`after_run` or :meth:`close`."""
         boxes: list[WarmContainer] = []
         offers: list[Offer] = []
         with self._lock:
             backend = self._backend
             kinds = [kept for (k, a, _), kept in self._keys.items() if (k, a) == (kind, agent)]
+            self._handed[run_id] = boxes
+        report = run_dir / REPORT_FILE
+        report.unlink(missing_ok=True)  # an earlier attempt's (a resumed run reports again)
         for spec, executions in kinds if backend is not None else []:
             assert backend is not None
             key = WarmKeyModel.of(spec)
@@ -113,12 +115,11 @@ class WorkerSandboxes:
                 box = backend.hand_out(spec)
                 if box is None or key is None:
                     break
-                boxes.append(box)
+                with self._lock:
+                    boxes.append(box)
+                    self.handed += 1
                 offers.append(Offer(container=str(box.container.id), volume=str(box.volume.name),
                                     warmup_seconds=round(box.warmup_seconds, 6), key=key, expected=executions))
-        with self._lock:
-            self._handed[run_id] = boxes
-            self.handed += len(boxes)
         if offers:
             log.info("service.warm_sandbox_handed", run_id=run_id, containers=[o.container[:12] for o in offers])
         return Handoff(report=str(report), offers=offers).model_dump_json()

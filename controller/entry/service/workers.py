@@ -216,9 +216,7 @@ class WorkerPool:
             # waits for the warm parent's imports, seconds on a busy machine, longer than a lease.
             with self._lock:
                 self._launching.add(row.id)
-            env = self.env_for(row)
-            if self.sandboxes is not None:  # its first sandbox, warm already (removed after it, if unused)
-                env = {**env, HANDOFF_ENV: self.sandboxes.hand_to(row.id, row.kind, row.agent, run_dir)}
+            env = {**self.env_for(row), **self._handoff(row, run_dir)}
             try:
                 # stdin stays open and unused: the child stops when it closes (this process died).
                 proc = self._launcher.launch(self._command(row, run_dir), env, errors)
@@ -242,6 +240,17 @@ class WorkerPool:
                     proc.stdin.close()
                 self._after_run(row, run_dir)
             return code, _tail(errors)
+
+    def _handoff(self, row: RunRow, run_dir: Path) -> dict[str, str]:
+        """The run's warm sandboxes, already started (removed after the run if unused); none if the
+        engine fails here: the run then warms its own, as without."""
+        if self.sandboxes is None:
+            return {}
+        try:
+            return {HANDOFF_ENV: self.sandboxes.hand_to(row.id, row.kind, row.agent, run_dir)}
+        except Exception as exc:  # noqa: BLE001 - the run's outcome does not depend on it
+            log.warning("service.warm_sandbox_failed", run_id=row.id, error_type=type(exc).__name__, exc_info=exc)
+            return {}
 
     def _after_run(self, row: RunRow, run_dir: Path) -> None:
         """Remove the warm containers handed to the run; learn the kind its first execution was."""

@@ -251,3 +251,25 @@ def test_the_worker_hands_each_run_its_offer_and_cleans_up_after_it(tmp_path, fa
     assert offer is not None and len(offer.offers) == 1
     assert fakes == [(offer.offers[0].container, offer.offers[0].volume)]
     assert FakeBackend.made[0].closed  # the workers' stop closed the pool
+
+
+def test_an_engine_failure_while_handing_costs_the_run_nothing(tmp_path, fakes, monkeypatch):
+    """What was taken before the failure is still removed after the run; the run gets no offer."""
+    box = sandboxes(tmp_path)
+    box.learn("run", "bank_parser", key(), executions=2)
+    backend = FakeBackend.made[0]
+    handed_once = backend.hand_out
+
+    def second_fails(spec: SandboxSpec) -> WarmContainer | None:
+        if backend.handed:
+            raise OSError("the engine went away")
+        return handed_once(spec)
+
+    monkeypatch.setattr(backend, "hand_out", second_fails)
+    settings = make_settings(tmp_path).model_copy(update={"parallel_runs": 1})
+    pool = WorkerPool(settings, SqliteStore(tmp_path / "runs" / "service.sqlite"), worker_id="me", env={},
+                      sandboxes=box)
+    store_row = type("Row", (), {"id": "r1", "kind": "run", "agent": "bank_parser"})()
+    assert pool._handoff(store_row, tmp_path) == {}  # type: ignore[arg-type]
+    box.after_run("r1", "run", "bank_parser", tmp_path)
+    assert [container for container, _ in fakes] == [backend.handed[0]]
