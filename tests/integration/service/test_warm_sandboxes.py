@@ -100,3 +100,18 @@ def test_a_handed_container_killed_before_the_take_costs_only_the_warmth(service
     finally:
         assert service.stop(signal.SIGTERM) == 0
     assert owned_by(docker_client, service, pid=pid) == []
+
+
+def test_the_warm_sandboxes_of_a_service_killed_with_kill_9_are_reaped(service: Service, docker_client):
+    """Labelled with the dead service's pid: the next controller's reaper removes them and their volumes."""
+    from controller.platform.sandbox.reaper import reap_leftovers
+
+    service.start()
+    pid = str(service.proc.pid) if service.proc else ""
+    run_icici(service)
+    wait_for(lambda: len(warm_ready(docker_client, service)) >= WORKERS, "the workers' warm containers", 120)
+    assert service.stop(signal.SIGKILL) == -signal.SIGKILL
+    assert owned_by(docker_client, service, pid=pid, pool="warm")
+    reap_leftovers(docker_client)
+    volumes = docker_client.volumes.list(filters={"label": f"org.sandloop.owner={socket.gethostname()}:{pid}"})
+    assert (owned_by(docker_client, service, pid=pid), volumes) == ([], [])
