@@ -92,11 +92,13 @@ def test_a_handed_container_killed_before_the_take_costs_only_the_warmth(service
     try:
         run_icici(service)
         wait_for(lambda: len(warm_ready(docker_client, service)) >= WORKERS, "the workers' warm containers", 120)
-        for container in warm_ready(docker_client, service):
+        killed = warm_ready(docker_client, service)
+        for container in killed:
             container.kill()
         time.sleep(0.05)
-        second = run_icici(service)
-        assert report(tmp_path, second)["taken"] == []
+        second = run_icici(service)  # passes: the killed ones are discarded by the worker or ignored by the run
+        # (a container the pool started after the kill may be handed and taken: that is fine)
+        assert not set(report(tmp_path, second)["taken"]) & {c.id for c in killed}
     finally:
         assert service.stop(signal.SIGTERM) == 0
     assert owned_by(docker_client, service, pid=pid) == []
