@@ -160,3 +160,15 @@ class TestHandingOut:
         time.sleep(0.2)
         assert len(rec.launched) == 2
         pool.close()
+
+    def test_a_size_given_for_a_kind_is_kept_for_that_kind(self):
+        """The workers keep workers x executions of a kind; other kinds keep the pool's size."""
+        rec = Recorder()
+        pool = WarmPool(rec.launch, rec.discard, size=1, max_idle_seconds=60)
+        pool.want(spec(), size=3)
+        pool.want(spec(image="other"))
+        wait_until(lambda: pool.idle_count() == 4)
+        pool.want(spec())  # no size: the kind's own is kept
+        time.sleep(0.2)
+        assert pool.idle_count() == 4
+        pool.close()
