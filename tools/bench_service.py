@@ -11,9 +11,11 @@ store, the project's data, no token (loopback only). Then, on the target:
 * **throughput**: ``--runs`` (100) runs submitted at once, the time until the last one ended,
   against ``workers x`` the single-run rate of the local runs, and the machine's CPU-seconds
   per run meanwhile (all processes: service, runs, engine, sandboxes);
-* all of it twice, in one bench: with ``SBX_SERVICE__WARM_WORKERS=false`` (each run a fresh
-  ``python -m controller run``: before issue 32) and with warm workers (each run forked from a
-  parent that imported everything: after), so the change is shown on the same machine.
+* all of it three times, in one bench: with ``SBX_SERVICE__WARM_WORKERS=false`` (each run a
+  fresh ``python -m controller run``: before issue 32), with warm workers (each run forked from a
+  parent that imported everything) but ``SBX_SERVICE__WARM_SANDBOXES=false`` (each run warms its
+  own first sandbox), and with both (the workers hand each run a warm sandbox they keep: after),
+  so each change is shown on the same machine.
 
 Prints medians and each goal of issue 21 (first event <= 50 ms, overhead <= 5 %, throughput
 >= 0.9 x workers x single-run rate); asserts nothing (speed is not a test).
@@ -50,13 +52,31 @@ class Followed:
     status: str
 
 
+@dataclass(frozen=True)
+class Mode:
+    """One way of running the service's runs."""
+
+    name: str
+    title: str
+    warm_workers: bool
+    warm_sandboxes: bool
+
+
+MODES = (
+    Mode("cold", "cold workers (SBX_SERVICE__WARM_WORKERS=false: a fresh interpreter per run)", False, False),
+    Mode("warm", "warm workers, each run warms its own sandbox (SBX_SERVICE__WARM_SANDBOXES=false)", True, False),
+    Mode("pool", "warm workers and the workers' warm sandboxes (each run handed a warm container)", True, True),
+)
+
+
 @contextmanager
-def service(root: Path, workers: int, warm: bool) -> Iterator[tuple[str, dict[str, str]]]:
+def service(root: Path, workers: int, mode: Mode) -> Iterator[tuple[str, dict[str, str]]]:
     """A service process on a free port over ``root``; yields its URL and the environment."""
     env = {**os.environ, "SBX_RUNS_DIR": str(root / "runs"), "SBX_PARSERS_DIR": str(root / "parsers"),
            "SBX_DATA_DIR": str(PROJECT_ROOT / "data"), "SBX_LOG_FORMAT": "json",
            "SBX_PARALLEL_RUNS": str(workers), "SBX_SERVICE__QUEUE_LIMIT": "1000",
-           "SBX_SERVICE__QUOTA_PER_TOKEN": "1000", "SBX_SERVICE__WARM_WORKERS": str(warm).lower()}
+           "SBX_SERVICE__QUOTA_PER_TOKEN": "1000", "SBX_SERVICE__WARM_WORKERS": str(mode.warm_workers).lower(),
+           "SBX_SERVICE__WARM_SANDBOXES": str(mode.warm_sandboxes).lower()}
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -156,21 +176,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2, metavar="N", help="the service's workers (default 2)")
     args = parser.parse_args(argv)
     print(f"==> service bench on {args.target}: {args.repeat} followed runs, {args.repeat} local runs "
-          f"(interleaved), then {args.runs} queued at once on {args.workers} workers; cold workers, then warm",
-          flush=True)
-    measured = {warm: measure(args, warm) for warm in (False, True)}
-    for warm, figures in measured.items():
-        _print(args, "warm workers (forked from a preloaded parent)" if warm else
-               "cold workers (SBX_SERVICE__WARM_WORKERS=false: a fresh interpreter per run)", figures)
-    _compare(measured[False], measured[True])
+          f"(interleaved), then {args.runs} queued at once on {args.workers} workers; "
+          f"modes: {', '.join(m.name for m in MODES)}; load average {_load()}", flush=True)
+    measured = {mode: measure(args, mode) for mode in MODES}
+    for mode, figures in measured.items():
+        _print(args, mode.title, figures)
+    _compare(measured)
+    print(f"\nload average at the end: {_load()}")
     return 0
 
 
-def measure(args: argparse.Namespace, warm: bool) -> Measured:
-    """One service (warm or cold workers): followed runs, local runs, then the queue drained."""
+def _load() -> str:
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+def measure(args: argparse.Namespace, mode: Mode) -> Measured:
+    """One service (one mode): followed runs, local runs, then the queue drained."""
     with tempfile.TemporaryDirectory(prefix="sandloop-bench-service-") as tmp, \
-            service(Path(tmp), args.workers, warm) as (url, env), httpx.Client(base_url=url, timeout=60) as http:
-        follow(http, args.target)  # warm-up: the first run builds nothing but fills the OS caches
+            service(Path(tmp), args.workers, mode) as (url, env), httpx.Client(base_url=url, timeout=60) as http:
+        # warm-up: the first run builds nothing but fills the OS caches (and shows the workers the
+        # kind of its first sandbox; the next runs of the pool mode are handed warm ones)
+        follow(http, args.target)
+        time.sleep(2.0)  # the workers' warm containers start (and import) before the first followed run
         followed: list[Followed] = []
         local: list[float] = []
         for _ in range(args.repeat):
@@ -198,12 +225,14 @@ def _print(args: argparse.Namespace, title: str, m: Measured) -> None:
     print(f"  CPU per queued run        {m.cpu:7.2f} s    (the whole machine's busy CPU-seconds / runs)")
 
 
-def _compare(cold: Measured, warm: Measured) -> None:
+def _compare(measured: dict[Mode, Measured]) -> None:
     def both(pick: Callable[[Measured], float]) -> str:
-        return f"{pick(cold):6.2f} -> {pick(warm):6.2f}"
+        return " -> ".join(f"{pick(m):6.2f}" for m in measured.values())
 
-    print("\nbefore -> after (cold -> warm workers)")
+    print(f"\nbefore -> after ({' -> '.join(m.name for m in measured)})")
     print(f"  run over the service, s    {both(lambda m: statistics.median(f.end for f in m.followed))}")
+    print(f"  service / CLI              "
+          f"{both(lambda m: statistics.median(f.end for f in m.followed) / statistics.median(m.local))}")
     print(f"  submit -> first line, s    {both(lambda m: statistics.median(f.first_line for f in m.followed))}")
     print(f"  queued runs per second     {both(lambda m: sum(m.counts.values()) / m.seconds)}")
     print(f"  CPU-seconds per run        {both(lambda m: m.cpu)}")

@@ -128,6 +128,13 @@ class ServiceSettings(BaseModel):
         description="Fork each run's process from a parent that imported the controller and the agents once "
                     "(false: a fresh python -m controller per run).",
     )
+    warm_sandboxes: bool = Field(
+        True,
+        description="Workers keep, on one engine connection, warm sandbox containers for the kind of a run's "
+                    "executions (learnt from earlier runs; SBX_PARALLEL_RUNS x a run's executions, at most 2) "
+                    "and hand them to each run they start (Docker backend, SBX_POOL__ENABLED; false: each run "
+                    "warms its own).",
+    )
     max_takeovers: int = Field(
         3, ge=0, le=100,
         description="How often a run whose worker died goes back to the queue; the next death ends it as error.",

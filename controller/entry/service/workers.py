@@ -46,9 +46,11 @@ from controller.entry.service import child, housekeeping
 from controller.entry.service.events import question_event
 from controller.entry.service.journal import RunJournal, Scrubber
 from controller.entry.service.launch import Launcher, RunProcess
+from controller.entry.service.sandbox_pool import WorkerSandboxes, wanted
 from controller.entry.service.warm_child import LATE_PREFIX
 from controller.entry.service.submit import upload_dir
 from controller.platform import shared_state
+from controller.platform.sandbox.handoff import HANDOFF_ENV
 from controller.platform.settings import Settings
 from controller.platform.store import RunRow, RunStatus, RunStore, StoreError
 
@@ -108,7 +110,8 @@ class WorkerPool:
     def __init__(self, settings: Settings, store: RunStore, *, worker_id: str | None = None,
                  command: Command = child.command,
                  env: dict[str, str] | None = None, wake: threading.Event | None = None,
-                 notify: Callable[[str], None] = lambda run_id: None, launcher: Launcher | None = None) -> None:
+                 notify: Callable[[str], None] = lambda run_id: None, launcher: Launcher | None = None,
+                 sandboxes: WorkerSandboxes | None = None) -> None:
         self.settings = settings
         self.store = store
         self.worker_id = worker_id or new_worker_id()
@@ -120,6 +123,8 @@ class WorkerPool:
         self._notify = notify  # the run's console grew or the run ended: its event streams read again
         self._lock = threading.Lock()
         self._launcher = launcher or Launcher(warm=settings.service.warm_workers)
+        # Warm containers handed to the runs (their pool follows the number of workers).
+        self.sandboxes = sandboxes or (WorkerSandboxes(settings, self.workers) if wanted(settings) else None)
         self._children: dict[str, RunProcess] = {}
         self._launching: set[str] = set()
         self._cancelled: dict[str, float] = {}
@@ -152,6 +157,8 @@ class WorkerPool:
             signal_group(proc, signal.SIGKILL)
         for thread in self._threads:
             thread.join(30.0)
+        if self.sandboxes is not None:
+            self.sandboxes.close()
         log.info("service.workers_stopped", worker=self.worker_id)
 
     def _running(self) -> list[RunProcess]:
@@ -209,11 +216,15 @@ class WorkerPool:
             # waits for the warm parent's imports, seconds on a busy machine, longer than a lease.
             with self._lock:
                 self._launching.add(row.id)
+            env = {**self.env_for(row), **self._handoff(row, run_dir)}
             try:
                 # stdin stays open and unused: the child stops when it closes (this process died).
-                proc = self._launcher.launch(self._command(row, run_dir), self.env_for(row), errors)
+                proc = self._launcher.launch(self._command(row, run_dir), env, errors)
                 with self._lock:
                     self._children[row.id] = proc
+            except BaseException:
+                self._after_run(row, run_dir)
+                raise
             finally:
                 with self._lock:
                     self._launching.discard(row.id)
@@ -227,7 +238,28 @@ class WorkerPool:
                     self._children.pop(row.id, None)
                 if proc.stdin is not None:
                     proc.stdin.close()
+                self._after_run(row, run_dir)
             return code, _tail(errors)
+
+    def _handoff(self, row: RunRow, run_dir: Path) -> dict[str, str]:
+        """The run's warm sandboxes, already started (removed after the run if unused); none if the
+        engine fails here: the run then warms its own, as without."""
+        if self.sandboxes is None:
+            return {}
+        try:
+            return {HANDOFF_ENV: self.sandboxes.hand_to(row.id, row.kind, row.agent, run_dir)}
+        except Exception as exc:  # noqa: BLE001 - the run's outcome does not depend on it
+            log.warning("service.warm_sandbox_failed", run_id=row.id, error_type=type(exc).__name__, exc_info=exc)
+            return {}
+
+    def _after_run(self, row: RunRow, run_dir: Path) -> None:
+        """Remove the warm containers handed to the run; learn the kind its first execution was."""
+        if self.sandboxes is None:
+            return
+        try:
+            self.sandboxes.after_run(row.id, row.kind, row.agent, run_dir)
+        except Exception as exc:  # noqa: BLE001 - the run's outcome does not depend on it
+            log.warning("service.warm_sandbox_failed", run_id=row.id, error_type=type(exc).__name__, exc_info=exc)
 
     def env_for(self, row: RunRow) -> dict[str, str]:
         """The child's environment: an uploaded target's run reads its own data folder."""

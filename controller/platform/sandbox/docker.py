@@ -36,6 +36,7 @@ import threading
 import time
 import uuid
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import docker
@@ -49,10 +50,11 @@ from docker.types import LogConfig, Mount, Ulimit
 
 from agents.ports.errors import SandboxError
 from controller.platform.sandbox.faults import engine_fault, lost_container
+from controller.platform.sandbox.handoff import Handoff, Offer, Report, WarmKeyModel, write_report
 from controller.platform.sandbox.holder import held
 from controller.platform.sandbox.labels import managed_labels
 from controller.platform.sandbox.outputs import Collected, OutputFrames
-from controller.platform.sandbox.pool import WarmContainer, WarmPool
+from controller.platform.sandbox.pool import WarmContainer, WarmKey, WarmPool
 from controller.platform.sandbox.removal import Remover, remove_now
 from controller.platform.sandbox.session import AttachedSession
 from agents.ports.sandbox import (
@@ -93,6 +95,8 @@ class DockerSandbox:
         pool_size: int = 0,
         pool_max_idle_seconds: float = 120.0,
         remove_in_background: bool = False,
+        handoff: Handoff | None = None,
+        hands_out: bool = False,
     ) -> None:
         """Create a backend.
 
@@ -105,6 +109,10 @@ class DockerSandbox:
             remove_in_background: Remove used containers off the critical path; the owner
                 must then call :meth:`close` (which drains the removals). Off, each
                 execution removes its container before it returns.
+            handoff: Warm containers the service's worker handed to this process, and where
+                to report the first warm key (:mod:`controller.platform.sandbox.handoff`).
+            hands_out: The pool's containers are for other processes (the service's workers):
+                attached without stdin, handed out by :meth:`hand_out`.
         """
         self._client = client
         self._user = user
@@ -114,6 +122,13 @@ class DockerSandbox:
         if not remove_in_background:
             self._remover.close()  # a closed remover removes inline
         self._local = threading.local()
+        self._hands_out = hands_out
+        self._handoff_lock = threading.Lock()
+        self._offers: dict[WarmKey, list[Offer]] = {}
+        for offer in handoff.offers if handoff is not None else []:
+            self._offers.setdefault(offer.key.warm_key(), []).append(offer)
+        self._report = Path(handoff.report) if handoff is not None and handoff.report else None
+        self._reported: Report | None = None
         self.pool: WarmPool | None = None
         if pool_size > 0:
             self.pool = WarmPool(self._launch_warm, self._discard, size=pool_size,
@@ -137,10 +152,13 @@ class DockerSandbox:
 
     def _run(self, spec: SandboxSpec, trace: ExecutionTrace) -> SandboxResult:
         _check_inputs_fit(spec)
+        self._count(spec)
         box: WarmContainer | None = None
         try:
             with trace.phase("take"):
-                box = self._take_warm(spec)
+                box = self._take_handed(spec)
+                trace.handed = box is not None
+                box = box or self._take_warm(spec)
             trace.warm = box is not None
             if box is None:
                 with trace.phase("start"):
@@ -158,6 +176,71 @@ class DockerSandbox:
                 with trace.phase("remove"):
                     self._release(box)
 
+    def _take_handed(self, spec: SandboxSpec) -> WarmContainer | None:
+        """The container the service's worker handed over for executions like ``spec``, attached;
+        None if there is none (or it is dead, or the attach failed: logged, then run as without)."""
+        key = WarmKey.of(spec)
+        while key is not None:
+            with self._handoff_lock:
+                offers = self._offers.get(key)
+                offer = offers.pop(0) if offers else None
+            if offer is None:
+                return None
+            box = self._adopt(offer, spec)
+            if box is not None:
+                return box
+        return None
+
+    def _adopt(self, offer: Offer, spec: SandboxSpec) -> WarmContainer | None:
+        """Attach to a handed container (None if it is not running or the attach failed)."""
+        started = time.monotonic()
+        try:
+            state = self._client.api.inspect_container(offer.container).get("State") or {}
+            if not state.get("Running"):
+                raise _NotUsable(f"it is {state.get('Status', 'not running')}")
+            session = AttachedSession(self._client.api, offer.container, spec.limits.output_bytes,
+                                      OutputFrames(spec.collect, spec.limits.collect_bytes))
+        except (*_ENGINE_ERRORS, _NotUsable) as exc:  # the worker removes it after the run
+            log.warning("sandbox.handoff_ignored", container=offer.container[:12], reason=str(exc)[:200])
+            return None
+        self._note_taken(offer.container)
+        container = self._client.containers.prepare_model({"Id": offer.container})
+        volume = self._client.volumes.prepare_model({"Name": offer.volume})
+        now = time.monotonic()
+        return WarmContainer(container, volume, ready_at=now, warmup_seconds=offer.warmup_seconds + now - started,
+                             session=session)
+
+    def _note_taken(self, container_id: str) -> None:
+        with self._handoff_lock:
+            if self._report is None:
+                return
+            report = self._reported or Report()
+            self._reported = report.model_copy(update={"taken": [*report.taken, container_id][-64:]})
+            write_report(self._report, self._reported)
+
+    def _count(self, spec: SandboxSpec) -> None:
+        """One more execution of the reported key (the worker offers as many containers next time)."""
+        with self._handoff_lock:
+            report = self._reported
+            if self._report is None or report is None or report.key is None:
+                return
+            if report.key.warm_key() != WarmKey.of(spec):
+                return
+            self._reported = report.model_copy(update={"executions": report.executions + 1})
+            write_report(self._report, self._reported)
+
+    def hand_out(self, spec: SandboxSpec) -> WarmContainer | None:
+        """An idle warm container for ``spec``, its attach closed, for another process to take
+        (the caller removes it when that process ended); None if none is idle now (no waiting)."""
+        while self.pool is not None and (warm := self.pool.acquire(spec, wait=False)) is not None:
+            if warm.session is None or warm.session.ended:
+                self._discard(warm)  # it died while waiting: try the next
+                continue
+            warm.session.close()
+            warm.session = None
+            return warm
+        return None
+
     def _take_warm(self, spec: SandboxSpec) -> WarmContainer | None:
         """A warm container still waiting for work, or None to run cold."""
         warm = self.pool.acquire(spec) if self.pool is not None else None
@@ -169,8 +252,17 @@ class DockerSandbox:
         return None
 
     def prewarm(self, spec: SandboxSpec) -> None:
-        """Start warming containers for executions like ``spec`` before the first one."""
-        if self.pool is not None:
+        """Start warming containers for executions like ``spec`` before the first one; the first
+        one's warm key is reported to the service's worker, if this process has one."""
+        key = WarmKeyModel.of(spec)
+        with self._handoff_lock:
+            if self._report is not None and self._reported is None and key is not None:
+                self._reported = Report(key=key)
+                write_report(self._report, self._reported)
+            offers = self._offers.get(key.warm_key(), []) if key is not None else []
+        # Handed as many containers as the worker expects executions of this kind: no own warming
+        # (an execution beyond them runs cold, and the pool warms for the next from then on).
+        if self.pool is not None and (not offers or len(offers) < offers[0].expected):
             self.pool.want(spec)
 
     def wait_warm(self, timeout: float) -> bool:
@@ -220,7 +312,8 @@ class DockerSandbox:
             argv = held(command, waits_itself=waits_itself, collect=spec.collect, cap=spec.limits.collect_bytes)
             container = self._create(spec, argv, name, all_labels)
             session = AttachedSession(self._client.api, container.id or name, spec.limits.output_bytes,
-                                      OutputFrames(spec.collect, spec.limits.collect_bytes))
+                                      OutputFrames(spec.collect, spec.limits.collect_bytes),
+                                      stdin=not (self._hands_out and waits_itself))
             container.start()
         except BaseException:
             if session is not None:
@@ -345,6 +438,10 @@ class DockerSandbox:
             raise lost
         code = status if status is not None else state.get("ExitCode")
         return code, bool(state.get("OOMKilled"))
+
+
+class _NotUsable(Exception):
+    """A handed container that cannot serve the execution."""
 
 
 def _collect(session: AttachedSession) -> Collected:

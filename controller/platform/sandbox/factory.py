@@ -13,6 +13,7 @@ import docker
 from kubernetes.client import CoreV1Api
 
 from controller.platform.sandbox.docker import DockerSandbox
+from controller.platform.sandbox.handoff import take_handoff
 from controller.platform.sandbox.kubernetes.backend import KubernetesSandbox
 from controller.platform.sandbox.kubernetes.config import KubernetesSettings
 from controller.platform.sandbox.labels import this_owner
@@ -67,4 +68,5 @@ def get_backend(config: BackendConfig, connection: docker.DockerClient | CoreV1A
         raise TypeError(f"a {config.kind} backend needs its own connection, not {type(connection).__name__}")
     return DockerSandbox(connection, user=config.user, owner=this_owner(), pool_size=config.pool_size,
                          pool_max_idle_seconds=config.pool_max_idle_seconds,
-                         remove_in_background=True)  # drained by the session's close
+                         remove_in_background=True,  # drained by the session's close
+                         handoff=take_handoff())  # a service's run: the warm containers its worker handed it

@@ -93,6 +93,7 @@ class WarmPool:
         self._size, self._max_idle = size, max_idle_seconds
         self._idle: dict[WarmKey, list[WarmContainer]] = {}
         self._templates: dict[WarmKey, SandboxSpec] = {}
+        self._sizes: dict[WarmKey, int] = {}
         self._lock = threading.Condition()
         self._closed = False
         self._launching: set[WarmKey] = set()
@@ -100,23 +101,26 @@ class WarmPool:
         self._thread = threading.Thread(target=self._refill_loop, name="sandloop-warm-pool", daemon=True)
         self._thread.start()
 
-    def want(self, spec: SandboxSpec) -> None:
-        """Start keeping warm containers for executions like ``spec`` (e.g. before the first)."""
+    def want(self, spec: SandboxSpec, size: int | None = None) -> None:
+        """Start keeping warm containers for executions like ``spec`` (e.g. before the first):
+        ``size`` of them if given (kept for later calls), else the pool's size."""
         key = WarmKey.of(spec)
         if key is None:
             return
         with self._lock:
+            if size is not None:
+                self._sizes[key] = size
             self._templates.setdefault(key, spec)
             self._idle.setdefault(key, [])
             self._lock.notify_all()
 
-    def acquire(self, spec: SandboxSpec) -> WarmContainer | None:
+    def acquire(self, spec: SandboxSpec, *, wait: bool = True) -> WarmContainer | None:
         """Take a warm container for ``spec`` (a hit) or return None (a miss, to run cold).
 
         When none is idle but one for this kind is being launched, wait for it (up to
-        :data:`IN_FLIGHT_WAIT_SECONDS`): it is further along than a cold start would be. That
-        is what lets a run's first execution (the statement probe, right after the prewarm)
-        use the prewarmed container.
+        :data:`IN_FLIGHT_WAIT_SECONDS`; not with ``wait=False``): it is further along than a
+        cold start would be. That is what lets a run's first execution (the statement probe,
+        right after the prewarm) use the prewarmed container.
         """
         key = WarmKey.of(spec)
         if key is None:
@@ -125,7 +129,7 @@ class WarmPool:
             known = key in self._templates
         self.want(spec)
         with self._lock:
-            if known:
+            if known and wait:
                 self._wait_in_flight(key)
             idle = self._idle[key]
             warm = idle.pop(0) if idle else None
@@ -144,6 +148,18 @@ class WarmPool:
             if remaining <= 0:
                 return
             self._lock.wait(remaining)
+
+    def forget(self, spec: SandboxSpec) -> None:
+        """Stop keeping containers for executions like ``spec`` and remove its idle ones."""
+        key = WarmKey.of(spec)
+        if key is None:
+            return
+        with self._lock:
+            self._templates.pop(key, None)
+            self._sizes.pop(key, None)
+            dropped = self._idle.pop(key, [])
+        for warm in dropped:
+            self._discard(warm)
 
     def close(self) -> None:
         """Stop refilling and remove every idle container."""
@@ -196,7 +212,7 @@ class WarmPool:
 
     def _next_to_launch(self) -> tuple[WarmKey, SandboxSpec] | None:
         for key, idle in self._idle.items():
-            if len(idle) < self._size:
+            if len(idle) < self._sizes.get(key, self._size):
                 return key, self._templates[key]
         return None
 
@@ -211,10 +227,10 @@ class WarmPool:
             return
         with self._lock:
             self._launching.discard(key)
-            closed = self._closed
-            if not closed:
+            unwanted = self._closed or key not in self._templates  # closed, or forgotten meanwhile
+            if not unwanted:
                 self._idle.setdefault(key, []).append(warm)
                 self.stats.warmups.append(warm.warmup_seconds)
             self._lock.notify_all()
-        if closed:
+        if unwanted:
             self._discard(warm)

@@ -115,14 +115,20 @@ class HolderStdout:
 class AttachedSession:
     """The attach connection of one started container, drained by a thread."""
 
-    def __init__(self, api: Any, container_id: str, output_limit: int, frames: OutputFrames) -> None:
-        """Attach to ``container_id`` (stdin, stdout, stderr) and start draining its output."""
+    def __init__(self, api: Any, container_id: str, output_limit: int, frames: OutputFrames, *,
+                 stdin: bool = True) -> None:
+        """Attach to ``container_id`` (stdin, stdout, stderr) and start draining its output.
+
+        With ``stdin=False`` (a warm container the service's workers keep, to hand to a run's
+        process later) the attach leaves stdin alone: the run attaches to it in its turn.
+        """
         self.capture = StreamCapture(output_limit)
         self._stdout = HolderStdout(self.capture, frames)
         self._frames = frames
         self._marker, self._collected, self._ended = threading.Event(), threading.Event(), threading.Event()
         self.ready_at: float | None = None  # monotonic time the ready marker arrived
-        self._socket = api.attach_socket(container_id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
+        self._socket = api.attach_socket(container_id, params={"stdin": int(stdin), "stdout": 1, "stderr": 1,
+                                                                   "stream": 1})
         self._raw = getattr(self._socket, "_sock", self._socket)
         self._thread = threading.Thread(target=self._drain, name="sandloop-attach", daemon=True)
         self._thread.start()

@@ -82,6 +82,8 @@ class ExecutionTrace:
     phases: dict[str, float] = field(default_factory=dict)
     round_trips: list[str] = field(default_factory=list)
     warm: bool = False
+    #: Served by a container the service's worker handed to this process (issue 32).
+    handed: bool = False
 
     @contextmanager
     def phase(self, name: str) -> Iterator[None]:
@@ -96,6 +98,7 @@ class ExecutionTrace:
         """Plain values for a log event."""
         return {
             "warm": self.warm,
+            "handed": self.handed,
             "round_trips": len(self.round_trips),
             "calls": list(self.round_trips),
             **{f"{name}_s": round(seconds, 4) for name, seconds in self.phases.items()},

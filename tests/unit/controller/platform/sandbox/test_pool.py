@@ -127,3 +127,48 @@ class TestInFlight:
         assert pool.acquire(spec()) is None
         assert rec.launched == []  # it returned before the launch it started could finish
         pool.close()
+
+
+class TestHandingOut:
+    """What the service's workers need of the pool (issue 32)."""
+
+    def test_acquire_without_waiting_does_not_wait_for_a_launch_in_flight(self):
+        import threading
+
+        release = threading.Event()
+        rec = Recorder()
+
+        def slow(spec_: SandboxSpec) -> WarmContainer:
+            release.wait(5)
+            return rec.launch(spec_)
+
+        pool = WarmPool(slow, rec.discard, size=1, max_idle_seconds=60)
+        pool.want(spec())
+        started = time.monotonic()
+        assert pool.acquire(spec(), wait=False) is None
+        assert time.monotonic() - started < 1.0
+        release.set()
+        pool.close()
+
+    def test_forget_removes_the_idle_ones_and_stops_refilling(self):
+        rec = Recorder()
+        pool = WarmPool(rec.launch, rec.discard, size=2, max_idle_seconds=60)
+        pool.want(spec())
+        wait_until(lambda: pool.idle_count() == 2)
+        pool.forget(spec())
+        assert pool.idle_count() == 0 and sorted(rec.discarded) == [0, 1]
+        time.sleep(0.2)
+        assert len(rec.launched) == 2
+        pool.close()
+
+    def test_a_size_given_for_a_kind_is_kept_for_that_kind(self):
+        """The workers keep workers x executions of a kind; other kinds keep the pool's size."""
+        rec = Recorder()
+        pool = WarmPool(rec.launch, rec.discard, size=1, max_idle_seconds=60)
+        pool.want(spec(), size=3)
+        pool.want(spec(image="other"))
+        wait_until(lambda: pool.idle_count() == 4)
+        pool.want(spec())  # no size: the kind's own is kept
+        time.sleep(0.2)
+        assert pool.idle_count() == 4
+        pool.close()
