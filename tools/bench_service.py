@@ -15,7 +15,11 @@ store, the project's data, no token (loopback only). Then, on the target:
   fresh ``python -m controller run``: before issue 32), with warm workers (each run forked from a
   parent that imported everything) but ``SBX_SERVICE__WARM_SANDBOXES=false`` (each run warms its
   own first sandbox), and with both (the workers hand each run a warm sandbox they keep: after),
-  so each change is shown on the same machine.
+  so each change is shown on the same machine;
+* **the floor**: the machine's CPU-seconds of one sandbox container's life alone (create, start,
+  wait, remove) running ``true``, then importing pandas and pdfplumber as a warm container does,
+  with docker-py and no controller: what no change to the workers can save, since every
+  execution gets a container of its own.
 
 Prints medians and each goal of issue 21 (first event <= 50 ms, overhead <= 5 %, throughput
 >= 0.9 x workers x single-run rate); asserts nothing (speed is not a test).
@@ -35,11 +39,15 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 
 from controller.entry.service.client import parse_sse
 from controller.platform.settings import PROJECT_ROOT
+
+if TYPE_CHECKING:
+    from docker import DockerClient
 
 
 @dataclass(frozen=True)
@@ -182,6 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     for mode, figures in measured.items():
         _print(args, mode.title, figures)
     _compare(measured)
+    _floor()
     print(f"\nload average at the end: {_load()}")
     return 0
 
@@ -236,6 +245,40 @@ def _compare(measured: dict[Mode, Measured]) -> None:
     print(f"  submit -> first line, s    {both(lambda m: statistics.median(f.first_line for f in m.followed))}")
     print(f"  queued runs per second     {both(lambda m: sum(m.counts.values()) / m.seconds)}")
     print(f"  CPU-seconds per run        {both(lambda m: m.cpu)}")
+
+
+def _floor(count: int = 10) -> None:
+    """The busy CPU-seconds of one container's life with and without the parser image's imports."""
+    import docker  # lazy: only for this part of the bench
+
+    from controller.platform.settings import Settings  # lazy: as above
+
+    client = docker.from_env()
+    repository = f"{Settings().image_prefix}/python-parser"
+    tags = [tag for image in client.images.list(repository) for tag in image.tags]
+    if not tags:
+        print(f"\nthe floor: no {repository} image (make images)")
+        return
+    print(f"\nthe floor: one container's life, {count} in a row ({tags[0]}; docker-py, no controller)")
+    for label, command in (("running true", ["true"]),
+                           ("importing pandas and pdfplumber", ["python3", "-I", "-c", "import pandas, pdfplumber"])):
+        _container(client, tags[0], command)  # the first fills the OS caches
+        cpu, started = busy_seconds(), time.perf_counter()
+        for _ in range(count):
+            _container(client, tags[0], command)
+        print(f"  {label:32s} {(busy_seconds() - cpu) / count:5.2f} CPU-s, "
+              f"{(time.perf_counter() - started) / count:5.2f} s each")
+
+
+def _container(client: DockerClient, image: str, command: list[str]) -> None:
+    """Create, start, wait for and remove one container, limited as a sandbox is."""
+    made = client.containers.create(image, command, network_mode="none", user="65534:65534",
+                                    read_only=True, mem_limit="512m", nano_cpus=10**9, pids_limit=128, cap_drop=["ALL"])
+    try:
+        made.start()
+        made.wait(timeout=60)
+    finally:
+        made.remove(force=True)
 
 
 if __name__ == "__main__":
