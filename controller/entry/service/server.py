@@ -22,6 +22,7 @@ from controller.entry.service.state import ServiceState, engine_probe
 from controller.entry.service import child
 from controller.entry.service.workers import Command, WorkerPool
 from controller.platform import shared_state
+from controller.entry.service.warm_metrics import WarmSandboxCollector
 from controller.platform.observability.exporter import Exporter
 from controller.platform.settings import Settings
 from controller.platform.store import RunStore
@@ -96,6 +97,8 @@ def run_service(settings: Settings, store: RunStore, exporter: Exporter | None, 
     state = ServiceState(settings, store, engine_probe=engine_probe(settings),
                          images_probe=images_probe(settings))
     pool = WorkerPool(settings, store, wake=state.submitted, command=command, notify=state.signals.notify)
+    if exporter is not None and pool.sandboxes is not None:
+        exporter.registry.register(WarmSandboxCollector(pool.sandboxes))
     config = uvicorn.Config(create_app(state, exporter), log_config=None, access_log=False,
                             timeout_graceful_shutdown=5, lifespan="off")
     server = DrainingServer(config, state)

@@ -74,6 +74,10 @@ def test_the_second_run_takes_a_container_the_workers_kept_warm(service: Service
         # the run removed each after its one execution; the pool made others
         wait_for(lambda: len(warm_ready(docker_client, service)) == WORKERS * executions, "the pool refilled", 120)
         assert not set(taken) & {c.id for c in owned_by(docker_client, service)}
+        metrics = httpx.get(f"{service.url}/metrics", timeout=30).text
+        assert f"sbx_service_warm_sandboxes_taken_total {float(executions)}" in metrics, metrics[-2000:]
+        assert f"sbx_service_warm_sandboxes_handed_total {float(executions)}" in metrics
+        assert f"sbx_service_warm_sandboxes_idle {float(WORKERS * executions)}" in metrics
     finally:
         assert service.stop(signal.SIGTERM) == 0
     log = (tmp_path / "service.log").read_text()
