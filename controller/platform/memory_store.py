@@ -71,16 +71,23 @@ def compose_view(subject: str, history_rows: Iterable[Sequence[Any]], field_rows
                       tuple(targets))
 
 
+def _connect(path: Path | str) -> sqlite3.Connection:
+    """A memory's or a log's file, created with its folder, in WAL mode with a busy timeout
+    (``:memory:``: in RAM, no file)."""
+    if isinstance(path, Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path, timeout=30, check_same_thread=False)
+    if isinstance(path, Path):
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")  # WAL: a crash loses no committed turn's integrity
+    return db
+
+
 class SqliteGraphStore:
     """One graph memory in one SQLite file (``:memory:`` for a throwaway one)."""
 
     def __init__(self, path: Path | str, subject: str = "") -> None:
-        if isinstance(path, Path):
-            path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(path, timeout=30, check_same_thread=False)
-        if isinstance(path, Path):
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")  # WAL: a crash loses no committed turn's integrity
+        self.db = _connect(path)
         with self.db:
             self.db.executescript(_SCHEMA)
             if subject:
@@ -167,10 +174,7 @@ class SqliteConversationLog:
         if read_only:  # the console reads a run's turns: never creates, never writes
             self.db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(path, timeout=30, check_same_thread=False)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db = _connect(path)
         with self.db:
             self.db.executescript(_LOG_SCHEMA)
             self._adopt()

@@ -31,6 +31,7 @@ from typing import Annotated
 import structlog
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
+from agents.ports.artefacts import write_atomic
 from agents.ports.sandbox import SandboxLimits, SandboxSpec
 from controller.platform.sandbox.pool import WarmKey
 
@@ -159,9 +160,7 @@ def read_report(path: Path) -> Report | None:
 
 def write_report(path: Path, report: Report) -> None:
     """Write ``report`` to ``path`` (whole or not at all); a failure is logged, never raised."""
-    temporary = path.with_name(f".{path.name}.tmp")
     try:
-        temporary.write_text(json.dumps(report.model_dump(mode="json"), sort_keys=True), encoding="utf-8")
-        os.replace(temporary, path)
+        write_atomic(path, json.dumps(report.model_dump(mode="json"), sort_keys=True))
     except OSError as exc:
         log.warning("sandbox.report_failed", path=str(path), error=str(exc)[:200])
