@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from agents.ports.errors import PlatformError, RunPaused, invalid_setting
 from controller.platform.observability.logs import configure_logging, secret_values, settings_secrets
+from controller.platform.progress import OutputClosed
 from controller.platform.settings import Settings, load_settings
 
 
@@ -241,6 +242,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted: containers of this run were removed", file=sys.stderr)
         return 130
+    except OutputClosed as closed:  # a run's reader went away: stopped as on Ctrl-C, resumable
+        _quiet_stdout()
+        print(closed.one_line(), file=sys.stderr)
+        return 141
     except BrokenPipeError:  # the reader went away (`… | head`): stop quietly, as shell tools do
         _quiet_stdout()
         return 141

@@ -38,7 +38,7 @@ from controller.platform.checkpoints import Checkpoint, close_checkpoint, open_c
 from controller.platform.images.base import image_exists
 from controller.platform.memory_sql import memory_stores
 from controller.platform.observability.recorder import observe_run
-from controller.platform.progress import Progress
+from controller.platform.progress import OutputClosed, Progress
 from controller.platform.settings import Settings, agent_config, state_dsn
 from controller.runner.check_record import write_check_summary
 from controller.runner.follows import require_followed
@@ -199,6 +199,8 @@ class Runner:
                 except RunPaused as paused:
                     progress.say(f"run {run_id} {paused.message} (checkpointed: it continues when it is resumed)")
                     raise
+                except OutputClosed:
+                    raise OutputClosed(run_id) from None  # the CLI names the run to resume on stderr
                 observer.finish(summary)
         finally:
             close_checkpoint(checkpoint)
@@ -227,7 +229,7 @@ def resume_line(agent: Agent, plan: Plan, checkpoint: Checkpoint) -> str:
     """What resuming skips: the completed nodes in the checkpoint, and where the run goes on.
 
     Raises:
-        TargetError: the run has no checkpoint, or its graph had already ended.
+        TargetError: the run has no checkpoint.
     """
     snapshot = agent.graph(plan.max_attempts, checkpoint.saver).get_state(checkpoint.config)
     if not snapshot.values and not snapshot.next:
@@ -237,7 +239,11 @@ def resume_line(agent: Agent, plan: Plan, checkpoint: Checkpoint) -> str:
     # while its task, writes attached, is still pending: that graph has not ended.
     pending = [task.name for task in snapshot.tasks if task.name not in snapshot.next]
     if not snapshot.next and not pending:
-        raise TargetError(f"run {checkpoint.thread_id}'s graph had already ended", hint="start a new run with --target")
+        # Stopped after its graph's last checkpoint, before summary.json (a kill, the service's
+        # death): resuming streams nothing and hands the agent the final state to summarise.
+        return (f"resuming run {checkpoint.thread_id}: its graph had ended before the run's summary was written; "
+                f"nothing runs again ({len(snapshot.values.get('events', []))} node(s) completed), "
+                "the summary comes from its last checkpoint")
     done = [_node_label(e) for e in snapshot.values.get("events", [])] + pending
     following = ", ".join(snapshot.next) or f"the node after {pending[-1]}"
     return (f"resuming run {checkpoint.thread_id}: skipped {len(done)} completed node(s) "

@@ -27,6 +27,7 @@ from controller.platform.observability.handoff import HandoffHistory
 from controller.platform.observability.history import HistoryError, HistoryStore, NodeRecord, RunRecord, SandboxRecord
 from controller.platform.observability.logs import run_log_file
 from controller.platform.observability.push import PUSH_JOB, push_run
+from controller.platform.progress import OutputClosed
 from agents.ports.outcome import RunSummary
 from controller.platform.settings import ObservabilitySettings, Settings
 
@@ -172,6 +173,9 @@ def _guard(observer: RunObserver) -> Iterator[RunObserver]:
         yield observer
     except KeyboardInterrupt:
         log.warning("run.interrupted", attempts=max((n.attempt for n in observer.nodes), default=0))
+        raise
+    except OutputClosed:
+        log.warning("run.output_closed", attempts=max((n.attempt for n in observer.nodes), default=0))
         raise
     except RunPaused as paused:  # not over: recorded when it ends, after it is resumed
         log.info("run.paused", reason=paused.message[:300])

@@ -112,3 +112,60 @@ class TestResumeAfterInterruption:
         summary = json.loads((run_dir / "summary.json").read_text())
         assert summary["status"] == "failed" and summary["attempts"] == ATTEMPTS
         assert all(execute_events(run_dir, n) == 1 for n in range(2, ATTEMPTS + 1))
+
+
+def node_events(run_dir: Path) -> list[tuple[str, int]]:
+    """(node, attempt) of every node that finished, over every process of the run."""
+    events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines() if line.strip()]
+    return [(e["node"], e.get("attempt", 0)) for e in events if e.get("event") == "node.finished"]
+
+
+class TestStoppedAtTheEnd:
+    def test_a_run_stopped_after_its_graph_ended_resumes_to_its_summary(self, tmp_path, icici_copy):
+        """Killed after its graph's last checkpoint, before summary.json (the SQLite chaos test hit
+        that window once, and the service then ended a passing run as an error): --resume runs
+        nothing again and writes the summary the run would have written."""
+        done = cli(tmp_path, icici_copy, "run", "--target", "icici")
+        assert done.returncode == 0, done.stdout + done.stderr
+        run_id = re.search(r"^==> run ([A-Za-z0-9_-]+): ", done.stdout, re.M)[1]  # type: ignore[index]
+        run_dir = tmp_path / "runs" / run_id
+        first = json.loads((run_dir / "summary.json").read_text())
+        (run_dir / "summary.json").unlink()  # exactly what that kill leaves: every checkpoint, no summary
+        nodes = node_events(run_dir)
+
+        resumed = cli(tmp_path, icici_copy, "run", "--resume", run_id)
+
+        assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+        assert "had ended before the run's summary was written" in resumed.stdout
+        assert node_events(run_dir) == nodes  # no node ran again: no coder call, no execution
+        again = json.loads((run_dir / "summary.json").read_text())
+        assert again["status"] == first["status"] == "passed"
+        assert (again["attempts"], again["parser_path"]) == (first["attempts"], first["parser_path"])
+
+
+class TestReaderGone:
+    def test_a_run_whose_output_nobody_reads_stops_resumable_not_as_an_error(self, tmp_path, icici_copy):
+        """The reader of a run's stdout goes away (the service that ran it died, or `… | head`):
+        the run stops as on Ctrl-C, exit 141, one line naming the resume, no summary.json; before,
+        the broken pipe was recorded as a crash of the loop, status error."""
+        child = subprocess.Popen([sys.executable, "-m", "controller", "run", "--target", "icici"], cwd=tmp_path,
+                                 env=cli_env(tmp_path, icici_copy), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True)
+        assert child.stdout is not None and child.stderr is not None
+        first = ""
+        while not first.startswith("==> run "):
+            first = child.stdout.readline()
+            assert first, "the run ended before saying its id"
+        child.stdout.close()  # the reader goes away before the first node's line
+        errors = child.stderr.read()
+        assert child.wait(timeout=300) == 141, errors
+        run_id = first.split()[2].rstrip(":")
+        run_dir = tmp_path / "runs" / run_id
+        assert f"continue it with: python -m controller run --resume {run_id}" in errors
+        assert "BrokenPipe" not in errors and "a bug in sandloop" not in errors
+        assert not (run_dir / "summary.json").exists()
+
+        resumed = cli(tmp_path, icici_copy, "run", "--resume", run_id)
+
+        assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+        assert json.loads((run_dir / "summary.json").read_text())["status"] == "passed"

@@ -21,6 +21,8 @@ from agents.ports.errors import InfraFault, SandboxError, TargetError
 from controller.platform.observability.history import HistoryStore
 from controller.platform.observability.logs import configure_logging
 from controller.platform.observability.recorder import EVENTS_FILE, history_path, observe_run
+from controller.platform.progress import OutputClosed, Progress
+from tests.unit.controller.platform.test_progress import reader_gone
 from controller.platform.sandbox.instrumented import InstrumentedSandbox
 from controller.platform.sandbox.retry import InfraRetriesExhausted, InfraRetrySettings, guarded
 from agents.ports.sandbox import SandboxLimits
@@ -151,3 +153,29 @@ class TestIdrisLoopCrash:
         summary = json.loads((tmp_path / "runs" / "unit" / "summary.json").read_text())
         assert summary["status"] == "error" and summary["attempts"] == 1 and "ValueError" in summary["last_problem"]
         assert not (tmp_path / "idris").exists()
+
+
+class TestOutputClosed:
+    def test_a_progress_line_nobody_reads_stops_the_run_without_a_verdict(self, settings):
+        """The service died (its end of the run's stdout closed) just before a progress line: the
+        run stops as on Ctrl-C (no summary.json, no history record) so that the worker taking it
+        over resumes it. Before, the BrokenPipeError was recorded as the loop crashing, and the
+        takeover ended a healthy run as an error (the PostgreSQL chaos test caught it once)."""
+        import io
+
+        configure_logging("json", None, stream=io.StringIO(), cache_loggers=False)
+        with reader_gone() as stream:
+            progress = Progress(stream)
+            sandbox = InstrumentedSandbox(BuggySandbox(KeyError("never reached")))
+            with pytest.raises(OutputClosed), \
+                    observe_run(settings, run_id="r1", agent=AGENT, target="icici", coder="counting",
+                                sandbox=sandbox):
+                run_parser_agent(
+                    run_id="r1", target=resolve_target("icici", ICICI.parent), **parser_run_args(settings, "r1"),
+                    sandbox=sandbox, image="img", coder=CountingCoder(),
+                    on_event=lambda e: progress.step(e.attempt, e.node, e.outcome, e.seconds))
+        run_dir = settings.runs_dir / "r1"
+        assert not (run_dir / "summary.json").exists()
+        assert not history_path(settings).exists() or HistoryStore(history_path(settings)).read_runs() == []
+        events = [json.loads(line) for line in (run_dir / EVENTS_FILE).read_text().splitlines()]
+        assert [e["event"] for e in events if e["event"].startswith(("run.output", "loop."))] == ["run.output_closed"]

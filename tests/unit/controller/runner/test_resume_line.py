@@ -3,7 +3,8 @@
 LangGraph saves a node's writes as soon as it finishes and the next checkpoint after the
 superstep; a process killed between the two leaves ``next`` empty with the finished task still
 pending. That run has not ended and must resume (a SIGKILL in the resume integration test
-landed there once).
+landed there once). A run killed after its graph ended but before its summary was written
+resumes too: nothing runs again and the agent summarises the final state.
 """
 
 from __future__ import annotations
@@ -84,7 +85,27 @@ def test_a_node_finished_before_the_kill_counts_as_done_and_the_run_resumes():
     assert result["steps"] == ["a", "b", "c"]  # b did not run again
 
 
-def test_a_graph_that_ended_cannot_resume():
+def test_a_graph_that_ended_resumes_to_its_final_state_and_nothing_runs_again():
+    """Killed after the graph's last checkpoint but before summary.json (the chaos test hit it
+    once): resuming must hand the agent the final state to summarise, not refuse the run, which
+    the service then ended as an error."""
     agent, checkpoint = interrupted(at=None)
-    with pytest.raises(TargetError, match="had already ended"):
+    line = resume_line(agent, SimpleNamespace(max_attempts=1), checkpoint)  # type: ignore[arg-type]
+    assert line.startswith("resuming run run-1:") and "had ended" in line and "nothing runs again" in line
+    ran: list[str] = []
+    builder = StateGraph(State)
+    for name in ("a", "b", "c"):
+        builder.add_node(name, lambda _state, name=name: ran.append(name) or {"steps": [name]})
+    builder.add_edge(START, "a")
+    builder.add_edge("a", "b")
+    builder.add_edge("b", "c")
+    builder.add_edge("c", END)
+    chunks = list(builder.compile(checkpointer=checkpoint.saver).stream(None, checkpoint.config, stream_mode="values"))
+    assert ran == [] and chunks[-1]["steps"] == ["a", "b", "c"]
+
+
+def test_a_run_without_a_checkpoint_cannot_resume():
+    checkpoint = FakeCheckpoint(InMemorySaver(), thread_id="run-2")
+    agent = SimpleNamespace(graph=lambda _attempts, s: graph(s))
+    with pytest.raises(TargetError, match="no checkpoint"):
         resume_line(agent, SimpleNamespace(max_attempts=1), checkpoint)  # type: ignore[arg-type]
