@@ -77,7 +77,7 @@ def test_a_handed_container_serves_the_first_matching_execution(giver, docker_cl
     assert result.stdout.text == "in ['.go', 'prog.py']\n"
     assert result.warm and trace is not None and trace.handed
     assert result.container_id == offer.container[:12]
-    assert [c.id for c in docker_client.containers.list(all=True) if c.id == offer.container] == []
+    assert [c.id for c in docker_client.containers.list(all=True, ignore_removed=True) if c.id == offer.container] == []
     report = read_report(tmp_path / "report.json")
     assert report is not None and report.key == offer.key and report.taken == [offer.container]
     assert report.executions == 1

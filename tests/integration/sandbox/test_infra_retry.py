@@ -152,6 +152,6 @@ class TestReaperAndClock:
         assert "error" not in done, done
         result = done["result"]
         assert (result.exit_code, result.stdout.text) == (0, "done\n")  # type: ignore[attr-defined]
-        assert not docker_client.containers.list(all=True, filters={"label": f"{OWNER}={owner}"})
+        assert not docker_client.containers.list(all=True, ignore_removed=True, filters={"label": f"{OWNER}={owner}"})
         assert not docker_client.volumes.list(filters={"label": f"{OWNER}={owner}"})
 

@@ -36,7 +36,7 @@ def no_pod_leftovers(docker_client):  # noqa: ANN001, ANN201
     """Nothing the Pods ran is left on the engine (their own label)."""
     yield
     mine = {"label": "org.sandloop.agent=pytest-k8s"}
-    assert not docker_client.containers.list(all=True, filters=mine)
+    assert not docker_client.containers.list(all=True, ignore_removed=True, filters=mine)
     assert not docker_client.volumes.list(filters=mine)
 
 

@@ -26,7 +26,7 @@ def no_pod_leftovers(docker_client):  # noqa: ANN001, ANN201
     other sessions' work on a shared engine is not counted)."""
     yield
     mine = {"label": "org.sandloop.agent=pytest-k8s"}
-    assert not docker_client.containers.list(all=True, filters=mine)
+    assert not docker_client.containers.list(all=True, ignore_removed=True, filters=mine)
     assert not docker_client.volumes.list(filters=mine)
 PDF = (PROJECT_ROOT / "data" / "icici" / "icici sample.pdf").read_bytes()
 

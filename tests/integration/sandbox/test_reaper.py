@@ -29,7 +29,7 @@ class TestReaper:
         container = docker_client.containers.create(parser_image, ["true"], labels=labels)
         removed = reap_leftovers(docker_client)
         assert removed >= 2
-        names = [c.id for c in docker_client.containers.list(all=True)]
+        names = [c.id for c in docker_client.containers.list(all=True, ignore_removed=True)]
         assert container.id not in names
         assert volume.name not in [v.name for v in docker_client.volumes.list()]
 
@@ -39,6 +39,6 @@ class TestReaper:
         container = docker_client.containers.create(parser_image, ["true"], labels=labels)
         try:
             reap_leftovers(docker_client)
-            assert container.id in [c.id for c in docker_client.containers.list(all=True)]
+            assert container.id in [c.id for c in docker_client.containers.list(all=True, ignore_removed=True)]
         finally:
             container.remove(force=True)

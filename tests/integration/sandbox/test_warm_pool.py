@@ -60,7 +60,7 @@ class TestWarmPool:
         assert result.warm and result.exit_code == 0 and result.stdout.text == "hello\n"
         assert pooled.pool.stats.hits == 1
         pooled.drain_removals()  # removal runs off the critical path, but always runs
-        ids = [c.id[:12] for c in docker_client.containers.list(all=True)]
+        ids = [c.id[:12] for c in docker_client.containers.list(all=True, ignore_removed=True)]
         assert result.container_id not in ids
 
     def test_nothing_of_an_earlier_execution_is_visible(self, pooled, parser_image):
@@ -127,4 +127,4 @@ class TestWarmPool:
         wait_for_idle(sandbox, 2)
         sandbox.close()
         mine = {"label": ["org.sandloop.pool=warm", f"org.sandloop.owner={TEST_OWNER}"]}
-        assert not docker_client.containers.list(all=True, filters=mine)
+        assert not docker_client.containers.list(all=True, ignore_removed=True, filters=mine)

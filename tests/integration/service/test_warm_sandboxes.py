@@ -40,7 +40,7 @@ def owned_by(docker_client, service: Service, **extra: str) -> list:  # noqa: AN
     assert service.proc is not None or "pid" in extra
     pid = extra.pop("pid", None) or str(service.proc.pid)  # type: ignore[union-attr]
     labels = [f"org.sandloop.owner={socket.gethostname()}:{pid}", *(f"org.sandloop.{k}={v}" for k, v in extra.items())]
-    return docker_client.containers.list(all=True, filters={"label": labels})
+    return docker_client.containers.list(all=True, ignore_removed=True, filters={"label": labels})
 
 
 def warm_ready(docker_client, service: Service) -> list:  # noqa: ANN001
