@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from agents.ports.errors import PlatformError, RunPaused, invalid_setting
 from controller.platform.observability.logs import configure_logging, secret_values, settings_secrets
 from controller.platform.progress import OutputClosed
+from controller.platform.stop import PROCESS
 from controller.platform.settings import Settings, load_settings
 
 
@@ -218,7 +219,13 @@ class Terminated(KeyboardInterrupt):
 
 
 def _terminate(signum: int, frame: object) -> None:
+    PROCESS.stop("SIGTERM")  # executions waiting in other threads stop too (controller.platform.stop)
     raise Terminated()
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    PROCESS.stop("SIGINT")
+    raise KeyboardInterrupt()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -226,6 +233,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if threading.current_thread() is threading.main_thread():  # signals reach the main thread only
         signal.signal(signal.SIGTERM, _terminate)
+        signal.signal(signal.SIGINT, _interrupt)
     try:
         settings = _settings(args)
         configure_logging(settings.log_format, settings.observability.log_level,

@@ -12,6 +12,8 @@ import signal
 import sys
 import threading
 
+from controller.platform.stop import PROCESS
+
 
 def _wait_for_eof(fd: int) -> None:
     # os.read on the descriptor, not sys.stdin: a daemon thread blocked inside the buffered
@@ -21,6 +23,9 @@ def _wait_for_eof(fd: int) -> None:
             pass  # nothing is ever written; anything that is, is ignored
     except OSError:
         pass
+    # The switch first: an execution waiting in any thread kills its container and no new one
+    # (an infra retry among them) starts; the signal then unwinds the main thread as Ctrl-C does.
+    PROCESS.stop("parent gone")
     os.kill(os.getpid(), signal.SIGINT)
 
 

@@ -66,6 +66,7 @@ from agents.ports.sandbox import (
     SandboxSpec,
 )
 from controller.platform.sandbox.trace import ExecutionTrace, RoundTrips
+from controller.platform.stop import POLL_SECONDS, PROCESS, StopSwitch, Stopped
 from agents.ports.sandbox import SandboxLimits
 
 WORK_DIR = "/work"
@@ -97,6 +98,7 @@ class DockerSandbox:
         remove_in_background: bool = False,
         handoff: Handoff | None = None,
         hands_out: bool = False,
+        stop: StopSwitch = PROCESS,
     ) -> None:
         """Create a backend.
 
@@ -113,7 +115,10 @@ class DockerSandbox:
                 to report the first warm key (:mod:`controller.platform.sandbox.handoff`).
             hands_out: The pool's containers are for other processes (the service's workers):
                 attached without stdin, handed out by :meth:`hand_out`.
+            stop: The process's stop switch: once thrown, a running execution's container is
+                killed within :data:`~controller.platform.stop.POLL_SECONDS` and none starts.
         """
+        self._stop = stop
         self._client = client
         self._user = user
         self._owner = owner
@@ -151,6 +156,7 @@ class DockerSandbox:
                 log.debug("sandbox.trace", image=spec.image, **trace.fields())
 
     def _run(self, spec: SandboxSpec, trace: ExecutionTrace) -> SandboxResult:
+        self._stop.check()  # told to stop: nothing new starts (a retry of a lost execution neither)
         _check_inputs_fit(spec)
         self._count(spec)
         box: WarmContainer | None = None
@@ -381,11 +387,12 @@ class DockerSandbox:
         """Hand over, wait for the end marker (or the timeout), collect while the holder holds."""
         session = box.session
         assert session is not None
+        self._stop.check()  # stopped while the container was taken or started
         with trace.phase("hand over"):
             session.handover(_handover_archive(spec.inputs))
         started = time.monotonic()
         with trace.phase("run"):
-            finished = session.wait(spec.limits.timeout_seconds)
+            finished = self._wait(box, spec.limits.timeout_seconds)
         wall = time.monotonic() - started
         status = session.exit_status if finished else None
         with trace.phase("collect"):
@@ -405,6 +412,25 @@ class DockerSandbox:
             refused_files=collected.refused,
             pids_limited=session.pids_limited,
         )
+
+    def _wait(self, box: WarmContainer, timeout: float) -> bool:
+        """Wait for the program's end (True) or the timeout (False), looking at the stop switch.
+
+        Raises:
+            Stopped: the process was told to stop; the container was killed (the caller's
+                ``finally`` removes it). The wait is sliced because a signal interrupts only the
+                main thread, and an execution may wait in another (``check``'s pool).
+        """
+        session = box.session
+        assert session is not None
+        deadline = time.monotonic() + timeout
+        while not session.wait(max(0.0, min(POLL_SECONDS, deadline - time.monotonic()))):
+            if self._stop.stopped:
+                _kill_quietly(box.container)
+                raise Stopped(self._stop.reason)
+            if time.monotonic() >= deadline:
+                return False
+        return True
 
     def _collect(self, box: WarmContainer, spec: SandboxSpec, status: int | None) -> Collected:
         if not spec.collect:
@@ -438,6 +464,14 @@ class DockerSandbox:
             raise lost
         code = status if status is not None else state.get("ExitCode")
         return code, bool(state.get("OOMKilled"))
+
+
+def _kill_quietly(container: Container) -> None:
+    """Kill a container now (its removal follows); one already gone is what was wanted."""
+    try:
+        container.kill()
+    except _ENGINE_ERRORS as exc:
+        log.debug("sandbox.kill_failed", container=(container.id or "")[:12], error=str(exc)[:200])
 
 
 class _NotUsable(Exception):

@@ -37,6 +37,7 @@ from agents.ports.errors import InfraFault, SandboxError
 from agents.ports.sandbox import Sandbox, SandboxResult, SandboxSpec
 from controller.platform.observability.metrics import image_label
 from controller.platform.sandbox.instrumented import InstrumentedSandbox
+from controller.platform.stop import PROCESS
 
 log = structlog.get_logger("sandloop.sandbox")
 
@@ -86,13 +87,16 @@ class RetryingSandbox:
     """Wraps a backend: same ``run``, with executions the infrastructure lost run again."""
 
     def __init__(self, inner: Sandbox, settings: InfraRetrySettings,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = PROCESS.sleep) -> None:
         """Wrap ``inner``.
 
         Args:
             inner: The backend (Docker or Kubernetes).
             settings: Tries and backoff.
-            sleep: How to wait between tries (tests pass a recorder).
+            sleep: How to wait between tries: by default the process's stop switch's, which
+                raises :class:`~controller.platform.stop.Stopped` at once when the process is
+                told to stop (no new try starts then either: the backend refuses it). Tests
+                pass a recorder.
         """
         self.inner = inner
         self.settings = settings

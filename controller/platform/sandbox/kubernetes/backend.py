@@ -39,6 +39,7 @@ from kubernetes.client import CoreV1Api
 from kubernetes.client.exceptions import ApiException
 
 from agents.ports.errors import InfraFault, SandboxError
+from controller.platform.stop import PROCESS, StopSwitch
 from controller.platform.sandbox.kubernetes.config import KubernetesSettings
 from controller.platform.sandbox.kubernetes.frame import Frame, decode_frame
 from controller.platform.sandbox.kubernetes.podspec import (
@@ -67,7 +68,8 @@ class SandboxUnschedulable(SandboxError):
 class KubernetesSandbox:
     """Runs each :class:`SandboxSpec` in a new Pod in the sandbox namespace."""
 
-    def __init__(self, api: CoreV1Api, settings: KubernetesSettings, *, user: str, owner: str) -> None:
+    def __init__(self, api: CoreV1Api, settings: KubernetesSettings, *, user: str, owner: str,
+                 stop: StopSwitch = PROCESS) -> None:
         """Create a backend.
 
         Args:
@@ -75,14 +77,21 @@ class KubernetesSandbox:
             settings: Namespace, runtime class, pull policy, startup and poll times.
             user: ``uid:gid`` the sandboxed program runs as (never 0).
             owner: Identifies this controller (its Pod name in-cluster) in labels.
+            stop: The process's stop switch: a thrown one deletes the running Pod and starts none.
         """
+        self._stop = stop
         # Any: with _preload_content=False the client returns raw urllib3 responses and takes
         # plain dicts as bodies, which its annotations (the decoded models) do not say.
         self._api: Any = api
         self._settings, self._user, self._owner = settings, user, owner
 
     def run(self, spec: SandboxSpec) -> SandboxResult:
-        """Execute ``spec`` in a throwaway Pod and return what happened."""
+        """Execute ``spec`` in a throwaway Pod and return what happened.
+
+        Raises:
+            Stopped: the process was told to stop (the Pod is deleted, none is created after it).
+        """
+        self._stop.check()
         name = f"sandloop-{uuid.uuid4().hex[:12]}"
         startup = self._settings.startup_seconds
         ns, labels = self._settings.namespace, pod_labels(spec, self._owner, now(), startup)
@@ -156,7 +165,7 @@ class KubernetesSandbox:
                                            hint="see docs/kubernetes.md, cluster requirements")
             if time.monotonic() > hard_deadline:
                 return Verdict("failed", timed_out=True)
-            time.sleep(self._settings.poll_seconds)
+            self._stop.sleep(self._settings.poll_seconds)  # the caller's finally deletes the Pod
 
     def _log(self, name: str, container: str, limit: int) -> bytes:
         try:
