@@ -49,6 +49,7 @@ from langgraph.checkpoint.serde.jsonplus import (
 from langgraph.checkpoint.postgres import PostgresSaver
 
 from agents.ports.errors import EnvironmentFault
+from controller.platform.fence import FencedSaver, read_fence
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 CHECKPOINT_FILE = "checkpoints.sqlite"
@@ -58,7 +59,7 @@ CHECKPOINT_FILE = "checkpoints.sqlite"
 class Checkpoint:
     """Where a run's graph checkpoints, and whether this process resumes it."""
 
-    saver: SqliteSaver | PostgresSaver
+    saver: SqliteSaver | PostgresSaver | FencedSaver
     thread_id: str
     resume: bool = False
 
@@ -133,16 +134,22 @@ def allowed_types(roots: Iterable[Any]) -> set[tuple[str, str]]:
 def open_checkpoint(run_dir: Path, run_id: str, types: Iterable[Any], *, resume: bool,
                     dsn: str | None = None) -> Checkpoint:
     """Open (or create) the run's checkpoints with a strict serializer for ``types``: in PostgreSQL
-    at ``dsn`` if given, else in the run folder's SQLite file.
+    at ``dsn`` if given, else in the run folder's SQLite file. A run a service's worker claimed
+    (its folder has a claim file) is fenced: once another claim holds it, no write goes through
+    (:mod:`controller.platform.fence`).
 
     Raises:
         EnvironmentFault: the PostgreSQL database cannot be reached or set up.
     """
+    fence = read_fence(run_dir)
+    saver: SqliteSaver | PostgresSaver
     if dsn is not None:
-        return Checkpoint(postgres_saver(dsn, strict_serializer(types)), run_id, resume)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    connection = sqlite3.connect(run_dir / CHECKPOINT_FILE, check_same_thread=False)
-    return Checkpoint(SqliteSaver(connection, serde=strict_serializer(types)), run_id, resume)
+        saver = postgres_saver(dsn, strict_serializer(types))
+    else:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(run_dir / CHECKPOINT_FILE, check_same_thread=False)
+        saver = SqliteSaver(connection, serde=strict_serializer(types))
+    return Checkpoint(saver if fence is None else FencedSaver(saver, fence), run_id, resume)
 
 
 def postgres_saver(dsn: str, serde: JsonPlusSerializer | None = None) -> PostgresSaver:

@@ -50,6 +50,7 @@ from controller.entry.service.sandbox_pool import WorkerSandboxes, wanted
 from controller.entry.service.warm_child import LATE_PREFIX
 from controller.entry.service.submit import upload_dir
 from controller.platform import shared_state
+from controller.platform.fence import write_claim
 from controller.platform.sandbox.handoff import HANDOFF_ENV
 from controller.platform.settings import Settings
 from controller.platform.store import RunRow, RunStatus, RunStore, StoreError
@@ -203,6 +204,7 @@ class WorkerPool:
             self._finish(row, status, 0 if status == "passed" else 1, summary, "")
             return
         log.info("service.run_started", run_id=row.id, target=row.target, resume=child.resumable(run_dir))
+        write_claim(run_dir, row.takeovers)  # fences off any process of an earlier claim still alive
         shared_state.give_run_lessons(self.settings, self.store, run_dir, row.agent, row.target)
         code, tail = self._run_child(row, run_dir)
         self._record(row, run_dir, code, tail)
