@@ -10,6 +10,7 @@ sees the first one.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
@@ -121,10 +122,54 @@ class HistoryCollector(Collector):
                                   value=self.read_errors)
 
 
+#: The one ``target`` label of every target that is not a folder of ``data/`` (an upload's, or one
+#: removed since): a name a tenant chose never reaches ``/metrics``, and the label stays bounded.
+UPLOADED = "uploaded"
+
+
+def bounded_targets(snapshot: HistorySnapshot, known: KnownLabels) -> HistorySnapshot:
+    """``snapshot`` with every target outside ``known.targets`` counted under :data:`UPLOADED`.
+
+    So the ``target`` label has at most ``len(data/) + 1`` values, whatever tenants upload
+    (issue 42: 22 uploaded names had made 10,299 series, each name readable by anyone).
+    """
+    names = set(known.targets)
+
+    def key(parts: tuple[str, ...]) -> tuple[str, ...]:
+        return (parts[0], parts[1] if parts[1] in names else UPLOADED, *parts[2:])
+
+    def counts(values: Mapping[tuple[str, ...], int]) -> dict[tuple[str, ...], int]:
+        out: dict[tuple[str, ...], int] = {}
+        for parts, value in values.items():
+            out[key(parts)] = out.get(key(parts), 0) + value
+        return out
+
+    def histograms(values: Mapping[tuple[str, ...], Histogram]) -> dict[tuple[str, ...], Histogram]:
+        out: dict[tuple[str, ...], Histogram] = {}
+        for parts, value in values.items():
+            seen = out.get(key(parts))
+            out[key(parts)] = value if seen is None else Histogram(
+                seen.buckets, tuple(a + b for a, b in zip(seen.cumulative, value.cumulative, strict=True)),
+                seen.count + value.count, seen.total + value.total)
+        return out
+
+    last: dict[tuple[str, str], float] = {}
+    for (agent, target), when in snapshot.last_success.items():
+        label = (agent, target if target in names else UPLOADED)
+        last[label] = max(when, last.get(label, when))
+    return dataclasses.replace(
+        snapshot, runs=counts(snapshot.runs), retries=counts(snapshot.retries),
+        attempts=histograms(snapshot.attempts), run_seconds=histograms(snapshot.run_seconds),
+        sandbox_runs=counts(snapshot.sandbox_runs), sandbox_seconds=histograms(snapshot.sandbox_seconds),
+        pool_requests=counts(snapshot.pool_requests), last_success=last)
+
+
 def history_families(snapshot: HistorySnapshot, known: KnownLabels) -> Iterator[Metric]:
-    """Every metric family derived from one history snapshot, known series filled with 0."""
+    """Every metric family derived from one history snapshot, known series filled with 0; targets
+    outside ``data/`` under one label (:func:`bounded_targets`)."""
+    snapshot = bounded_targets(snapshot, known)
     agents = _union(known.agents, (k[0] for k in snapshot.runs))
-    targets = _union(known.targets, (k[1] for k in snapshot.runs))
+    targets = _union(known.targets, (k[1] for k in snapshot.runs))  # bounded: data/'s names and UPLOADED
     yield _counter(RUNS_TOTAL, "Agent runs by final status (passed, failed, unverified, self-consistent, error).",
                    ("agent", "target", "status"), snapshot.runs, _product(agents, targets, STATUSES))
     reasons = _union(known.reasons, (k[2] for k in snapshot.retries))

@@ -62,7 +62,7 @@ class TestFromHistory:
         samples = scrape(store)
         assert sample(samples, RUNS_TOTAL, agent="bank_parser", target="icici", status="passed") == 1
         assert sample(samples, RUNS_TOTAL, agent="bank_parser", target="sbi", status="failed") == 1
-        assert sample(samples, RUNS_TOTAL, agent="toy", target="new", status="passed") == 1
+        assert sample(samples, RUNS_TOTAL, agent="toy", target="uploaded", status="passed") == 1  # not a folder of data/: under one label (issue 42)
         assert sample(samples, RUNS_TOTAL, agent="toy", target="icici", status="failed") == 0
         assert sample(samples, RETRIES_TOTAL, agent="bank_parser", target="icici", reason="timeout") == 1
         assert sample(samples, RETRIES_TOTAL, agent="bank_parser", target="sbi", reason="mismatch") == 0
@@ -181,3 +181,26 @@ class TestInfraRetryMetrics:
         samples = scrape(HistoryStore(path))
         assert sample(samples, INFRA_RETRIES_TOTAL, image="sandloop/python-parser", reason="container_killed") == 1
         assert sample(samples, RUNS_TOTAL, agent="bank_parser", target="icici", status="passed") == 1
+
+
+class TestTenantsNames:
+    """Issue 42: a target name a tenant uploaded never reaches /metrics, and 50 names cost no more
+    series than 1 (before, each name added ~445 series, readable by anyone)."""
+
+    def test_uploaded_targets_count_under_one_label(self, tmp_path):
+        store = HistoryStore(tmp_path / "h.sqlite")
+        store.record(run("passed", target="acme-takeover-of-globex"))
+        store.record(run("failed", target="icici"))
+        samples = scrape(store)
+        assert not [k for k in samples if "acme-takeover-of-globex" in str(k)]
+        assert sample(samples, RUNS_TOTAL, agent="bank_parser", target="uploaded", status="passed") == 1
+        assert sample(samples, RUNS_TOTAL, agent="bank_parser", target="icici", status="failed") == 1
+
+    def test_fifty_uploaded_names_make_as_many_series_as_one(self, tmp_path):
+        one, fifty = HistoryStore(tmp_path / "one.sqlite"), HistoryStore(tmp_path / "fifty.sqlite")
+        one.record(run("passed", target="upload-0"))
+        for number in range(50):
+            fifty.record(run("passed", target=f"upload-{number}", finished_at=1_000_000.0 + number))
+        assert len(scrape(fifty)) == len(scrape(one))
+        assert sample(scrape(fifty), RUNS_TOTAL, agent="bank_parser", target="uploaded", status="passed") == 50
+        assert sample(scrape(fifty), "sbx_agent_run_attempts_count", agent="bank_parser", target="uploaded") == 50
