@@ -86,8 +86,8 @@ def _sections(report: str, required: list[str]) -> list[Issue]:
 
 def _keywords(report: str, required: list[str]) -> list[Issue]:
     text = report.lower()  # without the blueprint's own words echoed: an echo is not a mention
-    return [Issue(code="missing_keyword", message=f"the report never mentions {keyword!r} (the blueprint's goal, "
-                  "guidance and instructions repeated do not count)",
+    return [Issue(code="missing_keyword", message=f"the report never mentions {keyword!r} (the blueprint's own "
+                  "words repeated do not count)",
                   fix=directives.make("keyword", keyword)) for keyword in required if keyword.lower() not in text]
 
 

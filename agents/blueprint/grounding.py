@@ -12,7 +12,7 @@ or an LLM). Each failure carries the fix the writer's retry follows:
   blueprint's ``decision``, counts what the sentence names ("5 row(s)", "3 of 7 rows"), or is
   derived from two such numbers shown in the same sentence (their difference, sum, ratio or
   percentage change: the derivation is shown by its operands). Fix: ``ground``.
-- **keywords**: the blueprint's goal, guidance and instructions echoed in the report are removed
+- **keywords**: the blueprint's goal, guidance, instructions and decision texts echoed in the report are removed
   before the required keywords are looked for (:func:`unechoed`): an echo is not a mention.
 """
 
@@ -86,8 +86,11 @@ def naming_facts(findings: list[Finding], term: str, limit: int = 3) -> list[tup
 
 
 def unechoed(report: str, blueprint: Blueprint) -> str:
-    """The report without the blueprint's own words (goal, guidance, instructions) it repeats."""
-    for echo in [blueprint.goal, *blueprint.instructions, *(s.guidance for s in blueprint.sections)]:
+    """The report without the blueprint's own words (goal, guidance, instructions, the decision's question
+    and reasons) it repeats."""
+    decision = blueprint.decision
+    said = [decision.question, *(r.because for r in decision.rules)] if decision else []
+    for echo in [blueprint.goal, *blueprint.instructions, *(s.guidance for s in blueprint.sections), *said]:
         if echo.strip():
             report = report.replace(echo.strip(), " ")
     return report

@@ -36,7 +36,7 @@ pytestmark = pytest.mark.usefixtures("no_leftovers")
 #: Short where a tool hangs on purpose; the others finish in well under a second.
 HANG_LIMITS = SandboxLimits(timeout_seconds=3)
 LIMITS = SandboxLimits(timeout_seconds=60)
-EXAMPLES = ("acme-research", "candidate-brief", "market-scan")
+EXAMPLES = ("acme-research", "candidate-brief", "market-scan", "supplier-review")
 
 
 @pytest.fixture
@@ -119,6 +119,20 @@ class TestExamplesEndToEnd:
         assert not list(run_dir.rglob("report*.md"))
         history = HistoryStore(tmp_path / "runs" / "history.sqlite").read_runs()
         assert [(r["target"], r["status"]) for r in history] == [(NO_GO, "no-go")]
+
+    def test_the_supplier_review_recommends_from_its_findings(self, tmp_path, parser_image):
+        """Issue 41's example: its severity tool runs in a sandbox, the decision's rules choose from the
+        findings, the retry states the on-time finding (never that the findings say nothing about it)."""
+        proc = cli(tmp_path, PROJECT_ROOT / "data", "run", "--target", "supplier-review")
+        assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
+        (run_dir,) = (tmp_path / "runs").glob("*-supplier-review-*")
+        report = (run_dir / "report.md").read_text()
+        findings = {f["tool"]: f for f in json.loads((run_dir / "findings.json").read_text())}
+        assert findings["severity"]["sandboxed"] and findings["severity"]["value"] == {"high": 2, "medium": 1, "low": 1}
+        assert "Recommendation: **renew with conditions**." in report
+        assert "Decision rule 3 holds on the findings: on time rate pct (scorecard) is 91.9, below 95" in report
+        assert "- Not chosen, do not renew: high (severity) is 2, not at least 3." in report
+        assert "On on-time: on time rate pct 91.9 (scorecard)." in report and "say nothing about" not in report
 
     def test_check_judges_stored_reports_with_the_validators(self, tmp_path, parser_image):
         """market-scan's validator in the sandbox: the brief report fails it, the full one passes."""
