@@ -55,12 +55,12 @@ class BlueprintAgent:
     )
 
     def plan(self, target: str, config: AgentConfig, max_attempts: int | None) -> Plan:
-        """target.toml, the blueprint, its data files and the workflow's lessons, before any engine call."""
+        """target.toml, the blueprint, its data files and the target's lessons, before any engine call."""
         toml = _config(config, target)
         roles = llm_roles(config)
         loaded = load_target(config.data_dir, target, prose=roles.prose if roles is not None else None)
         history = open_lessons(config)
-        lessons = tuple(history.lessons(AGENT, loaded.blueprint.name))
+        lessons = tuple(history.lessons(AGENT, loaded.name))  # keyed by the target, as the run history is
         attempts = max_attempts or toml.limits.max_attempts or config.max_attempts or DEFAULT_MAX_ATTEMPTS
         notes = () if roles is None else (f"writer and QA review by {roles.name}; the researcher, the manager and "
                                           "QA's rules stay deterministic",)
