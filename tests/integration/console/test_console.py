@@ -223,6 +223,8 @@ class TestHostileText:
         assert alice.page.query_selector("#report script, #report img, #report iframe") is None
         hrefs = alice.page.eval_on_selector_all("#report a", "links => links.map(a => a.getAttribute('href'))")
         assert not [h for h in hrefs if h and not h.startswith(("http:", "https:", "mailto:"))], report
+        labels = alice.page.eval_on_selector_all("section[aria-labelledby=summary-h] dt", "ts => ts.map(t => t.textContent)")
+        assert "parser" not in labels and ("report" in labels or alice.page.text_content("#run-status") == "failed")
         alice.look("blueprint")
 
 
