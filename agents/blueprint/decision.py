@@ -115,7 +115,7 @@ def _figure(value: float) -> str:
 
 def decide(spec: DecisionSpec, findings: list[Finding]) -> Decision:
     """The first rule whose conditions all hold chooses; else the default."""
-    passed_over = []
+    passed_over: list[str] = []
     for index, rule in enumerate(spec.rules, start=1):
         measures = [measure(c, findings) for c in rule.when]
         failed = next((m for m in measures if not m.holds), None)
