@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from controller.platform.settings import PROJECT_ROOT
+from tests.integration.blueprints import NO_GO, NO_GO_REASON
 from tests.integration.console.conftest import HOSTILE, Browser
 from tests.integration.service.harness import Service, wait_for
 from tests.integration.service.test_conversation import script
@@ -222,7 +223,30 @@ class TestHostileText:
         assert alice.page.query_selector("#report script, #report img, #report iframe") is None
         hrefs = alice.page.eval_on_selector_all("#report a", "links => links.map(a => a.getAttribute('href'))")
         assert not [h for h in hrefs if h and not h.startswith(("http:", "https:", "mailto:"))], report
+        labels = alice.page.eval_on_selector_all("section[aria-labelledby=summary-h] dt", "ts => ts.map(t => t.textContent)")
+        assert "parser" not in labels and ("report" in labels or alice.page.text_content("#run-status") == "failed")
         alice.look("blueprint")
+
+
+class TestNoGo:
+    def test_a_no_go_has_its_badge_in_the_list_and_its_reason_on_the_run_page(self, alice: Browser):
+        """Issue 41: the manager's no-go ended as error with the crash banner on main. Now the run
+        ends no-go, the page says why, and the runs list filters and badges it."""
+        page = alice.open("/submit")
+        page.select_option("#run-target", NO_GO)
+        page.click("#run button[type=submit]")
+        page.wait_for_url(re.compile(r".*/runs/[^/]+$"))
+        run_id = run_id_of(alice)
+        wait_status(alice, "no-go", "failed", "error")
+        assert status_in_page(alice) == "no-go"
+        page.reload()
+        assert page.text_content("#run-notice") == NO_GO_REASON and page.is_visible("#run-notice")
+        alice.look("run-no-go")
+        page = alice.open("/?status=no-go")
+        badge = page.query_selector(f"#run-{run_id} .status.s-no-go")
+        assert badge is not None and badge.text_content() == "no-go"
+        assert "no-go" in page.eval_on_selector_all("select[name=status] option", "options => options.map(o => o.value)")
+        alice.look("runs-no-go")
 
 
 class TestTenancyAndCsrf:
