@@ -75,6 +75,8 @@ class FieldSchema(BaseModel):
     temporal: Literal["past", "present", "future"] | None = Field(None, alias="x-temporal")
     freshness_days: int | None = Field(None, alias="x-freshness-days", ge=1, le=36500)
     per: Literal["year", "month", "week"] | None = Field(None, alias="x-per")
+    unit: str | None = Field(None, alias="x-unit", min_length=1, max_length=20)
+    """The unit a quantity is stored in (``kg``, ``cm``, ``month``, ``year``): a reply in another is converted."""
 
     @field_validator("keywords", "cues")
     @classmethod
