@@ -40,7 +40,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from agents.intake import patterns, reading, text_values
-from agents.intake.models import FactUpdate, Question, Rejection, Resolution, Scalar, Temporal
+from agents.intake.models import FactUpdate, Proposal, Question, Rejection, Resolution, Scalar, Temporal
 from agents.intake.reading import Span
 from agents.intake.schema import FieldSchema, NodeSchema
 from agents.intake.values import ChoiceMatch, check, find_choices
@@ -54,9 +54,10 @@ KEYWORD_BEFORE = 32
 _CUE_GAP = re.compile(r"^[\s:,]{0,3}(?:(?:about|around|roughly|nearly|almost|just|over|under|approximately|exactly|"
                       r"only|is|are|was|of)\s{1,3}){0,2}(?:~\s?)?$", re.IGNORECASE)
 #: Words dropped before a free-text answer ("It's Lisbon" → "Lisbon").
-_ANSWER_LEAD = re.compile(r"^\s*(?:(?:well|so|ok|okay|hmm|um|yes|yeah|sure)[,\s]+)?(?:my name is|my name's|name's|"
-                          r"i'm called|call me|i live in|i am in|i'm in|i work as|i work at|i work for|i'm|i am|it's|"
-                          r"it is|that's|that is|this is|we're in|to)?\s*(?:an?\s)?", re.IGNORECASE)
+_ANSWER_LEAD = re.compile(r"^\s*(?:(?:well|so|ok|okay|hmm|um|yes|yeah|sure|oh|hi|hello|hey)\b[,!.\s]*)?"
+                          r"(?:(?:my name is|my name's|name's|i'm called|call me|i live in|i am in|i'm in|i work as|"
+                          r"i work at|i work for|i'm|i am|it's|it is|that's|that is|this is|we're in|to)\b)?\s*"
+                          r"(?:an?\s)?", re.IGNORECASE)
 
 
 def _today() -> datetime.date:
@@ -87,12 +88,18 @@ class _Clause:
     used: set[int] = field(default_factory=set)
     claims: list[tuple[int, int]] = field(default_factory=list)
     refused: set[int] = field(default_factory=set)
+    unsure: list[Proposal] = field(default_factory=list)
+    """Values read without confidence: asked, never stored."""
+    words: str = ""
+    """The words the last value taken was read from."""
 
     def take(self, index: int, start: int, end: int) -> Span:
         """Use span ``index`` up, with the part ``[start, end)`` of the clause that held it."""
         self.used.add(index)
         self.claims.append((start, end))
-        return self.spans[index]
+        span = self.spans[index]
+        self.words = self.text[span.start:span.end]
+        return span
 
     def free(self, *, answer: bool = False) -> list[tuple[int, Span]]:
         """The spans no field has taken (for an answer: nor one a named field refused)."""
@@ -122,18 +129,23 @@ def resolve(inp: ResolverInput) -> Resolution:
     updates: list[FactUpdate] = []
     rejected: list[Rejection] = []
     shift: str | None = None
+    unsure: list[Proposal] = []
     for clause in _clauses(reply, inp.today, prefer):
         found, refused, event = _clause_facts(clause, inp, answered=has_answer(updates, question))
         updates += found
         rejected += refused
+        unsure += clause.unsure
         shift = shift or event
     updates = _last_per_field(updates)
     updates, keep, refreshed = confirmation(reply, question, updates)
-    updates = with_conflicts(updates, inp.values)
+    updates = with_conflicts(updates, inp.values, question)
     answered = has_answer(updates, question) or keep is not None or bool(refreshed)
     rejected = [r for r in rejected if not any((u.node, u.field) == (r.node, r.field) for u in updates)]
-    return Resolution(tuple(updates), answered, shift, keep, reasoning(updates, shift, keep, rejected, refreshed),
-                      tuple(rejected), refreshed)
+    sure = {(u.node, u.field) for u in updates if u.current}
+    unsure = list({(p.node, p.field): p for p in reversed(unsure) if (p.node, p.field) not in sure}.values())[::-1]
+    return Resolution(tuple(updates), answered, shift, keep,
+                      reasoning(updates, shift, keep, rejected, refreshed, unsure), tuple(rejected), refreshed,
+                      tuple(unsure))
 
 
 def _skip(question: Question) -> Resolution:
@@ -179,8 +191,18 @@ def _clause_facts(clause: _Clause, inp: ResolverInput, *,
     updates, event = _event_facts(clause, inp.schemas)
     rejected: list[Rejection] = []
     done = {(u.node, u.field) for u in updates}
+    question = inp.question
     for trigger in sorted(_triggers(clause, inp.schemas), key=lambda t: (t.spec.kind == "text", t.at)):
         if (trigger.node, trigger.field) in done:
+            continue
+        asked = (trigger.node, trigger.field) == (question.node, question.field)
+        if asked and answered and not clause.correction and trigger.how == "choice":
+            continue  # the asked field is read first from the reply: a later reading is no correction
+        if trigger.how == "choice" and trigger.choice is not None and trigger.choice.how == "exact" and not asked \
+                and not _names_alone(clause, trigger):
+            clause.claims.append((trigger.at, trigger.end))  # "student" in "my student loan": asked, not stored
+            clause.unsure.append(Proposal(trigger.node, trigger.field, trigger.choice.value,
+                                          clause.text[trigger.at:trigger.end], "an option's word, not said as the answer"))
             continue
         if trigger.spec.kind == "text":
             _sibling_date(clause, trigger, inp, done, updates, rejected)
@@ -189,7 +211,6 @@ def _clause_facts(clause: _Clause, inp: ResolverInput, *,
         new = clause.used - taken[0]
         if value is None:
             continue
-        asked = (trigger.node, trigger.field) == (inp.question.node, inp.question.field)
         refused: list[Rejection] = []
         _keep(trigger.node, trigger.field, trigger.spec, value, clause, inp, f"names {trigger.field.replace('_', ' ')}",
               updates, refused)
@@ -199,7 +220,6 @@ def _clause_facts(clause: _Clause, inp: ResolverInput, *,
             continue
         rejected += refused
         done.add((trigger.node, trigger.field))
-    question = inp.question
     if (not answered or clause.correction) and (question.node, question.field) not in done \
             and question.node in inp.schemas:
         spec = inp.schemas[question.node].properties[question.field]
@@ -207,6 +227,21 @@ def _clause_facts(clause: _Clause, inp: ResolverInput, *,
         if value is not None:
             _keep(question.node, question.field, spec, value, clause, inp, "answers the question", updates, rejected)
     return updates, rejected, event
+
+
+def _names_alone(clause: _Clause, trigger: _Trigger) -> bool:
+    """An option volunteered is sure only when it is said on its own ("..., married, two kids"; "I'm
+    retired"), not as a word of something else ("my student loan", "a high street bank")."""
+    start = max(clause.text.rfind(",", 0, trigger.at), -1) + 1
+    ends = [i for i in (clause.text.find(",", trigger.end),) if i >= 0]
+    segment = clause.lower[start:min(ends + [len(clause.text)])]
+    rest = (segment[:trigger.at - start] + " " + segment[trigger.end - start:]).strip()
+    return bool(_ALONE.fullmatch(rest))
+
+
+#: What may stand beside an option said on its own.
+_ALONE = re.compile(r"(?:(?:i'm|i am|im|we're|we are|and|now|currently|but|so|well|yes|yeah|actually|"
+                    r"i'm now|totally|fully|happily)\s{0,3}){0,3}(?:an?\s)?")
 
 
 def _keep(node: str, name: str, spec: FieldSchema, value: Scalar, clause: _Clause, inp: ResolverInput, why: str,
@@ -219,7 +254,9 @@ def _keep(node: str, name: str, spec: FieldSchema, value: Scalar, clause: _Claus
     frame = _frame(inp.schemas, node, name)
     when = frame if spec.kind in ("date", "year") else clause.cue or frame
     updates.append(FactUpdate(node, name, checked.value, temporal=when, frame=frame, is_correction=clause.correction,
-                              reasoning=f"{when} statement that {why}: {clause.text[:80]}"))
+                              reasoning=f"{when} statement that {why}: {clause.text[:80]}",
+                              words=(clause.words or clause.text)[:120]))
+    clause.words = ""
 
 
 def _event_facts(clause: _Clause, schemas: dict[str, NodeSchema]) -> tuple[list[FactUpdate], str | None]:
@@ -369,8 +406,7 @@ def _answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | 
     """What is left of a clause after the named fields took their part, read as the answer."""
     kind = spec.kind
     if kind in ("money", "number", "year", "date"):
-        index = next((i for i, span in clause.free(answer=True) if fits(span, spec)), None)
-        return None if index is None else _span_value(clause.take(index, *_bounds(clause, index)), kind, spec.per)
+        return _number_answer(clause, spec, question)
     if question.kind in ("confirm", "refresh") and patterns.yes_no(clause.lower) is not None:
         return None  # "yes" / "no" to "which is right?" is not the value itself (see confirmation)
     if kind == "boolean":
@@ -382,6 +418,85 @@ def _answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | 
     if clause.claims:
         return None  # free text after named facts would be guessed, not read
     return _text_value(_ANSWER_LEAD.sub("", clause.text, count=1), spec, lower_ok=True)
+
+
+#: A value said after these replaces the ones before it ("68 kilos, sorry I meant 72"; "4, no make that 5").
+_REPLACES = re.compile(r"\b(?:sorry|i meant|i mean|make (?:that|it)|or rather|scratch that|actually|no wait|"
+                       r"correction|should be|it's|its)\b|\*|\bno,?\s(?=\d)")
+#: A value said after these is the sum the reply arrives at ("1,200 plus 300, so 1,500"; "= 10000").
+_TOTAL_BEFORE = re.compile(r"\b(?:so|total(?: of)?|comes to|making|that's|thats|which is)\b|=")
+_TOTAL_AFTER = re.compile(r"^\s{0,2}(?:in total|all in|altogether|total|between us|all together|combined)\b")
+#: Two values offered for one ("2 or 3", "between 75 and 80", "6-12"): the person is unsure, so is the agent.
+_HEDGE = re.compile(r"\b(?:or|either|between|maybe|depending|depends|somewhere|roughly between|ish)\b|\d\s?-\s?\d|"
+                    r"\bplus\b|\bdue\b")
+#: Said right before or after a value: the time it is of ("used to be 2,700"; "3,100 now").
+_SPAN_PAST = re.compile(r"\b(?:used to(?: be)?|was|were|from|ago|last year|previously|before|in (?:19|20)\d\d)\b")
+_SPAN_FUTURE = re.compile(r"\b(?:will|'ll|going to|once|next (?:year|month|week)|by next|from (?:next|january|"
+                          r"february|march|april|may|june|july|august|september|october|november|december)|"
+                          r"should be|goes up to|rising to|up to)\b")
+
+
+def _number_answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | None:
+    """The value of the asked number field in a clause, read with confidence, or a :class:`Proposal` kept
+    on the clause (and None): a correction's value wins; the sum the reply arrives at wins; of values of
+    different times the present one; one value alone. Anything else is asked, not guessed."""
+    candidates = [(i, span) for i, span in clause.free(answer=True) if fits(span, spec)]
+    if not candidates:
+        return None
+    chosen, why = _pick(clause, candidates)
+    if chosen is None:
+        index, span = candidates[0]
+        clause.used.add(index)
+        clause.unsure.append(Proposal(question.node, question.field, _span_value(span, spec.kind, spec.per),
+                                      clause.text[:120], why))
+        return None
+    return _span_value(clause.take(chosen, *_bounds(clause, chosen)), spec.kind, spec.per)
+
+
+def _pick(clause: _Clause, candidates: list[tuple[int, Span]]) -> tuple[int | None, str]:
+    """Which candidate answers (its index), or None with why not."""
+    lower = clause.lower
+    fixes = [m.end() for m in _REPLACES.finditer(lower)]
+    if fixes and len(candidates) > 1:
+        after = [(i, s) for i, s in candidates if s.start >= fixes[-1]]
+        if after:
+            return after[0][0], ""
+    totals = [m.end() for m in _TOTAL_BEFORE.finditer(lower)]
+    if len(candidates) > 1:
+        after = [(i, s) for i, s in candidates if totals and s.start >= totals[-1]]
+        summed = [(i, s) for i, s in candidates if _TOTAL_AFTER.match(lower[s.end:s.end + 20])]
+        if summed or after:
+            return (summed or after)[-1][0], ""
+        present = [(i, s) for i, s in candidates if _span_time(clause, s, candidates) == "present"]
+        if len(present) == 1:
+            return present[0][0], ""
+        return None, "two values for one field"
+    if _HEDGE.search(_without_dates(clause)):
+        return None, "a value said with a doubt"
+    return candidates[0][0], ""
+
+
+def _without_dates(clause: _Clause) -> str:
+    """The clause lower-cased with its dates blanked ("2030-06-01" is no range)."""
+    chars = list(clause.lower)
+    for span in clause.spans:
+        if span.kind == "date":
+            chars[span.start:span.end] = " " * (span.end - span.start)
+    return "".join(chars)
+
+
+def _span_time(clause: _Clause, span: Span, candidates: list[tuple[int, Span]]) -> Temporal:
+    """The time the words right around ``span`` (up to the neighbouring values) name."""
+    starts = [s.end for _, s in candidates if s.end <= span.start]
+    ends = [s.start for _, s in candidates if s.start >= span.end]
+    before = clause.lower[max(starts + [span.start - 24, 0]):span.start]
+    after = clause.lower[span.end:min(ends + [span.end + 24])]
+    around = before + " | " + after
+    if _SPAN_FUTURE.search(around):
+        return "future"
+    if _SPAN_PAST.search(around):
+        return "past"
+    return "present"
 
 
 def _bounds(clause: _Clause, index: int) -> tuple[int, int]:
@@ -410,12 +525,16 @@ def _last_per_field(updates: list[FactUpdate]) -> list[FactUpdate]:
     return list(kept.values())
 
 
-def with_conflicts(updates: list[FactUpdate], values: dict[str, dict[str, Scalar | None]]) -> list[FactUpdate]:
-    """Flag current values that contradict the graph without a correction cue."""
+def with_conflicts(updates: list[FactUpdate], values: dict[str, dict[str, Scalar | None]],
+                   question: Question | None = None) -> list[FactUpdate]:
+    """Flag current values that contradict the graph without a correction cue (the answer to the
+    question just asked replaces the held value: the person was asked for it now)."""
     out = []
     for update in updates:
         current = values.get(update.node, {}).get(update.field)
-        contradicts = (update.current and not update.is_correction and not update.skipped
+        asked = question is not None and question.kind in ("field", "rephrase") \
+            and (update.node, update.field) == (question.node, question.field)
+        contradicts = (update.current and not update.is_correction and not update.skipped and not asked
                        and current is not None and current != update.value)
         out.append(replace(update, conflict=True) if contradicts else update)
     return out
@@ -443,10 +562,12 @@ def confirmation(reply: str, question: Question,
 
 
 def reasoning(updates: list[FactUpdate], shift: str | None, keep: int | None, rejected: list[Rejection] | None = None,
-              refreshed: tuple[str, ...] = ()) -> str:
-    """What the resolver made of the reply, in one line."""
+              refreshed: tuple[str, ...] = (), unsure: list[Proposal] | None = None) -> str:
+    """What the resolver made of the reply, in one line (each value with the words it was read from)."""
     parts = [f"{u.node}.{u.field}={u.value!r} ({u.temporal}{', correction' if u.is_correction else ''}"
-             f"{', conflict' if u.conflict else ''}{'' if u.current else ', history only'})" for u in updates]
+             f"{', conflict' if u.conflict else ''}{'' if u.current else ', history only'})"
+             + (f" from {u.words!r}" if u.words else "") for u in updates]
+    parts += [f"{p.node}.{p.field}={p.value!r}? not stored ({p.why}): to confirm" for p in unsure or []]
     parts += [f"{r.node}.{r.field}={r.value!r} refused: {r.reason}" for r in rejected or []]
     parts += [f"{key} confirmed as held" for key in refreshed]
     if keep is not None:

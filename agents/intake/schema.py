@@ -114,10 +114,10 @@ class FieldSchema(BaseModel):
             raise ValueError("format year needs type integer")
         if (self.format in ("date", "partial-date") or self.enum) and self.type != "string":
             raise ValueError("format date, partial-date and enum need type string")
-        unknown = sorted(set(self.synonyms) - set(self.enum or []))
-        if unknown:
+        unknown = sorted(set(value.lower() for value in self.synonyms) - set(self.enum or []))
+        if unknown:  # enum values are lower-cased: a synonym of "A+" names "a+"
             raise ValueError(f"x-synonyms names {unknown[0]!r}, which is not an enum value")
-        self.synonyms = {value: _lower_words(words, "synonym") for value, words in self.synonyms.items()}
+        self.synonyms = {value.lower(): _lower_words(words, "synonym") for value, words in self.synonyms.items()}
         return self
 
     @property
