@@ -34,7 +34,8 @@ _NO = re.compile(r"^\s{0,5}(?:no|nope|n|false|i don'?t|i do not|i'?m not|i am no
                  r"the old one|the earlier one|the first one)\b")
 _NEGATION = re.compile(r"\b(?:no|not|don'?t|do not|doesn'?t|haven'?t|have no|never|without|none)\b")
 _CORRECTION = re.compile(
-    r"\b(?:actually|sorry|i meant|correction|i was wrong|to correct|mistake|let me correct|wait)\b"
+    r"\b(?:actually|sorry|i meant|i mean|make that|or rather|scratch that|correction|i was wrong|to correct|mistake|"
+    r"let me correct|wait)\b"
 )
 _NO_LONGER = re.compile(r"\b(?:no longer|not anymore|not any more|any longer)\b")
 _FUTURE = re.compile(

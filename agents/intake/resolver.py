@@ -39,7 +39,7 @@ import datetime
 import re
 from dataclasses import dataclass, field, replace
 
-from agents.intake import patterns, reading, text_values
+from agents.intake import patterns, reading, text_values, units
 from agents.intake.models import FactUpdate, Proposal, Question, Rejection, Resolution, Scalar, Temporal
 from agents.intake.reading import Span
 from agents.intake.schema import FieldSchema, NodeSchema
@@ -424,11 +424,16 @@ def _answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | 
 _REPLACES = re.compile(r"\b(?:sorry|i meant|i mean|make (?:that|it)|or rather|scratch that|actually|no wait|"
                        r"correction|should be|it's|its)\b|\*|\bno,?\s(?=\d)")
 #: A value said after these is the sum the reply arrives at ("1,200 plus 300, so 1,500"; "= 10000").
-_TOTAL_BEFORE = re.compile(r"\b(?:so|total(?: of)?|comes to|making|that's|thats|which is)\b|=")
+_TOTAL_BEFORE = re.compile(r"\b(?:so|total(?: of)?|comes to|making|which is)\b|=")
 _TOTAL_AFTER = re.compile(r"^\s{0,2}(?:in total|all in|altogether|total|between us|all together|combined)\b")
 #: Two values offered for one ("2 or 3", "between 75 and 80", "6-12"): the person is unsure, so is the agent.
-_HEDGE = re.compile(r"\b(?:or|either|between|maybe|depending|depends|somewhere|roughly between|ish)\b|\d\s?-\s?\d|"
+_HEDGE = re.compile(r"\b(?:or|either|between|maybe|depending|depends|somewhere|roughly between|ish|early|late|mid|"
+                    r"couple|few|several|half|quarter|quarters|dozen|odd)\b|\d\s?-\s?\d|\d0s\b|"
                     r"\bplus\b|\bdue\b")
+#: An amount that is not the field's as said: net of tax, or a period that does not convert exactly.
+_NET = re.compile(r"\b(?:take home|takes home|take-home|net|after tax)\b")
+#: A date written with two numbers that could each be the month ("04/08/2026").
+_AMBIGUOUS_DATE = re.compile(r"^(\d{1,2})[/.](\d{1,2})[/.]\d{2,4}$")
 #: Said right before or after a value: the time it is of ("used to be 2,700"; "3,100 now").
 _SPAN_PAST = re.compile(r"\b(?:used to(?: be)?|was|were|from|ago|last year|previously|before|in (?:19|20)\d\d)\b")
 _SPAN_FUTURE = re.compile(r"\b(?:will|'ll|going to|once|next (?:year|month|week)|by next|from (?:next|january|"
@@ -440,10 +445,15 @@ def _number_answer(clause: _Clause, spec: FieldSchema, question: Question) -> Sc
     """The value of the asked number field in a clause, read with confidence, or a :class:`Proposal` kept
     on the clause (and None): a correction's value wins; the sum the reply arrives at wins; of values of
     different times the present one; one value alone. Anything else is asked, not guessed."""
+    if spec.unit and spec.kind == "number":
+        return _quantity_answer(clause, spec, question)
     candidates = [(i, span) for i, span in clause.free(answer=True) if fits(span, spec)]
     if not candidates:
         return None
     chosen, why = _pick(clause, candidates)
+    if chosen is not None:
+        why = _doubt(clause, clause.spans[chosen], spec)
+        chosen = None if why else chosen
     if chosen is None:
         index, span = candidates[0]
         clause.used.add(index)
@@ -451,6 +461,50 @@ def _number_answer(clause: _Clause, spec: FieldSchema, question: Question) -> Sc
                                       clause.text[:120], why))
         return None
     return _span_value(clause.take(chosen, *_bounds(clause, chosen)), spec.kind, spec.per)
+
+
+def _doubt(clause: _Clause, span: Span, spec: FieldSchema) -> str:
+    """Why a single value read for the asked field is still not sure ('' when it is)."""
+    words = clause.text[span.start:span.end]
+    ambiguous = _AMBIGUOUS_DATE.match(words.strip())
+    if spec.kind == "date" and ambiguous and ambiguous[1] != ambiguous[2] and max(map(int, ambiguous.groups())) <= 12:
+        return "day and month could be either way round"
+    if spec.kind == "money" and _NET.search(clause.lower):
+        return "an amount after tax"
+    if spec.kind == "money" and spec.per and span.per and span.per != spec.per and spec.per != "year":
+        return f"an amount per {span.per} for a field per {spec.per}"
+    return ""
+
+
+def _quantity_answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | None:
+    """The asked field's quantity in its unit (``x-unit``: "11 stone 4" for kg is 71.67); a bare number
+    is the field's only when the clause names a unit of its dimension, else it is asked."""
+    unit = str(spec.unit)
+    found = units.quantities(clause.text, unit)
+    candidates = [(i, span) for i, span in clause.free(answer=True) if fits(span, spec)]
+    if found:
+        fixes = [m.end() for m in _REPLACES.finditer(clause.lower)]
+        after = [q for q in found if fixes and q.start >= fixes[-1]]
+        if len(found) == 1 and not _HEDGE.search(_without_dates(clause)) or after:
+            quantity = (after or found)[0]
+            clause.used |= {i for i, span in candidates if span.overlaps(quantity.start, quantity.end)}
+            clause.claims.append((quantity.start, quantity.end))
+            clause.words = quantity.words
+            return int(quantity.value) if spec.type == "integer" and float(quantity.value).is_integer() \
+                else quantity.value
+        clause.unsure.append(Proposal(question.node, question.field, found[0].value, clause.text[:120],
+                                      "two quantities for one field"))
+        return None
+    if not candidates:
+        return None
+    chosen, why = _pick(clause, candidates)
+    if chosen is not None and units.names_dimension(clause.text, unit):
+        return _span_value(clause.take(chosen, *_bounds(clause, chosen)), spec.kind, spec.per)
+    index, span = candidates[0]
+    clause.used.add(index)
+    clause.unsure.append(Proposal(question.node, question.field, _span_value(span, spec.kind), clause.text[:120],
+                                  why or f"a number without its unit ({unit})"))
+    return None
 
 
 def _pick(clause: _Clause, candidates: list[tuple[int, Span]]) -> tuple[int | None, str]:
