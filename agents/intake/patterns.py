@@ -33,7 +33,7 @@ _YES = re.compile(r"^\s{0,5}(?:yes|yeah|yep|y|sure|correct|right|true|i do|i am|
 _NO = re.compile(r"^\s{0,5}(?:no|nope|n|false|i don'?t|i do not|i'?m not|i am not|none|"
                  r"the old one|the earlier one|the first one)\b")
 _NEGATION = re.compile(r"\b(?:no|not|don'?t|do not|doesn'?t|haven'?t|have no|never|without|none)\b")
-_CORRECTION = re.compile(
+CORRECTION = re.compile(
     r"\b(?:actually|sorry|i meant|i mean|make that|or rather|scratch that|correction|i was wrong|to correct|mistake|"
     r"let me correct|wait)\b"
 )
@@ -82,7 +82,7 @@ def negated(clause: str) -> bool:
 
 def is_correction(text: str) -> bool:
     """The user corrects something said before ("actually", "sorry", "I meant")."""
-    return bool(_CORRECTION.search(text))
+    return bool(CORRECTION.search(text))
 
 
 def no_longer(clause: str) -> bool:

@@ -27,6 +27,7 @@ from functools import lru_cache
 from typing import Literal
 
 from dateparser.date import DateDataParser
+from numerizer import numerize
 from price_parser import Price
 from text_to_num import alpha2digit
 
@@ -65,6 +66,11 @@ _NUMBER = re.compile(
     r"(?:\s?(?P<suffix>k|m|bn|grand|thousand|million|billion)\b)?"
     r"(?:\s?(?P<after>dollars?|euros?|pounds?|rupees?|bucks|usd|eur|gbp|inr)\b)?"
     r"(?P<percent>\s?%|\s?percent\b)?", re.IGNORECASE)
+_NUMBER_WORDS = (r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
+                 r"sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)")
+#: "N and a half [thousand]": the fraction text2num does not read; numerizer does ("one and a half thousand" → 1500).
+_AND_A_HALF = re.compile(rf"\b(?:{_NUMBER_WORDS}(?:[\s-]{_NUMBER_WORDS}){{0,2}}|\d{{1,4}})\sand\sa\shalf"
+                         r"(?:\s(?:thousand|million|billion|hundred)\b)?", re.IGNORECASE)
 _SCALE_WORD = re.compile(r"(\d)\s?(thousand|million|billion)\b", re.IGNORECASE)
 _SCALE_MARK = {"thousand": "k", "million": "m", "billion": "bn"}
 _SCALE = {"k": 1_000, "grand": 1_000, "thousand": 1_000, "m": 1_000_000, "million": 1_000_000,
@@ -107,6 +113,7 @@ def digits_for_words(text: str) -> str:
 
     Every number word counts, "one" and "two" too: a reply to "how many children?" is often one word.
     """
+    text = _AND_A_HALF.sub(lambda m: str(numerize(m.group())), text)
     text = _SCALE_WORD.sub(lambda m: m[1] + _SCALE_MARK[m[2].lower()], text)  # "2.5 million": keep it whole
     try:
         return str(alpha2digit(text, "en", threshold=0))

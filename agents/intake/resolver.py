@@ -137,6 +137,7 @@ def resolve(inp: ResolverInput) -> Resolution:
         unsure += clause.unsure
         shift = shift or event
     updates = _last_per_field(updates)
+    updates, unsure = _retracted(reply, question, updates, unsure)
     updates, keep, refreshed = confirmation(reply, question, updates)
     updates = with_conflicts(updates, inp.values, question)
     answered = has_answer(updates, question) or keep is not None or bool(refreshed)
@@ -146,6 +147,25 @@ def resolve(inp: ResolverInput) -> Resolution:
     return Resolution(tuple(updates), answered, shift, keep,
                       reasoning(updates, shift, keep, rejected, refreshed, unsure), tuple(rejected), refreshed,
                       tuple(unsure))
+
+
+def _retracted(reply: str, question: Question, updates: list[FactUpdate],
+               unsure: list[Proposal]) -> tuple[list[FactUpdate], list[Proposal]]:
+    """The asked field's value read before a correction cue that nothing after it replaced ("Sheffield,
+    sorry, Rotherham"): the person took it back, so it is asked, not stored."""
+    lower = reply.lower()
+    cues = [m.start() for m in _REPLACES.finditer(lower)] + [m.start() for m in patterns.CORRECTION.finditer(lower)]
+    key = (question.node, question.field)
+    out = []
+    for update in updates:
+        at = lower.find(update.words.lower()) if update.words else -1
+        if (update.node, update.field) == key and update.current and at >= 0 and any(c > at for c in cues) \
+                and question.kind in ("field", "rephrase") and update.value is not None:
+            unsure.append(Proposal(update.node, update.field, update.value, update.words,
+                                   "a value said before a correction"))
+            continue
+        out.append(update)
+    return out, unsure
 
 
 def _skip(question: Question) -> Resolution:
@@ -415,9 +435,21 @@ def _answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | 
         masked = _masked(clause)
         match = next(iter(find_choices(spec, masked, near=True)), None)
         return None if match is None else match.value
-    if clause.claims:
-        return None  # free text after named facts would be guessed, not read
-    return _text_value(_ANSWER_LEAD.sub("", clause.text, count=1), spec, lower_ok=True)
+    if clause.claims or _REFUSAL.search(clause.lower):
+        return None  # free text after named facts would be guessed, not read; "I'd rather not" is no name
+    text = _TEXT_TIME.sub("", _ANSWER_LEAD.sub("", clause.text, count=1))
+    if spec.text != "phrase" or (spec.max_length or MAX_TEXT_VALUE) <= 120:
+        text = text.split(",")[0]  # a name, a town, an employer ends at its comma ("Swindon now, moved for work")
+    value = _text_value(text, spec, lower_ok=True)
+    if value is not None:
+        clause.words = text.strip()
+    return value
+
+
+#: A refusal is not an answer.
+_REFUSAL = re.compile(r"\b(?:rather not|prefer not|not telling|won't say|none of your)\b")
+#: Words of time around a free-text answer ("still glasgow", "birmingham now").
+_TEXT_TIME = re.compile(r"^\s*still\s|\s(?:now|these days|at the moment|currently|nowadays)\b", re.IGNORECASE)
 
 
 #: A value said after these replaces the ones before it ("68 kilos, sorry I meant 72"; "4, no make that 5").
