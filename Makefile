@@ -92,6 +92,7 @@ docs: $(STAMP) ## Regenerate docs/reference/ (settings, CLI, API) and build the 
 bench: $(STAMP) ## Time the ICICI parser in-process, as a fresh process, in cold and warm sandboxes (phases); check of 100 parsers; a warm run; a scan's parser (peak memory, time a page); the service (first event, overhead, 100 queued runs); the console (10,000 runs, 1,000,000 lines, a node's end)
 	@$(PY) -m tools.bench
 	@$(PY) -m tools.bench_scan
+	@$(PY) -m tools.bench_intake_reply
 	@$(PY) -m tools.bench_service
 	@$(PY) -m tools.bench_console
 

@@ -11,6 +11,7 @@ temporal words, life events) are the seed's examples made into word lists.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Literal
 
 # Longest reply read (the reply box's bound); the rest is cut (and the cut said in the transcript).
@@ -113,5 +114,12 @@ def events(clause: str) -> list[str]:
 
 def keyword_at(clause: str, keyword: str) -> int:
     """Where ``keyword`` (a word or phrase, matched on word boundaries) starts in ``clause``; -1 if absent."""
-    match = re.search(rf"(?<!\w){re.escape(keyword)}(?!\w)", clause)
+    if keyword not in clause:  # most keywords are absent: no pattern needed
+        return -1
+    match = _keyword_pattern(keyword).search(clause)
     return match.start() if match else -1
+
+
+@lru_cache(maxsize=4096)
+def _keyword_pattern(keyword: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w){re.escape(keyword)}(?!\w)")

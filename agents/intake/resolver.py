@@ -156,10 +156,14 @@ def _retracted(reply: str, question: Question, updates: list[FactUpdate],
     lower = reply.lower()
     cues = [m.start() for m in _REPLACES.finditer(lower)] + [m.start() for m in patterns.CORRECTION.finditer(lower)]
     key = (question.node, question.field)
+    where = {(u.node, u.field): lower.find(u.words.lower()) if u.words else -1 for u in updates}
     out = []
     for update in updates:
-        at = lower.find(update.words.lower()) if update.words else -1
-        if (update.node, update.field) == key and update.current and at >= 0 and any(c > at for c in cues) \
+        at = where[(update.node, update.field)]
+        later = [c for c in cues if c > at]
+        # a correction that went to another field ("1,900. Actually my salary is 58,000") takes nothing back
+        elsewhere = bool(later) and any(k != key and w > min(later) for k, w in where.items())
+        if (update.node, update.field) == key and update.current and at >= 0 and later and not elsewhere \
                 and question.kind in ("field", "rephrase") and update.value is not None:
             unsure.append(Proposal(update.node, update.field, update.value, update.words,
                                    "a value said before a correction"))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import pint
 
@@ -58,7 +59,7 @@ class Quantity:
 
 
 @lru_cache(maxsize=1)
-def registry() -> pint.UnitRegistry:
+def registry() -> "pint.UnitRegistry[Any]":
     """pint's default registry, built once per process (it takes a few hundred milliseconds)."""
     return pint.UnitRegistry()
 

@@ -152,7 +152,7 @@ def find_choices(spec: FieldSchema, text: str, *, near: bool) -> list[ChoiceMatc
     phrases += [(_pattern(word), value, "synonym") for value, words in spec.synonyms.items() for word in words]
     found: list[ChoiceMatch] = []
     for pattern, value, how in sorted(phrases, key=lambda p: -len(p[0])):
-        for match in re.finditer(pattern, text.lower()):
+        for match in _compiled(pattern).finditer(text.lower()):
             if not any(m.start < match.end() and match.start() < m.end for m in found):
                 found.append(ChoiceMatch(value, match.start(), match.end(), how))
     if near and not found:
@@ -160,9 +160,15 @@ def find_choices(spec: FieldSchema, text: str, *, near: bool) -> list[ChoiceMatc
     return sorted(found, key=lambda m: m.start)
 
 
+@lru_cache(maxsize=4096)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
 _SIGNS = {"+": r"(?:\+|positive|pos|plus)", "-": r"(?:-|negative|neg|minus)"}
 
 
+@lru_cache(maxsize=4096)
 def _pattern(phrase: str) -> str:
     """How an enum value or synonym is found: its words on word boundaries, any separator between;
     a value ending in a sign ("O+", "AB-") only with that sign or its word ("a positive", "AB neg",
