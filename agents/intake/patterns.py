@@ -23,7 +23,7 @@ MAX_CLAUSES = 40
 _SUBJECT = r"(?:i|i'm|i've|i'd|i'll|im|my|we|we're|we've|our|he|she|they|it's|there's|me|mine|now|then)\b"
 #: Sentence ends (a period not inside a number such as 1.2); ", and" / " but " / "," before a new statement.
 _CLAUSE_SPLIT = re.compile(
-    rf"(?:[;!?\n]|\.(?!\d))+|,\s{{0,3}}(?:and|but|so|plus)\s(?={_SUBJECT})"
+    rf"(?:[;!?\n]|(?<!\s[A-Z])\.(?!\d))+|,\s{{0,3}}(?:and|but|so|plus)\s(?={_SUBJECT})"
     rf"|\s(?:and|but|although|though|so|while|plus)\s(?={_SUBJECT})|,\s{{0,3}}(?={_SUBJECT})", re.IGNORECASE)
 _SKIP = re.compile(
     r"^\s{0,5}(?:skip(?: (?:it|this|that))?|pass|n/?a|next|prefer not to (?:say|answer)|"
@@ -41,10 +41,10 @@ CORRECTION = re.compile(
 _NO_LONGER = re.compile(r"\b(?:no longer|not anymore|not any more|any longer)\b")
 _FUTURE = re.compile(
     r"\b(?:will|won'?t|going to|gonna|plan to|planning to|expect to|hope to|next (?:week|month|year)|"
-    r"soon|in the future|from next)\b|'ll\b"
+    r"soon|in the future|from next|(?:i|we|she|he) (?:start|begin))\b|'ll\b"
 )
 _PAST = re.compile(r"\b(?:used to|previously|formerly|last (?:year|month)|years? ago|in the past|before that|"
-                   r"back then|at the time)\b")
+                   r"back then|at the time|(?:i|it|we|he|she|they) (?:was|were))\b")
 _NOW = re.compile(r"\b(?:now|currently|these days|nowadays|at the moment|today|this year)\b")
 #: Life events that change the present at once and shift priorities (the seed's "job loss").
 _EVENTS = {

@@ -53,10 +53,11 @@ _DATE = re.compile(
 _LEADING = re.compile(rf"^(?:{_PREP}\s|the\s)?(?:(?:end|start|beginning|middle)\sof\s)?", re.IGNORECASE)
 _WITHIN = re.compile(r"^(?:in|within)\s(?:the\s)?(?:next\s)?(\d{1,2}\s(?:years?|months?))$", re.IGNORECASE)
 #: The period an amount is per, right after it: "4k a month", "$1,500/month", "30k yearly".
-_PER = re.compile(r"\s{0,2}(?:(?:a|an|per|each|every)\s{1,2}|/\s?)(month|mo|year|yr|annum|week|wk)\b"
+_PER = re.compile(r"\s{0,2}(?:(?:a|an|per|each|every)\s{1,2}|/\s?)(month|mo|year|yr|annum|week|wk|hour|hr)\b"
                   r"|\s{0,2}(monthly|annually|yearly|weekly)\b", re.IGNORECASE)
 _PERIODS = {"month": "month", "mo": "month", "monthly": "month", "year": "year", "yr": "year", "annum": "year",
-            "annually": "year", "yearly": "year", "week": "week", "wk": "week", "weekly": "week"}
+            "annually": "year", "yearly": "year", "week": "week", "wk": "week", "weekly": "week",
+            "hour": "hour", "hr": "hour"}
 _YEAR_ONLY = re.compile(r"^(?:19|20|21)\d{2}$")
 #: An amount or a number: an optional currency before, the digits, a suffix, a currency after, a percent.
 _NUMBER = re.compile(

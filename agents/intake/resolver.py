@@ -56,8 +56,10 @@ _CUE_GAP = re.compile(r"^[\s:,]{0,3}(?:(?:about|around|roughly|nearly|almost|jus
 #: Words dropped before a free-text answer ("It's Lisbon" → "Lisbon").
 _ANSWER_LEAD = re.compile(r"^\s*(?:(?:well|so|ok|okay|hmm|um|yes|yeah|sure|oh|hi|hello|hey)\b[,!.\s]*)?"
                           r"(?:(?:my name is|my name's|name's|i'm called|call me|i live in|i am in|i'm in|i work as|"
-                          r"i work at|i work for|i'm|i am|it's|it is|that's|that is|this is|we're in|to)\b)?\s*"
-                          r"(?:an?\s)?", re.IGNORECASE)
+                          r"i work at|i work for|i'm|i am|it's|it is|that's|that is|this is|we're in|we live in|"
+                          r"live in|living in|based in|moved to|in|to)\b)?\s*"
+                          r"(?:my (?:husband|wife|partner|mum|mom|mother|dad|father|son|daughter|brother|sister|"
+                          r"friend)\b[,:\s]*)?(?:an?\s)?", re.IGNORECASE)
 
 
 def _today() -> datetime.date:
@@ -92,6 +94,8 @@ class _Clause:
     """Values read without confidence: asked, never stored."""
     words: str = ""
     """The words the last value taken was read from."""
+    reply: str = ""
+    """The whole reply (a unit said in one clause holds for a number in the next)."""
 
     def take(self, index: int, start: int, end: int) -> Span:
         """Use span ``index`` up, with the part ``[start, end)`` of the clause that held it."""
@@ -205,7 +209,8 @@ def _clauses(reply: str, today: datetime.date, prefer: reading.Prefer) -> list[_
         correcting = correcting or patterns.is_correction(lower)
         found = reading.dates(text, today, prefer)
         spans = sorted(found + reading.numbers(text, found), key=lambda s: s.start)
-        out.append(_Clause(text, lower, patterns.temporal_cue(lower), correcting or patterns.no_longer(lower), spans))
+        out.append(_Clause(text, lower, patterns.temporal_cue(lower), correcting or patterns.no_longer(lower), spans,
+                           reply=reply))
     return out
 
 
@@ -231,7 +236,10 @@ def _clause_facts(clause: _Clause, inp: ResolverInput, *,
         if trigger.spec.kind == "text":
             _sibling_date(clause, trigger, inp, done, updates, rejected)
         taken = (set(clause.used), list(clause.claims))
-        value = _read(clause, trigger)
+        if asked and trigger.spec.kind in ("money", "number") and trigger.how == "keyword":
+            value = _number_answer(clause, trigger.spec, question)  # a correction, a sum, several times
+        else:
+            value = _read(clause, trigger)
         new = clause.used - taken[0]
         if value is None:
             continue
@@ -376,7 +384,7 @@ def _span_value(span: Span, kind: str, per: str | None = None) -> Scalar:
         return span.year if span.year is not None else int(span.value)
     if kind == "date" and span.kind == "number":
         return str(span.value)
-    if kind == "money" and per and span.per and span.per != per and isinstance(span.value, int | float):
+    if kind == "money" and per and span.per in _PER_YEAR and span.per != per and isinstance(span.value, int | float):
         value = round(span.value * _PER_YEAR[span.per] / _PER_YEAR[per], 2)
         return int(value) if float(value).is_integer() else value
     return span.value
@@ -434,6 +442,9 @@ def _answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | 
     if question.kind in ("confirm", "refresh") and patterns.yes_no(clause.lower) is not None:
         return None  # "yes" / "no" to "which is right?" is not the value itself (see confirmation)
     if kind == "boolean":
+        if _PARTLY.search(clause.lower):
+            clause.unsure.append(Proposal(question.node, question.field, True, clause.text[:120], "partly"))
+            return None
         return patterns.yes_no(clause.lower)
     if kind == "choice":
         masked = _masked(clause)
@@ -443,13 +454,16 @@ def _answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | 
         return None  # free text after named facts would be guessed, not read; "I'd rather not" is no name
     text = _TEXT_TIME.sub("", _ANSWER_LEAD.sub("", clause.text, count=1))
     if spec.text != "phrase" or (spec.max_length or MAX_TEXT_VALUE) <= 120:
-        text = text.split(",")[0]  # a name, a town, an employer ends at its comma ("Swindon now, moved for work")
+        text = _TEXT_END.split(text)[0]  # a name, a town, an employer ends at its comma ("Swindon now, moved for work")
     value = _text_value(text, spec, lower_ok=True)
     if value is not None:
         clause.words = text.strip()
     return value
 
 
+#: Where a short free-text answer ends: a comma, a dash, "in kent".
+_TEXT_END = re.compile(r",|\s[-–]\s|\s(?:in|near|not)\s")
+_PARTLY = re.compile(r"^\s*(?:partly|partially|sort of|kind of|sometimes|some of|half)\b")
 #: A refusal is not an answer.
 _REFUSAL = re.compile(r"\b(?:rather not|prefer not|not telling|won't say|none of your)\b")
 #: Words of time around a free-text answer ("still glasgow", "birmingham now").
@@ -466,6 +480,7 @@ _TOTAL_AFTER = re.compile(r"^\s{0,2}(?:in total|all in|altogether|total|between 
 _HEDGE = re.compile(r"\b(?:or|either|between|maybe|depending|depends|somewhere|roughly between|ish|early|late|mid|"
                     r"couple|few|several|half|quarter|quarters|dozen|odd)\b|\d\s?-\s?\d|\d0s\b|"
                     r"\bplus\b|\bdue\b")
+_CURRENCY = re.compile(r"[$€£₹¥]|\b(?:usd|eur|gbp|inr|dollars?|euros?|pounds?|rupees?)\b")
 #: An amount that is not the field's as said: net of tax, or a period that does not convert exactly.
 _NET = re.compile(r"\b(?:take home|takes home|take-home|net|after tax)\b")
 #: A date written with two numbers that could each be the month ("04/08/2026").
@@ -505,9 +520,12 @@ def _doubt(clause: _Clause, span: Span, spec: FieldSchema) -> str:
     ambiguous = _AMBIGUOUS_DATE.match(words.strip())
     if spec.kind == "date" and ambiguous and ambiguous[1] != ambiguous[2] and max(map(int, ambiguous.groups())) <= 12:
         return "day and month could be either way round"
+    if spec.kind == "money" and span.per == "hour":
+        return "an amount per hour"
     if spec.kind == "money" and _NET.search(clause.lower):
         return "an amount after tax"
-    if spec.kind == "money" and spec.per and span.per and span.per != spec.per and spec.per != "year":
+    if spec.kind == "money" and spec.per and span.per and span.per != spec.per and spec.per != "year" \
+            and "week" in (span.per, spec.per):  # a month is no whole number of weeks: 250 a week is no monthly sum
         return f"an amount per {span.per} for a field per {spec.per}"
     return ""
 
@@ -534,7 +552,7 @@ def _quantity_answer(clause: _Clause, spec: FieldSchema, question: Question) -> 
     if not candidates:
         return None
     chosen, why = _pick(clause, candidates)
-    if chosen is not None and units.names_dimension(clause.text, unit):
+    if chosen is not None and units.names_dimension(reading.digits_for_words(clause.reply), unit):
         return _span_value(clause.take(chosen, *_bounds(clause, chosen)), spec.kind, spec.per)
     index, span = candidates[0]
     clause.used.add(index)
@@ -557,6 +575,9 @@ def _pick(clause: _Clause, candidates: list[tuple[int, Span]]) -> tuple[int | No
         summed = [(i, s) for i, s in candidates if _TOTAL_AFTER.match(lower[s.end:s.end + 20])]
         if summed or after:
             return (summed or after)[-1][0], ""
+        signs = {m.group() for _, s in candidates for m in _CURRENCY.finditer(clause.lower[s.start:s.end])}
+        if len(signs) > 1:
+            return None, "amounts in two currencies"
         present = [(i, s) for i, s in candidates if _span_time(clause, s, candidates) == "present"]
         if len(present) == 1:
             return present[0][0], ""
