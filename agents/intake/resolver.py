@@ -38,6 +38,7 @@ from __future__ import annotations
 import datetime
 import re
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from agents.intake import patterns, reading, text_values, units
 from agents.intake.models import FactUpdate, Proposal, Question, Rejection, Resolution, Scalar, Temporal
@@ -47,6 +48,8 @@ from agents.intake.values import ChoiceMatch, check, find_choices
 
 #: Longest free-text value kept (a schema's maxLength may say less).
 MAX_TEXT_VALUE = 160
+#: Longest reply whose words are taken as a free-text answer without a cue (a story is no town's name).
+MAX_TEXT_ANSWER_REPLY = 100
 #: How far a value may stand from its keyword: after the keyword's end, before its start.
 KEYWORD_AFTER = 48
 KEYWORD_BEFORE = 32
@@ -135,7 +138,8 @@ def resolve(inp: ResolverInput) -> Resolution:
     shift: str | None = None
     unsure: list[Proposal] = []
     for clause in _clauses(reply, inp.today, prefer):
-        found, refused, event = _clause_facts(clause, inp, answered=has_answer(updates, question))
+        asked_unsure = any((p.node, p.field) == (question.node, question.field) for p in unsure)
+        found, refused, event = _clause_facts(clause, inp, answered=has_answer(updates, question) or asked_unsure)
         updates += found
         rejected += refused
         unsure += clause.unsure
@@ -146,11 +150,26 @@ def resolve(inp: ResolverInput) -> Resolution:
     updates = with_conflicts(updates, inp.values, question)
     answered = has_answer(updates, question) or keep is not None or bool(refreshed)
     rejected = [r for r in rejected if not any((u.node, u.field) == (r.node, r.field) for u in updates)]
+    updates = _competing(updates, unsure, question)
     sure = {(u.node, u.field) for u in updates if u.current}
     unsure = list({(p.node, p.field): p for p in reversed(unsure) if (p.node, p.field) not in sure}.values())[::-1]
     return Resolution(tuple(updates), answered, shift, keep,
                       reasoning(updates, shift, keep, rejected, refreshed, unsure), tuple(rejected), refreshed,
                       tuple(unsure))
+
+
+def _competing(updates: list[FactUpdate], unsure: list[Proposal], question: Question) -> list[FactUpdate]:
+    """A volunteered value with another reading of the same field beside it ("a student ... my part time
+    job") is no sure value: both readings are asked."""
+    doubted = {(p.node, p.field): p.value for p in unsure}
+    out = []
+    for update in updates:
+        key = (update.node, update.field)
+        if key != (question.node, question.field) and key in doubted and doubted[key] != update.value \
+                and update.current and update.value is not None:
+            continue
+        out.append(update)
+    return out
 
 
 def _retracted(reply: str, question: Question, updates: list[FactUpdate],
@@ -221,7 +240,8 @@ def _clause_facts(clause: _Clause, inp: ResolverInput, *,
     rejected: list[Rejection] = []
     done = {(u.node, u.field) for u in updates}
     question = inp.question
-    for trigger in sorted(_triggers(clause, inp.schemas), key=lambda t: (t.spec.kind == "text", t.at)):
+    triggers = _two_options(clause, _triggers(clause, inp.schemas), question)
+    for trigger in sorted(triggers, key=lambda t: (t.spec.kind == "text", t.at)):
         if (trigger.node, trigger.field) in done:
             continue
         asked = (trigger.node, trigger.field) == (question.node, question.field)
@@ -259,6 +279,23 @@ def _clause_facts(clause: _Clause, inp: ResolverInput, *,
         if value is not None:
             _keep(question.node, question.field, spec, value, clause, inp, "answers the question", updates, rejected)
     return updates, rejected, event
+
+
+def _two_options(clause: _Clause, triggers: list[_Trigger], question: Question) -> list[_Trigger]:
+    """Two options named for the asked field ("either A+ or A-"): with a correction the last stands
+    ("married - well, divorced now actually"), else neither, and the first is asked."""
+    key = (question.node, question.field)
+    options = [t for t in triggers if (t.node, t.field) == key and t.how == "choice" and t.choice is not None]
+    if len({t.choice.value for t in options if t.choice is not None}) < 2:
+        return triggers
+    rest = [t for t in triggers if t not in options]
+    if clause.correction:
+        return rest + [max(options, key=lambda t: t.at)]
+    first = min(options, key=lambda t: t.at)
+    assert first.choice is not None
+    clause.claims += [(t.at, t.end) for t in options]
+    clause.unsure.append(Proposal(first.node, first.field, first.choice.value, clause.text[:120], "two options"))
+    return rest
 
 
 def _names_alone(clause: _Clause, trigger: _Trigger) -> bool:
@@ -450,7 +487,7 @@ def _answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | 
         masked = _masked(clause)
         match = next(iter(find_choices(spec, masked, near=True)), None)
         return None if match is None else match.value
-    if clause.claims or _REFUSAL.search(clause.lower):
+    if clause.claims or _REFUSAL.search(clause.lower) or len(clause.reply) > MAX_TEXT_ANSWER_REPLY:
         return None  # free text after named facts would be guessed, not read; "I'd rather not" is no name
     text = _TEXT_TIME.sub("", _ANSWER_LEAD.sub("", clause.text, count=1))
     if spec.text != "phrase" or (spec.max_length or MAX_TEXT_VALUE) <= 120:
@@ -549,16 +586,28 @@ def _quantity_answer(clause: _Clause, spec: FieldSchema, question: Question) -> 
         clause.unsure.append(Proposal(question.node, question.field, found[0].value, clause.text[:120],
                                       "two quantities for one field"))
         return None
-    if not candidates:
-        return None
+    if not candidates or _reply_quantities(clause.reply, unit):
+        return None  # a quantity with its unit elsewhere in the reply is the answer, not a bare number here
     chosen, why = _pick(clause, candidates)
-    if chosen is not None and units.names_dimension(reading.digits_for_words(clause.reply), unit):
+    if chosen is not None and _reply_names_unit(clause.reply, unit):
         return _span_value(clause.take(chosen, *_bounds(clause, chosen)), spec.kind, spec.per)
     index, span = candidates[0]
     clause.used.add(index)
     clause.unsure.append(Proposal(question.node, question.field, _span_value(span, spec.kind), clause.text[:120],
                                   why or f"a number without its unit ({unit})"))
     return None
+
+
+@lru_cache(maxsize=32)
+def _reply_quantities(reply: str, unit: str) -> bool:
+    """Whether the whole reply holds a quantity of ``unit``'s dimension (read once per reply)."""
+    return bool(units.quantities(reading.digits_for_words(reply), unit))
+
+
+@lru_cache(maxsize=32)
+def _reply_names_unit(reply: str, unit: str) -> bool:
+    """Whether the whole reply names a unit of ``unit``'s dimension (read once per reply)."""
+    return units.names_dimension(reading.digits_for_words(reply), unit)
 
 
 def _pick(clause: _Clause, candidates: list[tuple[int, Span]]) -> tuple[int | None, str]:
