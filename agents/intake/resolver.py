@@ -99,6 +99,10 @@ class _Clause:
     """The words the last value taken was read from."""
     reply: str = ""
     """The whole reply (a unit said in one clause holds for a number in the next)."""
+    when: Temporal | None = None
+    """The time of the value just taken, when its own words say it (over the clause's cue)."""
+    others: list[tuple[Span, Temporal]] = field(default_factory=list)
+    """Values of other times beside the one taken ("used to be 2,700"): kept as history."""
 
     def take(self, index: int, start: int, end: int) -> Span:
         """Use span ``index`` up, with the part ``[start, end)`` of the clause that held it."""
@@ -278,6 +282,11 @@ def _clause_facts(clause: _Clause, inp: ResolverInput, *,
         value = _answer(clause, spec, question)
         if value is not None:
             _keep(question.node, question.field, spec, value, clause, inp, "answers the question", updates, rejected)
+            for span, when in clause.others:  # "it's 3,100 now, used to be 2,700": 2,700 is kept, as past
+                clause.words, clause.when = clause.text[span.start:span.end], when
+                _keep(question.node, question.field, spec, _span_value(span, spec.kind, spec.per), clause, inp,
+                      f"is of another time ({when})", updates, [])
+            clause.others = []
     return updates, rejected, event
 
 
@@ -321,7 +330,8 @@ def _keep(node: str, name: str, spec: FieldSchema, value: Scalar, clause: _Claus
         rejected.append(Rejection(node, name, value, checked.reason))
         return
     frame = _frame(inp.schemas, node, name)
-    when = frame if spec.kind in ("date", "year") else clause.cue or frame
+    when = frame if spec.kind in ("date", "year") else clause.when or clause.cue or frame
+    clause.when = None
     updates.append(FactUpdate(node, name, checked.value, temporal=when, frame=frame, is_correction=clause.correction,
                               reasoning=f"{when} statement that {why}: {clause.text[:80]}",
                               words=(clause.words or clause.text)[:120]))
@@ -509,7 +519,7 @@ _TEXT_TIME = re.compile(r"^\s*still\s|\s(?:now|these days|at the moment|currentl
 
 #: A value said after these replaces the ones before it ("68 kilos, sorry I meant 72"; "4, no make that 5").
 _REPLACES = re.compile(r"\b(?:sorry|i meant|i mean|make (?:that|it)|or rather|scratch that|actually|no wait|"
-                       r"correction|should be|it's|its)\b|\*|\bno,?\s(?=\d)")
+                       r"correction)\b|\*|\bno,?\s(?=\d)")
 #: A value said after these is the sum the reply arrives at ("1,200 plus 300, so 1,500"; "= 10000").
 _TOTAL_BEFORE = re.compile(r"\b(?:so|total(?: of)?|comes to|making|which is)\b|=")
 _TOTAL_AFTER = re.compile(r"^\s{0,2}(?:in total|all in|altogether|total|between us|all together|combined)\b")
@@ -523,10 +533,17 @@ _NET = re.compile(r"\b(?:take home|takes home|take-home|net|after tax)\b")
 #: A date written with two numbers that could each be the month ("04/08/2026").
 _AMBIGUOUS_DATE = re.compile(r"^(\d{1,2})[/.](\d{1,2})[/.]\d{2,4}$")
 #: Said right before or after a value: the time it is of ("used to be 2,700"; "3,100 now").
-_SPAN_PAST = re.compile(r"\b(?:used to(?: be)?|was|were|from|ago|last year|previously|before|in (?:19|20)\d\d)\b")
-_SPAN_FUTURE = re.compile(r"\b(?:will|'ll|going to|once|next (?:year|month|week)|by next|from (?:next|january|"
-                          r"february|march|april|may|june|july|august|september|october|november|december)|"
-                          r"should be|goes up to|rising to|up to)\b")
+_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
+#: Said right before a value, the time it is of ("used to be 2,700"; "from 11k"; "will be 4").
+_BEFORE_PAST = re.compile(r"\b(?:used to(?: be)?|was|were|from|previously|before|last (?:year|month|week))"
+                          r"\W{0,3}(?:\w+\W{1,3}){0,2}$")
+_BEFORE_NOW = re.compile(r"\b(?:this year|now|these days|at the moment|currently|nowadays)\W{0,3}(?:[\w']+\W{1,3}){0,4}$")
+_BEFORE_FUTURE = re.compile(r"\b(?:will|'ll|going to|once|should be|goes up to|rising to|up to|more like)"
+                            r"\W{0,3}(?:\w+\W{1,3}){0,2}$")
+#: Said right after a value ("3,100 now"; "11k two years ago"; "40 in august", "4 once my mum moves in").
+_AFTER_PAST = re.compile(r"^\W{0,3}(?:\w+\W{1,3}){0,2}?(?:ago|last (?:year|month|week)|in (?:19|20)\d\d)\b")
+_AFTER_FUTURE = re.compile(rf"^\W{{0,3}}(?:\w+\W{{1,3}}){{0,2}}?(?:next (?:year|month|week)|by next|once|"
+                           rf"in (?:{_MONTHS})|from (?:{_MONTHS}|next))\b")
 
 
 def _number_answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | None:
@@ -539,6 +556,8 @@ def _number_answer(clause: _Clause, spec: FieldSchema, question: Question) -> Sc
     if not candidates:
         return None
     chosen, why = _pick(clause, candidates)
+    if chosen is not None and len(candidates) > 1 and clause.when is None:
+        clause.when = _span_time(clause, clause.spans[chosen], candidates)  # its own words' time, not the clause's
     if chosen is not None:
         why = _doubt(clause, clause.spans[chosen], spec)
         chosen = None if why else chosen
@@ -576,6 +595,11 @@ def _quantity_answer(clause: _Clause, spec: FieldSchema, question: Question) -> 
     if found:
         fixes = [m.end() for m in _REPLACES.finditer(clause.lower)]
         after = [q for q in found if fixes and q.start >= fixes[-1]]
+        bare = [s for _, s in candidates if fixes and s.start >= fixes[-1] and not any(
+            s.overlaps(q.start, q.end) for q in found)]
+        if not after and bare and found[-1].unit and isinstance(bare[0].value, int | float):
+            clause.words = clause.text[bare[0].start:bare[0].end]  # "68 kilos, sorry I meant 72": 72 kilos
+            return units.convert(float(bare[0].value), found[-1].unit, unit)
         if len(found) == 1 and not _HEDGE.search(_without_dates(clause)) or after:
             quantity = (after or found)[0]
             clause.used |= {i for i, span in candidates if span.overlaps(quantity.start, quantity.end)}
@@ -586,7 +610,7 @@ def _quantity_answer(clause: _Clause, spec: FieldSchema, question: Question) -> 
         clause.unsure.append(Proposal(question.node, question.field, found[0].value, clause.text[:120],
                                       "two quantities for one field"))
         return None
-    if not candidates or _reply_quantities(clause.reply, unit):
+    if not candidates or (_reply_quantities(clause.reply, unit) and clause.cue != "present"):
         return None  # a quantity with its unit elsewhere in the reply is the answer, not a bare number here
     chosen, why = _pick(clause, candidates)
     if chosen is not None and _reply_names_unit(clause.reply, unit):
@@ -613,23 +637,25 @@ def _reply_names_unit(reply: str, unit: str) -> bool:
 def _pick(clause: _Clause, candidates: list[tuple[int, Span]]) -> tuple[int | None, str]:
     """Which candidate answers (its index), or None with why not."""
     lower = clause.lower
-    fixes = [m.end() for m in _REPLACES.finditer(lower)]
-    if fixes and len(candidates) > 1:
-        after = [(i, s) for i, s in candidates if s.start >= fixes[-1]]
-        if after:
+    for fix in reversed([m.end() for m in _REPLACES.finditer(lower)]):  # the last correction with a value after it
+        after = [(i, s) for i, s in candidates if s.start >= fix]
+        if after and len(candidates) > 1:
             return after[0][0], ""
     totals = [m.end() for m in _TOTAL_BEFORE.finditer(lower)]
+    signs = {m.group() for _, s in candidates for m in _CURRENCY.finditer(lower[s.start:s.end])}
+    if len(signs) > 1:
+        return None, "amounts in two currencies"
     if len(candidates) > 1:
         after = [(i, s) for i, s in candidates if totals and s.start >= totals[-1]]
         summed = [(i, s) for i, s in candidates if _TOTAL_AFTER.match(lower[s.end:s.end + 20])]
         if summed or after:
             return (summed or after)[-1][0], ""
-        signs = {m.group() for _, s in candidates for m in _CURRENCY.finditer(clause.lower[s.start:s.end])}
-        if len(signs) > 1:
-            return None, "amounts in two currencies"
-        present = [(i, s) for i, s in candidates if _span_time(clause, s, candidates) == "present"]
+        times = {i: _span_time(clause, s, candidates) for i, s in candidates}
+        present = [i for i, when in times.items() if when == "present"]
         if len(present) == 1:
-            return present[0][0], ""
+            clause.when = "present"
+            clause.others = [(clause.spans[i], when) for i, when in times.items() if i != present[0]]
+            return present[0], ""
         return None, "two values for one field"
     if _HEDGE.search(_without_dates(clause)):
         return None, "a value said with a doubt"
@@ -646,15 +672,17 @@ def _without_dates(clause: _Clause) -> str:
 
 
 def _span_time(clause: _Clause, span: Span, candidates: list[tuple[int, Span]]) -> Temporal:
-    """The time the words right around ``span`` (up to the neighbouring values) name."""
+    """The time the words right before ``span`` (from the value before it) and right after it (to
+    the next comma or value) name."""
     starts = [s.end for _, s in candidates if s.end <= span.start]
     ends = [s.start for _, s in candidates if s.start >= span.end]
-    before = clause.lower[max(starts + [span.start - 24, 0]):span.start]
-    after = clause.lower[span.end:min(ends + [span.end + 24])]
-    around = before + " | " + after
-    if _SPAN_FUTURE.search(around):
+    before = clause.lower[max(starts + [span.start - 24, 0]):span.start].rsplit(",", 1)[-1]
+    after = clause.lower[span.end:min(ends + [span.end + 24])].split(",", 1)[0]
+    if _BEFORE_NOW.search(before):
+        return "present"  # "this year it'll be more like 58k" is this year's
+    if _BEFORE_FUTURE.search(before) or _AFTER_FUTURE.search(after):
         return "future"
-    if _SPAN_PAST.search(around):
+    if _BEFORE_PAST.search(before) or _AFTER_PAST.search(after):
         return "past"
     return "present"
 

@@ -56,6 +56,8 @@ class Quantity:
     start: int
     end: int
     words: str
+    unit: str = ""
+    """The unit it was said in (pint's name): a correction's bare number is in the same ("68 kilos, sorry, 72")."""
 
 
 @lru_cache(maxsize=1)
@@ -89,7 +91,7 @@ def quantities(text: str, unit: str) -> list[Quantity]:
             if second is not None and second != first and dimension(second) == wanted and first in _IMPLIED:
                 value += _to(float(match["b"]), second, unit)
                 end = match.end()
-        found.append(Quantity(round(value, 2), match.start(), end, text[match.start():end]))
+        found.append(Quantity(round(value, 2), match.start(), end, text[match.start():end], first))
     if not found and wanted == dimension("foot"):
         found += [Quantity(round(_to(float(m["a"]), "foot", unit) + _to(float(m["b"]), "inch", unit), 2),
                            m.start(), m.end(), m.group()) for m in _FEET_INCHES.finditer(text)]
@@ -102,6 +104,11 @@ def names_dimension(text: str, unit: str) -> bool:
     return wanted is not None and any(dimension(_WORDS[m.group().lower()]) == wanted
                                       for m in re.finditer(rf"(?<=[\d\s]){_UNIT}(?![\w])", text, re.IGNORECASE)
                                       if m.group().lower() in _WORDS)
+
+
+def convert(value: float, said: str, unit: str) -> float:
+    """``value`` said in ``said`` (a pint unit name or a unit word) in ``unit``."""
+    return round(_to(value, _WORDS.get(said.lower(), said), unit), 2)
 
 
 def _count(text: str) -> float:

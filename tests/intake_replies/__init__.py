@@ -155,8 +155,8 @@ def _stored(memory: GraphMemory, node: str) -> dict[str, Scalar | None]:
     found = memory.view().node(node)
     if found is None:
         return {}
-    return {f.name: f.value for f in found.fields
-            if any(change.turn == 1 and change.applied for change in f.history)}
+    return {f.name: f.value for f in found.fields  # a skip (None) is no fact
+            if f.value is not None and any(change.turn == 1 and change.applied for change in f.history)}
 
 
 def _words(resolution: Resolution) -> dict[str, str]:
