@@ -99,6 +99,8 @@ class _Clause:
     """The words the last value taken was read from."""
     reply: str = ""
     """The whole reply (a unit said in one clause holds for a number in the next)."""
+    today: datetime.date = datetime.date(2000, 1, 1)
+    """The conversation's day (what "next Tuesday" is relative to)."""
     when: Temporal | None = None
     """The time of the value just taken, when its own words say it (over the clause's cue)."""
     others: list[tuple[Span, Temporal]] = field(default_factory=list)
@@ -233,7 +235,7 @@ def _clauses(reply: str, today: datetime.date, prefer: reading.Prefer) -> list[_
         found = reading.dates(text, today, prefer)
         spans = sorted(found + reading.numbers(text, found), key=lambda s: s.start)
         out.append(_Clause(text, lower, patterns.temporal_cue(lower), correcting or patterns.no_longer(lower), spans,
-                           reply=reply))
+                           reply=reply, today=today))
     return out
 
 
@@ -527,6 +529,8 @@ _TOTAL_AFTER = re.compile(r"^\s{0,2}(?:in total|all in|altogether|total|between 
 _HEDGE = re.compile(r"\b(?:or|either|between|maybe|depending|depends|somewhere|roughly between|ish|early|late|mid|"
                     r"couple|few|several|half|quarter|quarters|dozen|odd)\b|\d\s?-\s?\d|\d0s\b|"
                     r"\bplus\b|\bdue\b")
+_BIRTH = re.compile(r"\bbirth|\bborn\b")
+_NEXT_WEEKDAY = re.compile(r"\bnext\s(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b")
 _CURRENCY = re.compile(r"[$€£₹¥]|\b(?:usd|eur|gbp|inr|dollars?|euros?|pounds?|rupees?)\b")
 #: An amount that is not the field's as said: net of tax, or a period that does not convert exactly.
 _NET = re.compile(r"\b(?:take home|takes home|take-home|net|after tax)\b")
@@ -574,6 +578,12 @@ def _doubt(clause: _Clause, span: Span, spec: FieldSchema) -> str:
     """Why a single value read for the asked field is still not sure ('' when it is)."""
     words = clause.text[span.start:span.end]
     ambiguous = _AMBIGUOUS_DATE.match(words.strip())
+    if spec.kind == "date" and span.kind == "date" and not re.search(r"(?:19|20)\d\d|\b(?:to|yester)", words) \
+            and _BIRTH.search(f"{spec.description} {spec.question or ''}".lower()):
+        return "a date of birth without its year"
+    if spec.kind == "date" and _NEXT_WEEKDAY.search(words.lower()) and isinstance(span.value, str) \
+            and (datetime.date.fromisoformat(span.value) - clause.today).days < 7:
+        return "'next' may be this week's or the week after"
     if spec.kind == "date" and ambiguous and ambiguous[1] != ambiguous[2] and max(map(int, ambiguous.groups())) <= 12:
         return "day and month could be either way round"
     if spec.kind == "money" and span.per == "hour":
