@@ -50,8 +50,9 @@ eval: $(STAMP) ## Generate the synthetic corpus (SEED=7) and run the agent on ev
 	if [ $$status -gt 1 ]; then exit $$status; fi; \
 	$(PY) -m tools.eval_classes "$$dir/data" "$$dir/runs"
 
-eval-intake: $(STAMP) ## Run the intake agent's conversation corpus (tests/intake_corpus); print the pass rate per class
+eval-intake: $(STAMP) ## Run the intake agent's corpora (conversations: tests/intake_corpus; replies: tests/intake_replies); print the rates per class
 	@$(PY) -m tests.intake_corpus $(ARGS)
+	@$(PY) -m tests.intake_replies $(ARGS)
 
 check: $(STAMP) ## Check existing parsers: make check TARGET=icici PARSER="custom_parsers/icici_parser.py more/"
 	@if [ -z "$(TARGET)" ] || [ -z "$(PARSER)" ]; then echo "usage: make check TARGET=<name> PARSER=\"<file or folder>...\""; exit 2; fi
@@ -91,6 +92,7 @@ docs: $(STAMP) ## Regenerate docs/reference/ (settings, CLI, API) and build the 
 bench: $(STAMP) ## Time the ICICI parser in-process, as a fresh process, in cold and warm sandboxes (phases); check of 100 parsers; a warm run; a scan's parser (peak memory, time a page); the service (first event, overhead, 100 queued runs); the console (10,000 runs, 1,000,000 lines, a node's end)
 	@$(PY) -m tools.bench
 	@$(PY) -m tools.bench_scan
+	@$(PY) -m tools.bench_intake_reply
 	@$(PY) -m tools.bench_service
 	@$(PY) -m tools.bench_console
 

@@ -66,7 +66,8 @@ class FactUpdate:
     source: str = "user_input"
     confidence: float = 0.9
     reasoning: str = ""
-
+    words: str = ""
+    """The words of the reply the value was read from (kept with it, listed in the run's report)."""
 
     @property
     def current(self) -> bool:
@@ -85,6 +86,18 @@ class Rejection:
 
 
 @dataclass(frozen=True)
+class Proposal:
+    """A value the resolver read without enough confidence to store it: it is asked, never stored
+    ("Did you mean 2,500 for your emergency fund?")."""
+
+    node: str
+    field: str
+    value: Scalar
+    words: str
+    why: str
+
+
+@dataclass(frozen=True)
 class Resolution:
     """What the state resolver made of one reply."""
 
@@ -96,6 +109,8 @@ class Resolution:
     rejected: tuple[Rejection, ...] = ()
     refreshed: tuple[str, ...] = ()
     """``Node.field`` of held values the user confirmed are still right (a refresh question's "yes")."""
+    unsure: tuple[Proposal, ...] = ()
+    """Values read without confidence: each becomes a confirmation question, none is stored."""
 
     @property
     def conflicts_detected(self) -> bool:
@@ -105,7 +120,7 @@ class Resolution:
     @property
     def understood(self) -> bool:
         """Anything at all came out of the reply (else the loop survives an unparsed reply)."""
-        return bool(self.updates or self.rejected or self.refreshed) or self.keep_conflict is not None
+        return bool(self.updates or self.rejected or self.refreshed or self.unsure) or self.keep_conflict is not None
 
     def to_json(self) -> dict[str, Any]:
         """The memory's form (a turn's record)."""
@@ -116,7 +131,8 @@ class Resolution:
         """Back from :meth:`to_json`."""
         return cls(**{**doc, "updates": tuple(FactUpdate(**u) for u in doc["updates"]),
                       "rejected": tuple(Rejection(**r) for r in doc.get("rejected", ())),
-                      "refreshed": tuple(doc.get("refreshed", ()))})
+                      "refreshed": tuple(doc.get("refreshed", ())),
+                      "unsure": tuple(Proposal(**p) for p in doc.get("unsure", ()))})
 
 
 @dataclass(frozen=True)

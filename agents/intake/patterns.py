@@ -11,6 +11,7 @@ temporal words, life events) are the seed's examples made into word lists.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Literal
 
 # Longest reply read (the reply box's bound); the rest is cut (and the cut said in the transcript).
@@ -22,7 +23,7 @@ MAX_CLAUSES = 40
 _SUBJECT = r"(?:i|i'm|i've|i'd|i'll|im|my|we|we're|we've|our|he|she|they|it's|there's|me|mine|now|then)\b"
 #: Sentence ends (a period not inside a number such as 1.2); ", and" / " but " / "," before a new statement.
 _CLAUSE_SPLIT = re.compile(
-    rf"(?:[;!?\n]|\.(?!\d))+|,\s{{0,3}}(?:and|but|so|plus)\s(?={_SUBJECT})"
+    rf"(?:[;!?\n]|(?<!\s[A-Z])\.(?!\d))+|,\s{{0,3}}(?:and|but|so|plus)\s(?={_SUBJECT})"
     rf"|\s(?:and|but|although|though|so|while|plus)\s(?={_SUBJECT})|,\s{{0,3}}(?={_SUBJECT})", re.IGNORECASE)
 _SKIP = re.compile(
     r"^\s{0,5}(?:skip(?: (?:it|this|that))?|pass|n/?a|next|prefer not to (?:say|answer)|"
@@ -33,16 +34,17 @@ _YES = re.compile(r"^\s{0,5}(?:yes|yeah|yep|y|sure|correct|right|true|i do|i am|
 _NO = re.compile(r"^\s{0,5}(?:no|nope|n|false|i don'?t|i do not|i'?m not|i am not|none|"
                  r"the old one|the earlier one|the first one)\b")
 _NEGATION = re.compile(r"\b(?:no|not|don'?t|do not|doesn'?t|haven'?t|have no|never|without|none)\b")
-_CORRECTION = re.compile(
-    r"\b(?:actually|sorry|i meant|correction|i was wrong|to correct|mistake|let me correct|wait)\b"
+CORRECTION = re.compile(
+    r"\b(?:actually|sorry|i meant|i mean|make that|or rather|scratch that|correction|i was wrong|to correct|mistake|"
+    r"let me correct|wait)\b"
 )
 _NO_LONGER = re.compile(r"\b(?:no longer|not anymore|not any more|any longer)\b")
 _FUTURE = re.compile(
     r"\b(?:will|won'?t|going to|gonna|plan to|planning to|expect to|hope to|next (?:week|month|year)|"
-    r"soon|in the future|from next)\b|'ll\b"
+    r"soon|in the future|from next|(?:i|we|she|he) (?:start|begin))\b|'ll\b"
 )
 _PAST = re.compile(r"\b(?:used to|previously|formerly|last (?:year|month)|years? ago|in the past|before that|"
-                   r"back then|at the time)\b")
+                   r"back then|at the time|(?:i|it|we|he|she|they) (?:was|were))\b")
 _NOW = re.compile(r"\b(?:now|currently|these days|nowadays|at the moment|today|this year)\b")
 #: Life events that change the present at once and shift priorities (the seed's "job loss").
 _EVENTS = {
@@ -81,7 +83,7 @@ def negated(clause: str) -> bool:
 
 def is_correction(text: str) -> bool:
     """The user corrects something said before ("actually", "sorry", "I meant")."""
-    return bool(_CORRECTION.search(text))
+    return bool(CORRECTION.search(text))
 
 
 def no_longer(clause: str) -> bool:
@@ -112,5 +114,12 @@ def events(clause: str) -> list[str]:
 
 def keyword_at(clause: str, keyword: str) -> int:
     """Where ``keyword`` (a word or phrase, matched on word boundaries) starts in ``clause``; -1 if absent."""
-    match = re.search(rf"(?<!\w){re.escape(keyword)}(?!\w)", clause)
+    if keyword not in clause:  # most keywords are absent: no pattern needed
+        return -1
+    match = _keyword_pattern(keyword).search(clause)
     return match.start() if match else -1
+
+
+@lru_cache(maxsize=4096)
+def _keyword_pattern(keyword: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w){re.escape(keyword)}(?!\w)")

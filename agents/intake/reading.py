@@ -27,6 +27,7 @@ from functools import lru_cache
 from typing import Literal
 
 from dateparser.date import DateDataParser
+from numerizer import numerize
 from price_parser import Price
 from text_to_num import alpha2digit
 
@@ -37,6 +38,7 @@ Precision = Literal["year", "month", "day"]
 
 _MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
           r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
+_WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _PERIOD = r"(?:year|month|week|summer|winter|spring|autumn|fall)"
 _PREP = r"(?:in|by|since|until|till|before|after|from|of|around|during|circa|as of)"
 _DATE = re.compile(
@@ -47,15 +49,23 @@ _DATE = re.compile(
     r"|(?:the\s)?(?:end|start|beginning|middle)\sof\s\d{4}"
     r"|(?:in|within)\s(?:the\s)?(?:next\s)?\d{1,2}\s(?:years?|months?)|\d{1,2}\s(?:years?|months?)\sago"
     rf"|{_PREP}\s{_MONTH}\b(?!\.?\s{{1,2}}(?:\d|of\s))"
-    rf"|{_PREP}\s(?:(?:19|20|21)\d{{2}})\b)",
+    rf"|{_PREP}\s(?:(?:19|20|21)\d{{2}})\b"
+    rf"|(?:the\s)?\d{{1,2}}(?:st|nd|rd|th)?\s(?:of\s)?{_MONTH}\b(?:,?\s(?:19|20)\d\d\b)?"  # the 3rd of July (1979)
+    rf"|{_MONTH}\.?\s\d{{1,2}}(?:st|nd|rd|th)?\b(?!\s?\d)"                               # August 1st
+    r"|(?:the\sday\safter\s)?tomorrow|yesterday"
+    rf"|(?:next|last|this)\s{_WEEKDAY}"
+    r"|in\s\d{1,2}\s(?:days?|weeks?)|(?:\d{1,2}|a)\s(?:days?|weeks?)\sago)",
     re.IGNORECASE)
 _LEADING = re.compile(rf"^(?:{_PREP}\s|the\s)?(?:(?:end|start|beginning|middle)\sof\s)?", re.IGNORECASE)
-_WITHIN = re.compile(r"^(?:in|within)\s(?:the\s)?(?:next\s)?(\d{1,2}\s(?:years?|months?))$", re.IGNORECASE)
+_WITHIN = re.compile(r"^(?:in|within)\s(?:the\s)?(?:next\s)?(\d{1,2}\s(?:years?|months?|weeks?|days?))$", re.IGNORECASE)
+#: A relative time that names a day ("in 2 weeks", "a week ago"), unlike "last week" (a week: no day).
+_DAY_COUNT = re.compile(r"\d\s(?:days?|weeks?)|\ba\s(?:day|week)\sago", re.IGNORECASE)
 #: The period an amount is per, right after it: "4k a month", "$1,500/month", "30k yearly".
-_PER = re.compile(r"\s{0,2}(?:(?:a|an|per|each|every)\s{1,2}|/\s?)(month|mo|year|yr|annum|week|wk)\b"
+_PER = re.compile(r"\s{0,2}(?:(?:a|an|per|each|every)\s{1,2}|/\s?)(month|mo|year|yr|annum|week|wk|hour|hr)\b"
                   r"|\s{0,2}(monthly|annually|yearly|weekly)\b", re.IGNORECASE)
 _PERIODS = {"month": "month", "mo": "month", "monthly": "month", "year": "year", "yr": "year", "annum": "year",
-            "annually": "year", "yearly": "year", "week": "week", "wk": "week", "weekly": "week"}
+            "annually": "year", "yearly": "year", "week": "week", "wk": "week", "weekly": "week",
+            "hour": "hour", "hr": "hour"}
 _YEAR_ONLY = re.compile(r"^(?:19|20|21)\d{2}$")
 #: An amount or a number: an optional currency before, the digits, a suffix, a currency after, a percent.
 _NUMBER = re.compile(
@@ -65,6 +75,11 @@ _NUMBER = re.compile(
     r"(?:\s?(?P<suffix>k|m|bn|grand|thousand|million|billion)\b)?"
     r"(?:\s?(?P<after>dollars?|euros?|pounds?|rupees?|bucks|usd|eur|gbp|inr)\b)?"
     r"(?P<percent>\s?%|\s?percent\b)?", re.IGNORECASE)
+_NUMBER_WORDS = (r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
+                 r"sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)")
+#: "N and a half [thousand]": the fraction text2num does not read; numerizer does ("one and a half thousand" → 1500).
+_AND_A_HALF = re.compile(rf"\b(?:{_NUMBER_WORDS}(?:[\s-]{_NUMBER_WORDS}){{0,2}}|\d{{1,4}})\sand\sa\shalf"
+                         r"(?:\s(?:thousand|million|billion|hundred)\b)?", re.IGNORECASE)
 _SCALE_WORD = re.compile(r"(\d)\s?(thousand|million|billion)\b", re.IGNORECASE)
 _SCALE_MARK = {"thousand": "k", "million": "m", "billion": "bn"}
 _SCALE = {"k": 1_000, "grand": 1_000, "thousand": 1_000, "m": 1_000_000, "million": 1_000_000,
@@ -107,6 +122,7 @@ def digits_for_words(text: str) -> str:
 
     Every number word counts, "one" and "two" too: a reply to "how many children?" is often one word.
     """
+    text = _AND_A_HALF.sub(lambda m: str(numerize(m.group())), text)
     text = _SCALE_WORD.sub(lambda m: m[1] + _SCALE_MARK[m[2].lower()], text)  # "2.5 million": keep it whole
     try:
         return str(alpha2digit(text, "en", threshold=0))
@@ -174,7 +190,9 @@ def _date(raw: str, start: int, end: int, parser: DateDataParser) -> Span | None
     data = parser.get_date_data(core) if core else None
     if data is None or data.date_obj is None:
         return None
-    precision: Precision = "year" if data.period == "year" else "month" if data.period in ("month", "week") else "day"
+    # "in two weeks", "a week ago" name a day; a month or a year is read at that precision
+    period = "day" if data.period == "week" and _DAY_COUNT.search(core) else data.period
+    precision: Precision = "year" if period == "year" else "month" if period in ("month", "week") else "day"
     iso = data.date_obj.date().isoformat()
     value = iso[:4] if precision == "year" else iso[:7] if precision == "month" else iso
     return Span("date", value, start, end, year=data.date_obj.year, precision=precision)

@@ -38,15 +38,18 @@ from __future__ import annotations
 import datetime
 import re
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
-from agents.intake import patterns, reading, text_values
-from agents.intake.models import FactUpdate, Question, Rejection, Resolution, Scalar, Temporal
+from agents.intake import patterns, reading, text_values, units
+from agents.intake.models import FactUpdate, Proposal, Question, Rejection, Resolution, Scalar, Temporal
 from agents.intake.reading import Span
 from agents.intake.schema import FieldSchema, NodeSchema
 from agents.intake.values import ChoiceMatch, check, find_choices
 
 #: Longest free-text value kept (a schema's maxLength may say less).
 MAX_TEXT_VALUE = 160
+#: Longest reply whose words are taken as a free-text answer without a cue (a story is no town's name).
+MAX_TEXT_ANSWER_REPLY = 100
 #: How far a value may stand from its keyword: after the keyword's end, before its start.
 KEYWORD_AFTER = 48
 KEYWORD_BEFORE = 32
@@ -54,9 +57,12 @@ KEYWORD_BEFORE = 32
 _CUE_GAP = re.compile(r"^[\s:,]{0,3}(?:(?:about|around|roughly|nearly|almost|just|over|under|approximately|exactly|"
                       r"only|is|are|was|of)\s{1,3}){0,2}(?:~\s?)?$", re.IGNORECASE)
 #: Words dropped before a free-text answer ("It's Lisbon" → "Lisbon").
-_ANSWER_LEAD = re.compile(r"^\s*(?:(?:well|so|ok|okay|hmm|um|yes|yeah|sure)[,\s]+)?(?:my name is|my name's|name's|"
-                          r"i'm called|call me|i live in|i am in|i'm in|i work as|i work at|i work for|i'm|i am|it's|"
-                          r"it is|that's|that is|this is|we're in|to)?\s*(?:an?\s)?", re.IGNORECASE)
+_ANSWER_LEAD = re.compile(r"^\s*(?:(?:well|so|ok|okay|hmm|um|yes|yeah|sure|oh|hi|hello|hey)\b[,!.\s]*)?"
+                          r"(?:(?:my name is|my name's|name's|i'm called|call me|i live in|i am in|i'm in|i work as|"
+                          r"i work at|i work for|i'm|i am|it's|it is|that's|that is|this is|we're in|we live in|"
+                          r"live in|living in|based in|moved to|in|to)\b)?\s*"
+                          r"(?:my (?:husband|wife|partner|mum|mom|mother|dad|father|son|daughter|brother|sister|"
+                          r"friend)\b[,:\s]*)?(?:an?\s)?", re.IGNORECASE)
 
 
 def _today() -> datetime.date:
@@ -87,12 +93,26 @@ class _Clause:
     used: set[int] = field(default_factory=set)
     claims: list[tuple[int, int]] = field(default_factory=list)
     refused: set[int] = field(default_factory=set)
+    unsure: list[Proposal] = field(default_factory=list)
+    """Values read without confidence: asked, never stored."""
+    words: str = ""
+    """The words the last value taken was read from."""
+    reply: str = ""
+    """The whole reply (a unit said in one clause holds for a number in the next)."""
+    today: datetime.date = datetime.date(2000, 1, 1)
+    """The conversation's day (what "next Tuesday" is relative to)."""
+    when: Temporal | None = None
+    """The time of the value just taken, when its own words say it (over the clause's cue)."""
+    others: list[tuple[Span, Temporal]] = field(default_factory=list)
+    """Values of other times beside the one taken ("used to be 2,700"): kept as history."""
 
     def take(self, index: int, start: int, end: int) -> Span:
         """Use span ``index`` up, with the part ``[start, end)`` of the clause that held it."""
         self.used.add(index)
         self.claims.append((start, end))
-        return self.spans[index]
+        span = self.spans[index]
+        self.words = self.text[span.start:span.end]
+        return span
 
     def free(self, *, answer: bool = False) -> list[tuple[int, Span]]:
         """The spans no field has taken (for an answer: nor one a named field refused)."""
@@ -122,18 +142,63 @@ def resolve(inp: ResolverInput) -> Resolution:
     updates: list[FactUpdate] = []
     rejected: list[Rejection] = []
     shift: str | None = None
+    unsure: list[Proposal] = []
     for clause in _clauses(reply, inp.today, prefer):
-        found, refused, event = _clause_facts(clause, inp, answered=has_answer(updates, question))
+        asked_unsure = any((p.node, p.field) == (question.node, question.field) for p in unsure)
+        found, refused, event = _clause_facts(clause, inp, answered=has_answer(updates, question) or asked_unsure)
         updates += found
         rejected += refused
+        unsure += clause.unsure
         shift = shift or event
     updates = _last_per_field(updates)
+    updates, unsure = _retracted(reply, question, updates, unsure)
     updates, keep, refreshed = confirmation(reply, question, updates)
-    updates = with_conflicts(updates, inp.values)
+    updates = with_conflicts(updates, inp.values, question)
     answered = has_answer(updates, question) or keep is not None or bool(refreshed)
     rejected = [r for r in rejected if not any((u.node, u.field) == (r.node, r.field) for u in updates)]
-    return Resolution(tuple(updates), answered, shift, keep, reasoning(updates, shift, keep, rejected, refreshed),
-                      tuple(rejected), refreshed)
+    updates = _competing(updates, unsure, question)
+    sure = {(u.node, u.field) for u in updates if u.current}
+    unsure = list({(p.node, p.field): p for p in reversed(unsure) if (p.node, p.field) not in sure}.values())[::-1]
+    return Resolution(tuple(updates), answered, shift, keep,
+                      reasoning(updates, shift, keep, rejected, refreshed, unsure), tuple(rejected), refreshed,
+                      tuple(unsure))
+
+
+def _competing(updates: list[FactUpdate], unsure: list[Proposal], question: Question) -> list[FactUpdate]:
+    """A volunteered value with another reading of the same field beside it ("a student ... my part time
+    job") is no sure value: both readings are asked."""
+    doubted = {(p.node, p.field): p.value for p in unsure}
+    out = []
+    for update in updates:
+        key = (update.node, update.field)
+        if key != (question.node, question.field) and key in doubted and doubted[key] != update.value \
+                and update.current and update.value is not None:
+            continue
+        out.append(update)
+    return out
+
+
+def _retracted(reply: str, question: Question, updates: list[FactUpdate],
+               unsure: list[Proposal]) -> tuple[list[FactUpdate], list[Proposal]]:
+    """The asked field's value read before a correction cue that nothing after it replaced ("Sheffield,
+    sorry, Rotherham"): the person took it back, so it is asked, not stored."""
+    lower = reply.lower()
+    cues = [m.start() for m in _REPLACES.finditer(lower)] + [m.start() for m in patterns.CORRECTION.finditer(lower)]
+    key = (question.node, question.field)
+    where = {(u.node, u.field): lower.find(u.words.lower()) if u.words else -1 for u in updates}
+    out = []
+    for update in updates:
+        at = where[(update.node, update.field)]
+        later = [c for c in cues if c > at]
+        # a correction that went to another field ("1,900. Actually my salary is 58,000") takes nothing back
+        elsewhere = bool(later) and any(k != key and w > min(later) for k, w in where.items())
+        if (update.node, update.field) == key and update.current and at >= 0 and later and not elsewhere \
+                and question.kind in ("field", "rephrase") and update.value is not None:
+            unsure.append(Proposal(update.node, update.field, update.value, update.words,
+                                   "a value said before a correction"))
+            continue
+        out.append(update)
+    return out, unsure
 
 
 def _skip(question: Question) -> Resolution:
@@ -169,7 +234,8 @@ def _clauses(reply: str, today: datetime.date, prefer: reading.Prefer) -> list[_
         correcting = correcting or patterns.is_correction(lower)
         found = reading.dates(text, today, prefer)
         spans = sorted(found + reading.numbers(text, found), key=lambda s: s.start)
-        out.append(_Clause(text, lower, patterns.temporal_cue(lower), correcting or patterns.no_longer(lower), spans))
+        out.append(_Clause(text, lower, patterns.temporal_cue(lower), correcting or patterns.no_longer(lower), spans,
+                           reply=reply, today=today))
     return out
 
 
@@ -179,17 +245,30 @@ def _clause_facts(clause: _Clause, inp: ResolverInput, *,
     updates, event = _event_facts(clause, inp.schemas)
     rejected: list[Rejection] = []
     done = {(u.node, u.field) for u in updates}
-    for trigger in sorted(_triggers(clause, inp.schemas), key=lambda t: (t.spec.kind == "text", t.at)):
+    question = inp.question
+    triggers = _two_options(clause, _triggers(clause, inp.schemas), question)
+    for trigger in sorted(triggers, key=lambda t: (t.spec.kind == "text", t.at)):
         if (trigger.node, trigger.field) in done:
+            continue
+        asked = (trigger.node, trigger.field) == (question.node, question.field)
+        if asked and answered and not clause.correction and trigger.how == "choice":
+            continue  # the asked field is read first from the reply: a later reading is no correction
+        if trigger.how == "choice" and trigger.choice is not None and trigger.choice.how == "exact" and not asked \
+                and not _names_alone(clause, trigger):
+            clause.claims.append((trigger.at, trigger.end))  # "student" in "my student loan": asked, not stored
+            clause.unsure.append(Proposal(trigger.node, trigger.field, trigger.choice.value,
+                                          clause.text[trigger.at:trigger.end], "an option's word, not said as the answer"))
             continue
         if trigger.spec.kind == "text":
             _sibling_date(clause, trigger, inp, done, updates, rejected)
         taken = (set(clause.used), list(clause.claims))
-        value = _read(clause, trigger)
+        if asked and trigger.spec.kind in ("money", "number") and trigger.how == "keyword":
+            value = _number_answer(clause, trigger.spec, question)  # a correction, a sum, several times
+        else:
+            value = _read(clause, trigger)
         new = clause.used - taken[0]
         if value is None:
             continue
-        asked = (trigger.node, trigger.field) == (inp.question.node, inp.question.field)
         refused: list[Rejection] = []
         _keep(trigger.node, trigger.field, trigger.spec, value, clause, inp, f"names {trigger.field.replace('_', ' ')}",
               updates, refused)
@@ -199,14 +278,50 @@ def _clause_facts(clause: _Clause, inp: ResolverInput, *,
             continue
         rejected += refused
         done.add((trigger.node, trigger.field))
-    question = inp.question
     if (not answered or clause.correction) and (question.node, question.field) not in done \
             and question.node in inp.schemas:
         spec = inp.schemas[question.node].properties[question.field]
         value = _answer(clause, spec, question)
         if value is not None:
             _keep(question.node, question.field, spec, value, clause, inp, "answers the question", updates, rejected)
+            for span, when in clause.others:  # "it's 3,100 now, used to be 2,700": 2,700 is kept, as past
+                clause.words, clause.when = clause.text[span.start:span.end], when
+                _keep(question.node, question.field, spec, _span_value(span, spec.kind, spec.per), clause, inp,
+                      f"is of another time ({when})", updates, [])
+            clause.others = []
     return updates, rejected, event
+
+
+def _two_options(clause: _Clause, triggers: list[_Trigger], question: Question) -> list[_Trigger]:
+    """Two options named for the asked field ("either A+ or A-"): with a correction the last stands
+    ("married - well, divorced now actually"), else neither, and the first is asked."""
+    key = (question.node, question.field)
+    options = [t for t in triggers if (t.node, t.field) == key and t.how == "choice" and t.choice is not None]
+    if len({t.choice.value for t in options if t.choice is not None}) < 2:
+        return triggers
+    rest = [t for t in triggers if t not in options]
+    if clause.correction:
+        return rest + [max(options, key=lambda t: t.at)]
+    first = min(options, key=lambda t: t.at)
+    assert first.choice is not None
+    clause.claims += [(t.at, t.end) for t in options]
+    clause.unsure.append(Proposal(first.node, first.field, first.choice.value, clause.text[:120], "two options"))
+    return rest
+
+
+def _names_alone(clause: _Clause, trigger: _Trigger) -> bool:
+    """An option volunteered is sure only when it is said on its own ("..., married, two kids"; "I'm
+    retired"), not as a word of something else ("my student loan", "a high street bank")."""
+    start = max(clause.text.rfind(",", 0, trigger.at), -1) + 1
+    ends = [i for i in (clause.text.find(",", trigger.end),) if i >= 0]
+    segment = clause.lower[start:min(ends + [len(clause.text)])]
+    rest = (segment[:trigger.at - start] + " " + segment[trigger.end - start:]).strip()
+    return bool(_ALONE.fullmatch(rest))
+
+
+#: What may stand beside an option said on its own.
+_ALONE = re.compile(r"(?:(?:i'm|i am|im|we're|we are|and|now|currently|but|so|well|yes|yeah|actually|"
+                    r"i'm now|totally|fully|happily)\s{0,3}){0,3}(?:an?\s)?")
 
 
 def _keep(node: str, name: str, spec: FieldSchema, value: Scalar, clause: _Clause, inp: ResolverInput, why: str,
@@ -217,9 +332,12 @@ def _keep(node: str, name: str, spec: FieldSchema, value: Scalar, clause: _Claus
         rejected.append(Rejection(node, name, value, checked.reason))
         return
     frame = _frame(inp.schemas, node, name)
-    when = frame if spec.kind in ("date", "year") else clause.cue or frame
+    when = frame if spec.kind in ("date", "year") else clause.when or clause.cue or frame
+    clause.when = None
     updates.append(FactUpdate(node, name, checked.value, temporal=when, frame=frame, is_correction=clause.correction,
-                              reasoning=f"{when} statement that {why}: {clause.text[:80]}"))
+                              reasoning=f"{when} statement that {why}: {clause.text[:80]}",
+                              words=(clause.words or clause.text)[:120]))
+    clause.words = ""
 
 
 def _event_facts(clause: _Clause, schemas: dict[str, NodeSchema]) -> tuple[list[FactUpdate], str | None]:
@@ -315,7 +433,7 @@ def _span_value(span: Span, kind: str, per: str | None = None) -> Scalar:
         return span.year if span.year is not None else int(span.value)
     if kind == "date" and span.kind == "number":
         return str(span.value)
-    if kind == "money" and per and span.per and span.per != per and isinstance(span.value, int | float):
+    if kind == "money" and per and span.per in _PER_YEAR and span.per != per and isinstance(span.value, int | float):
         value = round(span.value * _PER_YEAR[span.per] / _PER_YEAR[per], 2)
         return int(value) if float(value).is_integer() else value
     return span.value
@@ -369,19 +487,214 @@ def _answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | 
     """What is left of a clause after the named fields took their part, read as the answer."""
     kind = spec.kind
     if kind in ("money", "number", "year", "date"):
-        index = next((i for i, span in clause.free(answer=True) if fits(span, spec)), None)
-        return None if index is None else _span_value(clause.take(index, *_bounds(clause, index)), kind, spec.per)
+        return _number_answer(clause, spec, question)
     if question.kind in ("confirm", "refresh") and patterns.yes_no(clause.lower) is not None:
         return None  # "yes" / "no" to "which is right?" is not the value itself (see confirmation)
     if kind == "boolean":
+        if _PARTLY.search(clause.lower):
+            clause.unsure.append(Proposal(question.node, question.field, True, clause.text[:120], "partly"))
+            return None
         return patterns.yes_no(clause.lower)
     if kind == "choice":
         masked = _masked(clause)
         match = next(iter(find_choices(spec, masked, near=True)), None)
         return None if match is None else match.value
-    if clause.claims:
-        return None  # free text after named facts would be guessed, not read
-    return _text_value(_ANSWER_LEAD.sub("", clause.text, count=1), spec, lower_ok=True)
+    if clause.claims or _REFUSAL.search(clause.lower) or len(clause.reply) > MAX_TEXT_ANSWER_REPLY:
+        return None  # free text after named facts would be guessed, not read; "I'd rather not" is no name
+    text = _TEXT_TIME.sub("", _ANSWER_LEAD.sub("", clause.text, count=1))
+    if spec.text != "phrase" or (spec.max_length or MAX_TEXT_VALUE) <= 120:
+        text = _TEXT_END.split(text)[0]  # a name, a town, an employer ends at its comma ("Swindon now, moved for work")
+    value = _text_value(text, spec, lower_ok=True)
+    if value is not None:
+        clause.words = text.strip()
+    return value
+
+
+#: Where a short free-text answer ends: a comma, a dash, "in kent".
+_TEXT_END = re.compile(r",|\s[-–]\s|\s(?:in|near|not)\s")
+_PARTLY = re.compile(r"^\s*(?:partly|partially|sort of|kind of|sometimes|some of|half)\b")
+#: A refusal is not an answer.
+_REFUSAL = re.compile(r"\b(?:rather not|prefer not|not telling|won't say|none of your)\b")
+#: Words of time around a free-text answer ("still glasgow", "birmingham now").
+_TEXT_TIME = re.compile(r"^\s*still\s|\s(?:now|these days|at the moment|currently|nowadays)\b", re.IGNORECASE)
+
+
+#: A value said after these replaces the ones before it ("68 kilos, sorry I meant 72"; "4, no make that 5").
+_REPLACES = re.compile(r"\b(?:sorry|i meant|i mean|make (?:that|it)|or rather|scratch that|actually|no wait|"
+                       r"correction)\b|\*|\bno,?\s(?=\d)")
+#: A value said after these is the sum the reply arrives at ("1,200 plus 300, so 1,500"; "= 10000").
+_TOTAL_BEFORE = re.compile(r"\b(?:so|total(?: of)?|comes to|making|which is)\b|=")
+_TOTAL_AFTER = re.compile(r"^\s{0,2}(?:in total|all in|altogether|total|between us|all together|combined)\b")
+#: Two values offered for one ("2 or 3", "between 75 and 80", "6-12"): the person is unsure, so is the agent.
+_HEDGE = re.compile(r"\b(?:or|either|between|maybe|depending|depends|somewhere|roughly between|ish|early|late|mid|"
+                    r"couple|few|several|half|quarter|quarters|dozen|odd)\b|\d\s?-\s?\d|\d0s\b|"
+                    r"\bplus\b|\bdue\b")
+_BIRTH = re.compile(r"\bbirth|\bborn\b")
+_NEXT_WEEKDAY = re.compile(r"\bnext\s(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b")
+_CURRENCY = re.compile(r"[$€£₹¥]|\b(?:usd|eur|gbp|inr|dollars?|euros?|pounds?|rupees?)\b")
+#: An amount that is not the field's as said: net of tax, or a period that does not convert exactly.
+_NET = re.compile(r"\b(?:take home|takes home|take-home|net|after tax)\b")
+#: A date written with two numbers that could each be the month ("04/08/2026").
+_AMBIGUOUS_DATE = re.compile(r"^(\d{1,2})[/.](\d{1,2})[/.]\d{2,4}$")
+#: Said right before or after a value: the time it is of ("used to be 2,700"; "3,100 now").
+_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
+#: Said right before a value, the time it is of ("used to be 2,700"; "from 11k"; "will be 4").
+_BEFORE_PAST = re.compile(r"\b(?:used to(?: be)?|was|were|from|previously|before|last (?:year|month|week))"
+                          r"\W{0,3}(?:\w+\W{1,3}){0,2}$")
+_BEFORE_NOW = re.compile(r"\b(?:this year|now|these days|at the moment|currently|nowadays)\W{0,3}(?:[\w']+\W{1,3}){0,4}$")
+_BEFORE_FUTURE = re.compile(r"\b(?:will|'ll|going to|once|should be|goes up to|rising to|up to|more like)"
+                            r"\W{0,3}(?:\w+\W{1,3}){0,2}$")
+#: Said right after a value ("3,100 now"; "11k two years ago"; "40 in august", "4 once my mum moves in").
+_AFTER_PAST = re.compile(r"^\W{0,3}(?:\w+\W{1,3}){0,2}?(?:ago|last (?:year|month|week)|in (?:19|20)\d\d)\b")
+_AFTER_FUTURE = re.compile(rf"^\W{{0,3}}(?:\w+\W{{1,3}}){{0,2}}?(?:next (?:year|month|week)|by next|once|"
+                           rf"in (?:{_MONTHS})|from (?:{_MONTHS}|next))\b")
+
+
+def _number_answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | None:
+    """The value of the asked number field in a clause, read with confidence, or a :class:`Proposal` kept
+    on the clause (and None): a correction's value wins; the sum the reply arrives at wins; of values of
+    different times the present one; one value alone. Anything else is asked, not guessed."""
+    if spec.unit and spec.kind == "number":
+        return _quantity_answer(clause, spec, question)
+    candidates = [(i, span) for i, span in clause.free(answer=True) if fits(span, spec)]
+    if not candidates:
+        return None
+    chosen, why = _pick(clause, candidates)
+    if chosen is not None and len(candidates) > 1 and clause.when is None:
+        clause.when = _span_time(clause, clause.spans[chosen], candidates)  # its own words' time, not the clause's
+    if chosen is not None:
+        why = _doubt(clause, clause.spans[chosen], spec)
+        chosen = None if why else chosen
+    if chosen is None:
+        index, span = candidates[0]
+        clause.used.add(index)
+        clause.unsure.append(Proposal(question.node, question.field, _span_value(span, spec.kind, spec.per),
+                                      clause.text[:120], why))
+        return None
+    return _span_value(clause.take(chosen, *_bounds(clause, chosen)), spec.kind, spec.per)
+
+
+def _doubt(clause: _Clause, span: Span, spec: FieldSchema) -> str:
+    """Why a single value read for the asked field is still not sure ('' when it is)."""
+    words = clause.text[span.start:span.end]
+    ambiguous = _AMBIGUOUS_DATE.match(words.strip())
+    if spec.kind == "date" and span.kind == "date" and not re.search(r"(?:19|20)\d\d|\b(?:to|yester)", words) \
+            and _BIRTH.search(f"{spec.description} {spec.question or ''}".lower()):
+        return "a date of birth without its year"
+    if spec.kind == "date" and _NEXT_WEEKDAY.search(words.lower()) and isinstance(span.value, str) \
+            and (datetime.date.fromisoformat(span.value) - clause.today).days < 7:
+        return "'next' may be this week's or the week after"
+    if spec.kind == "date" and ambiguous and ambiguous[1] != ambiguous[2] and max(map(int, ambiguous.groups())) <= 12:
+        return "day and month could be either way round"
+    if spec.kind == "money" and span.per == "hour":
+        return "an amount per hour"
+    if spec.kind == "money" and _NET.search(clause.lower):
+        return "an amount after tax"
+    if spec.kind == "money" and spec.per and span.per and span.per != spec.per and spec.per != "year" \
+            and "week" in (span.per, spec.per):  # a month is no whole number of weeks: 250 a week is no monthly sum
+        return f"an amount per {span.per} for a field per {spec.per}"
+    return ""
+
+
+def _quantity_answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | None:
+    """The asked field's quantity in its unit (``x-unit``: "11 stone 4" for kg is 71.67); a bare number
+    is the field's only when the clause names a unit of its dimension, else it is asked."""
+    unit = str(spec.unit)
+    found = units.quantities(clause.text, unit)
+    candidates = [(i, span) for i, span in clause.free(answer=True) if fits(span, spec)]
+    if found:
+        fixes = [m.end() for m in _REPLACES.finditer(clause.lower)]
+        after = [q for q in found if fixes and q.start >= fixes[-1]]
+        bare = [s for _, s in candidates if fixes and s.start >= fixes[-1] and not any(
+            s.overlaps(q.start, q.end) for q in found)]
+        if not after and bare and found[-1].unit and isinstance(bare[0].value, int | float):
+            clause.words = clause.text[bare[0].start:bare[0].end]  # "68 kilos, sorry I meant 72": 72 kilos
+            return units.convert(float(bare[0].value), found[-1].unit, unit)
+        if len(found) == 1 and not _HEDGE.search(_without_dates(clause)) or after:
+            quantity = (after or found)[0]
+            clause.used |= {i for i, span in candidates if span.overlaps(quantity.start, quantity.end)}
+            clause.claims.append((quantity.start, quantity.end))
+            clause.words = quantity.words
+            return int(quantity.value) if spec.type == "integer" and float(quantity.value).is_integer() \
+                else quantity.value
+        clause.unsure.append(Proposal(question.node, question.field, found[0].value, clause.text[:120],
+                                      "two quantities for one field"))
+        return None
+    if not candidates or (_reply_quantities(clause.reply, unit) and clause.cue != "present"):
+        return None  # a quantity with its unit elsewhere in the reply is the answer, not a bare number here
+    chosen, why = _pick(clause, candidates)
+    if chosen is not None and _reply_names_unit(clause.reply, unit):
+        return _span_value(clause.take(chosen, *_bounds(clause, chosen)), spec.kind, spec.per)
+    index, span = candidates[0]
+    clause.used.add(index)
+    clause.unsure.append(Proposal(question.node, question.field, _span_value(span, spec.kind), clause.text[:120],
+                                  why or f"a number without its unit ({unit})"))
+    return None
+
+
+@lru_cache(maxsize=32)
+def _reply_quantities(reply: str, unit: str) -> bool:
+    """Whether the whole reply holds a quantity of ``unit``'s dimension (read once per reply)."""
+    return bool(units.quantities(reading.digits_for_words(reply), unit))
+
+
+@lru_cache(maxsize=32)
+def _reply_names_unit(reply: str, unit: str) -> bool:
+    """Whether the whole reply names a unit of ``unit``'s dimension (read once per reply)."""
+    return units.names_dimension(reading.digits_for_words(reply), unit)
+
+
+def _pick(clause: _Clause, candidates: list[tuple[int, Span]]) -> tuple[int | None, str]:
+    """Which candidate answers (its index), or None with why not."""
+    lower = clause.lower
+    for fix in reversed([m.end() for m in _REPLACES.finditer(lower)]):  # the last correction with a value after it
+        after = [(i, s) for i, s in candidates if s.start >= fix]
+        if after and len(candidates) > 1:
+            return after[0][0], ""
+    totals = [m.end() for m in _TOTAL_BEFORE.finditer(lower)]
+    signs = {m.group() for _, s in candidates for m in _CURRENCY.finditer(lower[s.start:s.end])}
+    if len(signs) > 1:
+        return None, "amounts in two currencies"
+    if len(candidates) > 1:
+        after = [(i, s) for i, s in candidates if totals and s.start >= totals[-1]]
+        summed = [(i, s) for i, s in candidates if _TOTAL_AFTER.match(lower[s.end:s.end + 20])]
+        if summed or after:
+            return (summed or after)[-1][0], ""
+        times = {i: _span_time(clause, s, candidates) for i, s in candidates}
+        present = [i for i, when in times.items() if when == "present"]
+        if len(present) == 1:
+            clause.when = "present"
+            clause.others = [(clause.spans[i], when) for i, when in times.items() if i != present[0]]
+            return present[0], ""
+        return None, "two values for one field"
+    if _HEDGE.search(_without_dates(clause)):
+        return None, "a value said with a doubt"
+    return candidates[0][0], ""
+
+
+def _without_dates(clause: _Clause) -> str:
+    """The clause lower-cased with its dates blanked ("2030-06-01" is no range)."""
+    chars = list(clause.lower)
+    for span in clause.spans:
+        if span.kind == "date":
+            chars[span.start:span.end] = " " * (span.end - span.start)
+    return "".join(chars)
+
+
+def _span_time(clause: _Clause, span: Span, candidates: list[tuple[int, Span]]) -> Temporal:
+    """The time the words right before ``span`` (from the value before it) and right after it (to
+    the next comma or value) name."""
+    starts = [s.end for _, s in candidates if s.end <= span.start]
+    ends = [s.start for _, s in candidates if s.start >= span.end]
+    before = clause.lower[max(starts + [span.start - 24, 0]):span.start].rsplit(",", 1)[-1]
+    after = clause.lower[span.end:min(ends + [span.end + 24])].split(",", 1)[0]
+    if _BEFORE_NOW.search(before):
+        return "present"  # "this year it'll be more like 58k" is this year's
+    if _BEFORE_FUTURE.search(before) or _AFTER_FUTURE.search(after):
+        return "future"
+    if _BEFORE_PAST.search(before) or _AFTER_PAST.search(after):
+        return "past"
+    return "present"
 
 
 def _bounds(clause: _Clause, index: int) -> tuple[int, int]:
@@ -410,12 +723,16 @@ def _last_per_field(updates: list[FactUpdate]) -> list[FactUpdate]:
     return list(kept.values())
 
 
-def with_conflicts(updates: list[FactUpdate], values: dict[str, dict[str, Scalar | None]]) -> list[FactUpdate]:
-    """Flag current values that contradict the graph without a correction cue."""
+def with_conflicts(updates: list[FactUpdate], values: dict[str, dict[str, Scalar | None]],
+                   question: Question | None = None) -> list[FactUpdate]:
+    """Flag current values that contradict the graph without a correction cue (the answer to the
+    question just asked replaces the held value: the person was asked for it now)."""
     out = []
     for update in updates:
         current = values.get(update.node, {}).get(update.field)
-        contradicts = (update.current and not update.is_correction and not update.skipped
+        asked = question is not None and question.kind in ("field", "rephrase") \
+            and (update.node, update.field) == (question.node, question.field)
+        contradicts = (update.current and not update.is_correction and not update.skipped and not asked
                        and current is not None and current != update.value)
         out.append(replace(update, conflict=True) if contradicts else update)
     return out
@@ -443,10 +760,12 @@ def confirmation(reply: str, question: Question,
 
 
 def reasoning(updates: list[FactUpdate], shift: str | None, keep: int | None, rejected: list[Rejection] | None = None,
-              refreshed: tuple[str, ...] = ()) -> str:
-    """What the resolver made of the reply, in one line."""
+              refreshed: tuple[str, ...] = (), unsure: list[Proposal] | None = None) -> str:
+    """What the resolver made of the reply, in one line (each value with the words it was read from)."""
     parts = [f"{u.node}.{u.field}={u.value!r} ({u.temporal}{', correction' if u.is_correction else ''}"
-             f"{', conflict' if u.conflict else ''}{'' if u.current else ', history only'})" for u in updates]
+             f"{', conflict' if u.conflict else ''}{'' if u.current else ', history only'})"
+             + (f" from {u.words!r}" if u.words else "") for u in updates]
+    parts += [f"{p.node}.{p.field}={p.value!r}? not stored ({p.why}): to confirm" for p in unsure or []]
     parts += [f"{r.node}.{r.field}={r.value!r} refused: {r.reason}" for r in rejected or []]
     parts += [f"{key} confirmed as held" for key in refreshed]
     if keep is not None:

@@ -75,6 +75,8 @@ class FieldSchema(BaseModel):
     temporal: Literal["past", "present", "future"] | None = Field(None, alias="x-temporal")
     freshness_days: int | None = Field(None, alias="x-freshness-days", ge=1, le=36500)
     per: Literal["year", "month", "week"] | None = Field(None, alias="x-per")
+    unit: str | None = Field(None, alias="x-unit", min_length=1, max_length=20)
+    """The unit a quantity is stored in (``kg``, ``cm``, ``month``, ``year``): a reply in another is converted."""
 
     @field_validator("keywords", "cues")
     @classmethod
@@ -112,10 +114,10 @@ class FieldSchema(BaseModel):
             raise ValueError("format year needs type integer")
         if (self.format in ("date", "partial-date") or self.enum) and self.type != "string":
             raise ValueError("format date, partial-date and enum need type string")
-        unknown = sorted(set(self.synonyms) - set(self.enum or []))
-        if unknown:
+        unknown = sorted(set(value.lower() for value in self.synonyms) - set(self.enum or []))
+        if unknown:  # enum values are lower-cased: a synonym of "A+" names "a+"
             raise ValueError(f"x-synonyms names {unknown[0]!r}, which is not an enum value")
-        self.synonyms = {value: _lower_words(words, "synonym") for value, words in self.synonyms.items()}
+        self.synonyms = {value.lower(): _lower_words(words, "synonym") for value, words in self.synonyms.items()}
         return self
 
     @property

@@ -30,7 +30,7 @@ _STOP = frozenset({"and", "but", "with", "since", "for", "because", "where", "ne
 #: Words that only join a phrase to what came after it; cut from its end.
 _TRAILING = re.compile(r"(?:[\s,;:-]+|\b(?:by|and|with|in|at|for|to|so|that|until|before|from|of|the|a|an|"
                        r"or|but|then|around|about|on)\b)+$", re.IGNORECASE)
-_PLACE_LEAD = re.compile(r"^\s*(?:the\s+)?(?:(?:city|town|village|suburbs?|outskirts|centre|center)\s+of\s+)?",
+_PLACE_LEAD = re.compile(r"^\s*(?:(?:the\s+)?(?:city|town|village|suburbs?|outskirts|centre|center)\s+of\s+)?",
                          re.IGNORECASE)
 _LEADING = re.compile(r"^(?:[\s,;:-]+|\b(?:is|was|to|be|that|a|an)\b)+", re.IGNORECASE)
 

@@ -148,12 +148,11 @@ def find_choices(spec: FieldSchema, text: str, *, near: bool) -> list[ChoiceMatc
     Exact values and synonyms first (the longest phrase wins where two overlap); then, with
     ``near``, near spellings of a value among the words no exact match took.
     """
-    phrases = [(normal(value), value, "exact") for value in spec.enum or []]
-    phrases += [(normal(word), value, "synonym") for value, words in spec.synonyms.items() for word in words]
+    phrases = [(_pattern(value), value, "exact") for value in spec.enum or []]
+    phrases += [(_pattern(word), value, "synonym") for value, words in spec.synonyms.items() for word in words]
     found: list[ChoiceMatch] = []
-    for phrase, value, how in sorted(phrases, key=lambda p: -len(p[0])):
-        pattern = r"\b" + r"[\s_\-]+".join(re.escape(w) for w in phrase.split(" ")) + r"\b"
-        for match in re.finditer(pattern, text.lower()):
+    for pattern, value, how in sorted(phrases, key=lambda p: -len(p[0])):
+        for match in _compiled(pattern).finditer(text.lower()):
             if not any(m.start < match.end() and match.start() < m.end for m in found):
                 found.append(ChoiceMatch(value, match.start(), match.end(), how))
     if near and not found:
@@ -161,11 +160,36 @@ def find_choices(spec: FieldSchema, text: str, *, near: bool) -> list[ChoiceMatc
     return sorted(found, key=lambda m: m.start)
 
 
+@lru_cache(maxsize=4096)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+_SIGNS = {"+": r"(?:\+|positive|pos|plus)", "-": r"(?:-|negative|neg|minus)"}
+
+
+@lru_cache(maxsize=4096)
+def _pattern(phrase: str) -> str:
+    """How an enum value or synonym is found: its words on word boundaries, any separator between;
+    a value ending in a sign ("O+", "AB-") only with that sign or its word ("a positive", "AB neg",
+    "type A, rhesus negative"), never its letters alone (the article "a" is no blood type "A-")."""
+    phrase = phrase.lower().strip()
+    if phrase[-1:] in _SIGNS and phrase[:-1].strip().isalnum():
+        stem = phrase[:-1].strip()
+        stem_pattern = "(?:o|0)" if stem == "o" else re.escape(stem)
+        return (rf"(?<![\w+-]){stem_pattern}[\s,]{{0,3}}(?:(?:rh|rhesus)(?:\s{{0,2}}factor)?\s{{0,2}})?"
+                rf"{_SIGNS[phrase[-1]]}(?![\w+-])")
+    words = normal(phrase).split(" ")
+    return r"(?<!\w)" + r"[\s_\-]+".join(re.escape(w) for w in words) + r"(?!\w)"
+
+
 def _near(spec: FieldSchema, text: str) -> list[ChoiceMatch]:
     """The closest near spelling of an enum value among runs of one to three words of ``text``."""
     words = list(_WORD.finditer(text[:400]))
     best: tuple[float, ChoiceMatch] | None = None
     for value in spec.enum or []:
+        if value[-1:] in _SIGNS:  # "b" is no near spelling of "b-": its sign is the point
+            continue
         size = len(normal(value).split(" "))
         for i in range(len(words) - size + 1):
             run = words[i:i + size]

@@ -1,0 +1,98 @@
+"""The corpus of replies as people type them (tests/intake_replies, issue 40), in CI.
+
+The goals: no wrong fact stored across the corpus, and every class at least 95 % passed.
+Where a goal is not met yet, :data:`FLOOR` holds the measured rate of that class (docs/intake.md
+says so), so a change can only keep or raise it.
+"""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+import pytest
+
+from tests.intake_replies import Case, Harness, load, rates, run_all, same
+
+GOAL = 0.95
+#: Classes measured below the goal, with their floor (see docs/intake.md).
+FLOOR: dict[str, float] = {
+    'answer_for_question_asked': 0.81,
+    'arithmetic': 0.82,
+    'corrections_in_reply': 0.58,
+    'corrections_of_known': 0.81,
+    'dates_day_month': 0.94,
+    'dates_imprecise': 0.89,
+    'dates_relative': 0.7,
+    'durations': 0.78,
+    'enum_words_in_other_answers': 0.56,
+    'fractions_and_multipliers': 0.47,
+    'heights': 0.88,
+    'long_rambling': 0.49,
+    'money_currency': 0.88,
+    'moves_and_changes_now': 0.93,
+    'names_and_introductions': 0.82,
+    'number_words': 0.82,
+    'places_short_word_prefix': 0.89,
+    'plain_numbers': 0.81,
+    'present_past_future': 0.87,
+    'turned_and_these_days': 0.92,
+    'volunteered_optional_facts': 0.64,
+    'weights': 0.93,
+    'yes_no_booleans': 0.63,
+}
+#: The goal is 0; measured at the end of the work on issue 40 (docs/intake.md): a change may only lower it.
+MOST_WRONG = 14
+
+
+@pytest.fixture(scope="module")
+def outcomes():  # noqa: ANN201
+    cases = load()
+    if not cases:
+        pytest.skip("the reply corpus holds no case yet")
+    return run_all(cases)
+
+
+class TestCorpus:
+    def test_no_more_wrong_facts_than_measured(self, outcomes):
+        """The goal is not one stored value the case does not allow; until it is met, no more than measured."""
+        wrong = [f"{o.case.id}: {w}" for o in outcomes for w in o.wrong]
+        assert len(wrong) <= MOST_WRONG, wrong
+
+    def test_every_class_reaches_its_rate(self, outcomes):
+        """Each class passes at least 95 % (or its measured floor, while the goal is not met)."""
+        low = {klass: f"{rate.passed}/{rate.cases}" for klass, rate in rates(outcomes).items()
+               if rate.rate < FLOOR.get(klass, GOAL)}
+        assert low == {}
+
+
+def _case(reply: str, expect: dict, **extra) -> Case:  # noqa: ANN003
+    return Case("t", "t", extra.pop("node", "Personal"), extra.pop("asks", "age"), reply, expect, **extra)
+
+
+class TestHarness:
+    """The harness itself: it counts what it should."""
+
+    def test_a_value_not_expected_is_wrong(self, tmp_path: Path):
+        outcome = Harness(tmp_path).run(_case("I'm 41 and I live in Porto", {"age": 41}))
+        assert outcome.wrong == ("city='Porto' stored, not expected",)
+
+    def test_may_allows_and_unsure_forbids(self, tmp_path: Path):
+        allowed = Harness(tmp_path).run(_case("I'm 41 and I live in Porto", {"age": 41}, may={"city": "porto"}))
+        forbidden = Harness(tmp_path).run(_case("I'm 41", {}, unsure=("age",)))
+        assert allowed.passed and forbidden.wrong == ("age=41 stored where a confirmation was right",)
+
+    def test_a_value_not_read_is_a_miss(self, tmp_path: Path):
+        outcome = Harness(tmp_path).run(_case("no idea what you mean", {"age": 41}))
+        assert outcome.missed == ("age=41 not stored",) and not outcome.wrong
+
+    def test_known_facts_are_not_counted_as_stored(self, tmp_path: Path):
+        outcome = Harness(tmp_path).run(_case("I'm 41", {"age": 41}, known={"city": "Porto"}))
+        assert outcome.passed and outcome.stored == {"age": 41}
+
+    def test_the_clock_is_the_case_s(self, tmp_path: Path):
+        case = _case("I was born in 1980", {}, node="Personal", today=datetime.date(2030, 1, 1))
+        assert Harness(tmp_path).run(case).case.today.year == 2030
+
+    def test_numbers_compare_within_a_tenth_of_a_percent(self):
+        assert same(1500, 1500.9) and not same(1500, 1502) and same(0.005, 0.01) and same("Bath", "bath")
