@@ -228,11 +228,13 @@ def _clauses(reply: str, today: datetime.date, prefer: reading.Prefer) -> list[_
     """The reply's clauses; a correction cue ("Sorry. It's 58,000") holds for the clauses after it too."""
     out = []
     correcting = False
+    budget = reading.MAX_REPLY_DATE_SPANS
     for raw in patterns.clauses(reply):
         text = reading.digits_for_words(raw)
         lower = text.lower()
         correcting = correcting or patterns.is_correction(lower)
-        found = reading.dates(text, today, prefer)
+        found = reading.dates(text, today, prefer, max(budget, 0))
+        budget -= len(reading.date_candidates(text))
         spans = sorted(found + reading.numbers(text, found), key=lambda s: s.start)
         out.append(_Clause(text, lower, patterns.temporal_cue(lower), correcting or patterns.no_longer(lower), spans,
                            reply=reply, today=today))
