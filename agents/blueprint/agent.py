@@ -20,7 +20,8 @@ from agents.blueprint.checks import REASONS, Verdict, judge
 from agents.blueprint.graph import NODES, build_graph
 from agents.blueprint.loading import BlueprintTarget, load_target, read_data
 from agents.blueprint.model import Blueprint
-from agents.blueprint.nodes import AGENT, REPORT_FILE, VERDICT_FILE
+from agents.blueprint.nodes import AGENT, FINDINGS_FILE, REPORT_FILE, VERDICT_FILE
+from agents.blueprint.research import Finding
 from agents.blueprint.run import run_blueprint_agent
 from agents.blueprint.sandboxed import IMAGE_NAME, Call, call_spec
 from agents.blueprint.state import BlueprintContext, BlueprintState
@@ -54,12 +55,12 @@ class BlueprintAgent:
     )
 
     def plan(self, target: str, config: AgentConfig, max_attempts: int | None) -> Plan:
-        """target.toml, the blueprint, its data files and the workflow's lessons, before any engine call."""
+        """target.toml, the blueprint, its data files and the target's lessons, before any engine call."""
         toml = _config(config, target)
         roles = llm_roles(config)
         loaded = load_target(config.data_dir, target, prose=roles.prose if roles is not None else None)
         history = open_lessons(config)
-        lessons = tuple(history.lessons(AGENT, loaded.blueprint.name))
+        lessons = tuple(history.lessons(AGENT, loaded.name))  # keyed by the target, as the run history is
         attempts = max_attempts or toml.limits.max_attempts or config.max_attempts or DEFAULT_MAX_ATTEMPTS
         notes = () if roles is None else (f"writer and QA review by {roles.name}; the researcher, the manager and "
                                           "QA's rules stay deterministic",)
@@ -114,9 +115,24 @@ class BlueprintAgent:
         labels = {"run_id": record["run_id"], "agent": AGENT, "target": record["target"],
                   "attempt": f"replay-{attempt}"}
         verdict, _ = judge(report_path.read_text(encoding="utf-8"), blueprint, read_data(folder, blueprint.data_files()),
-                           sandbox, image, limits, labels)
+                           sandbox, image, limits, labels, _recorded_findings(run_dir))
         recorded: Verdict = json.loads(stored.read_text(encoding="utf-8"))
         return ReplayOutcome(report_path, _facts(recorded), _facts(verdict))
+
+
+def _recorded_findings(run_dir: Path) -> list[Finding]:
+    """The findings the run researched (findings.json), which QA's grounded rules read.
+
+    Raises:
+        TargetError: the run has none (it never researched), or they are not a list.
+    """
+    try:
+        findings = json.loads((run_dir / FINDINGS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise TargetError(f"run {run_dir.name} has no readable {FINDINGS_FILE} ({type(exc).__name__})") from None
+    if not isinstance(findings, list):
+        raise TargetError(f"run {run_dir.name}'s {FINDINGS_FILE} is not a list of findings")
+    return findings
 
 
 def llm_roles(settings: AgentConfig) -> LLMRoles | None:

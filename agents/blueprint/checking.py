@@ -1,6 +1,7 @@
 """``controller check --target NAME --report FILE...`` for the blueprint agent: judge stored
 reports with the blueprint's QA (built-in checks in-process, its validators in sandboxes),
-exactly as the loop's qa node does. Nothing is researched or written."""
+exactly as the loop's qa node does. The target's tools are researched once (QA's grounded rules
+read the findings); nothing is written."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 from agents.blueprint.checks import Verdict, judge
 from agents.blueprint.loading import BlueprintTarget
+from agents.blueprint.research import research
 from agents.ports.errors import TargetError
 from agents.ports.events import Say
 from agents.ports.sandbox import Sandbox, SandboxLimits
@@ -50,10 +52,12 @@ def check_reports(target: BlueprintTarget, paths: list[Path], sandbox: Sandbox, 
                   say: Say) -> list[ReportCheck]:
     """Judge every report; a progress line per report."""
     reports = {path: read_report(path) for path in paths}
+    labels = {"agent": "check", "target": target.name}
+    # QA's grounded rules read the findings: the target's tools, researched once as a run would
+    findings = research(list(target.blueprint.tools), target.data, sandbox, image, limits, labels)
     outcomes = []
     for done, (path, report) in enumerate(reports.items(), start=1):
-        labels = {"agent": "check", "target": target.name}
-        verdict, _ = judge(report, target.blueprint, target.data, sandbox, image, limits, labels)
+        verdict, _ = judge(report, target.blueprint, target.data, sandbox, image, limits, labels, findings)
         outcomes.append(ReportCheck(str(path), verdict))
         say(f"[{done}/{len(reports)}] {'PASS' if verdict['passed'] else 'FAIL'} {path}")
     return outcomes

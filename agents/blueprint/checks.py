@@ -16,24 +16,20 @@ from typing import Any, TypedDict
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from agents.blueprint import directives
-from agents.blueprint.directives import Directive
+from agents.blueprint.directives import Issue as Issue  # re-exported: the QA rules' issue
+from agents.blueprint.decision import decision_issues
+from agents.blueprint.grounding import grounded_issues, unechoed
 from agents.blueprint.model import Blueprint, ValidatorSpec
+from agents.blueprint.research import Finding
 from agents.blueprint.sandboxed import Call, call_spec, run_call
 from agents.ports.sandbox import Sandbox, SandboxLimits
 from agents.untrusted_text import one_line
 
 #: Why QA can fail, as summaries, lessons and metrics label it (bounded).
-REASONS = ("too_short", "missing_section", "missing_keyword", "markdown", "validator", "llm_review", "no_go")
+REASONS = ("too_short", "missing_section", "missing_keyword", "markdown", "false_absence", "unsupported_number",
+           "decision", "validator", "llm_review", "no_go")
 _WORD = re.compile(r"[^\W_]+(?:['’.,-][^\W_]+)*")  # "1,000", "x-y" and "it's" are one word each
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
-
-
-class Issue(TypedDict):
-    """One failed rule: its reason, what is wrong, and the directive that fixes it."""
-
-    code: str
-    message: str
-    fix: Directive
 
 
 class Verdict(TypedDict):
@@ -44,11 +40,15 @@ class Verdict(TypedDict):
     validators: int
 
 
-def builtin_issues(report: str, blueprint: Blueprint) -> list[Issue]:
-    """The in-process checks, in a fixed order."""
-    return (_length(report, blueprint.qa.min_words) + _sections(report, blueprint.required_sections())
-            + _keywords(report, blueprint.qa.required_keywords)
-            + (markdown_issues(report) if blueprint.qa.markdown else []))
+def builtin_issues(report: str, blueprint: Blueprint, findings: list[Finding] | None = None) -> list[Issue]:
+    """The in-process checks, in a fixed order; with the findings, those grounded in them too
+    (:mod:`agents.blueprint.grounding`, the decision's in :mod:`agents.blueprint.decision`)."""
+    issues = (_length(report, blueprint.qa.min_words) + _sections(report, blueprint.required_sections())
+              + _keywords(unechoed(report, blueprint), blueprint.qa.required_keywords)
+              + (markdown_issues(report) if blueprint.qa.markdown else []))
+    if findings is not None:
+        issues += grounded_issues(report, blueprint, findings) + decision_issues(report, blueprint, findings)
+    return issues
 
 
 def word_count(report: str) -> int:
@@ -85,8 +85,9 @@ def _sections(report: str, required: list[str]) -> list[Issue]:
 
 
 def _keywords(report: str, required: list[str]) -> list[Issue]:
-    text = report.lower()
-    return [Issue(code="missing_keyword", message=f"the report never mentions {keyword!r}",
+    text = report.lower()  # without the blueprint's own words echoed: an echo is not a mention
+    return [Issue(code="missing_keyword", message=f"the report never mentions {keyword!r} (the blueprint's own "
+                  "words repeated do not count)",
                   fix=directives.make("keyword", keyword)) for keyword in required if keyword.lower() not in text]
 
 
@@ -165,9 +166,10 @@ def validator_issues(report: str, blueprint: Blueprint, data: dict[str, bytes], 
 
 
 def judge(report: str, blueprint: Blueprint, data: dict[str, bytes], sandbox: Sandbox, image: str,
-          limits: SandboxLimits, labels: dict[str, str]) -> tuple[Verdict, float]:
-    """Every check on ``report``: built-in first, then the validators; the verdict and sandbox seconds."""
-    issues = builtin_issues(report, blueprint)
+          limits: SandboxLimits, labels: dict[str, str], findings: list[Finding]) -> tuple[Verdict, float]:
+    """Every check on ``report``: built-in and grounded in ``findings`` first, then the validators; the
+    verdict and sandbox seconds."""
+    issues = builtin_issues(report, blueprint, findings)
     custom, seconds = validator_issues(report, blueprint, data, sandbox, image, limits, labels)
     issues += custom
     return Verdict(passed=not issues, issues=issues, validators=len(blueprint.qa.validators)), seconds

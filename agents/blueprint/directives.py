@@ -10,6 +10,9 @@ back into the same directive with :func:`from_lesson`.
     section   include a section titled 'value'
     keyword   mention 'value'
     fill      never leave a section without text
+    cite      state what the findings hold on 'value' (QA: the report said they hold nothing on it)
+    ground    use only the findings' figures, a derived one beside its operands (QA: 'value' was neither)
+    decide    recommend 'value', the option the blueprint's decision rules choose from the findings
     note      free text (the blueprint's instructions; only an LLM writer reads it)
 """
 
@@ -20,8 +23,10 @@ from typing import Literal, TypedDict, get_args
 
 from agents.untrusted_text import one_line
 
-Kind = Literal["detail", "section", "keyword", "fill", "note"]
+Kind = Literal["detail", "section", "keyword", "fill", "cite", "ground", "decide", "note"]
 KINDS: tuple[str, ...] = get_args(Kind)
+#: The kinds whose value is quoted in their text (and read back from a lesson).
+VALUED = ("section", "keyword", "cite", "ground", "decide")
 MAX_VALUE = 80
 _QUOTED = re.compile(r"'([^'\n]{1,80})'")
 _SENTENCES = {
@@ -29,6 +34,12 @@ _SENTENCES = {
     "section": "include a section titled '{value}'",
     "keyword": "mention '{value}' in the report",
     "fill": "never leave a section without text",
+    "cite": "state what the findings hold on '{value}' (a finding names it: never write that they say nothing "
+            "about it)",
+    "ground": "use only figures the findings hold, and show a derived figure beside the figures it comes from "
+              "(not '{value}')",
+    "decide": "recommend '{value}', the option the blueprint's decision rules choose from the findings, with "
+              "the findings that decide it",
 }
 
 
@@ -41,12 +52,20 @@ class Directive(TypedDict):
     source: str
 
 
+class Issue(TypedDict):
+    """One failed QA rule: its reason, what is wrong, and the directive that fixes it."""
+
+    code: str
+    message: str
+    fix: Directive
+
+
 def make(kind: str, value: str = "", source: str = "qa", why: str = "") -> Directive:
     """A directive with its canonical text (``why`` is appended in brackets, for a person)."""
     value = one_line(value, 300 if kind == "note" else MAX_VALUE).replace("'", "")
     sentence = _SENTENCES.get(kind, "{value}").format(value=value)
     text = f"{kind}: {sentence}" + (f" ({one_line(why, 160)})" if why else "")
-    return Directive(kind=kind, value=value if kind in ("section", "keyword") else "", text=text, source=source)
+    return Directive(kind=kind, value=value if kind in VALUED else "", text=text, source=source)
 
 
 def note(text: str) -> Directive:
@@ -60,7 +79,7 @@ def from_lesson(text: str) -> Directive | None:
     if kind not in KINDS:
         return None
     value = ""
-    if kind in ("section", "keyword"):
+    if kind in VALUED:
         quoted = _QUOTED.search(rest)
         if quoted is None:
             return None

@@ -24,7 +24,7 @@ from agents.targets import TARGET_FILE, check_target_name, known_targets
 
 BLUEPRINT_FILE = "blueprint.json"
 PROSE_FILES = ("blueprint.md", "blueprint.txt")
-BLUEPRINT_BOUNDS = JSONBounds(max_bytes=256 * 1024, max_depth=6, max_values=5_000)
+BLUEPRINT_BOUNDS = JSONBounds(max_bytes=256 * 1024, max_depth=7, max_values=5_000)  # 7: a decision rule's where
 MAX_DATA_FILE_BYTES = 1 << 20
 MAX_DATA_BYTES = 4 << 20
 HINT = "see docs/blueprint.md"

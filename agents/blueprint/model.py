@@ -22,9 +22,7 @@ and unknown keys are refused. Tools and validators carry Python source: it is on
 from __future__ import annotations
 
 import re
-from typing import Annotated
-
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
@@ -129,6 +127,46 @@ class QASpec(_Strict):
     validators: list[ValidatorSpec] = Field(default_factory=list, max_length=MAX_VALIDATORS)
 
 
+class Condition(_Strict):
+    """One test over a finding: a dict's fact (``field``, dotted for nested), or over a list of rows
+    (``aggregate`` count, sum, min, max or mean of the column ``field``, of the rows ``where`` names)."""
+
+    tool: str = Field(pattern=NAME_PATTERN)
+    field: str = Field("", max_length=80)
+    aggregate: Literal["value", "count", "sum", "min", "max", "mean"] = "value"
+    where: dict[Annotated[str, Field(max_length=80)], Annotated[str, Field(max_length=120)]] = Field(
+        default_factory=dict, max_length=3, description="Rows whose columns equal these values (case-insensitive).")
+    op: Literal["<", "<=", ">", ">=", "==", "!="]
+    value: float | Annotated[str, Field(max_length=120)]
+
+
+class Rule(_Strict):
+    """When every condition holds, the decision is ``choose``."""
+
+    when: list[Condition] = Field(min_length=1, max_length=5)
+    choose: Heading
+    because: Sentence = ""
+
+
+class DecisionSpec(_Strict):
+    """A decision the report must state: the options, and rules over the findings that choose one
+    (the first rule whose conditions all hold; else ``default``)."""
+
+    question: Title
+    options: list[Heading] = Field(min_length=2, max_length=6)
+    rules: list[Rule] = Field(min_length=1, max_length=10)
+    default: Heading
+    section: Heading = Field("Recommendation", description="The section that states the decision.")
+
+    @model_validator(mode="after")
+    def _known_options(self) -> DecisionSpec:
+        options = {option.lower() for option in self.options}
+        unknown = [c for c in [self.default, *(r.choose for r in self.rules)] if c.lower() not in options]
+        if unknown:
+            raise ValueError(f"decision: {', '.join(unknown)} is not one of its options")
+        return self
+
+
 class Blueprint(_Strict):
     """A validated blueprint (see the module doc)."""
 
@@ -143,6 +181,8 @@ class Blueprint(_Strict):
     tools: list[ToolSpec] = Field(default_factory=list, max_length=MAX_TOOLS)
     sections: list[SectionSpec] = Field(min_length=1, max_length=MAX_SECTIONS)
     qa: QASpec = Field(default_factory=QASpec)
+    decision: DecisionSpec | None = Field(None, description="A recommendation the report must make: options and "
+                                                            "rules over the findings that choose between them.")
 
     @model_validator(mode="before")
     @classmethod
@@ -161,7 +201,15 @@ class Blueprint(_Strict):
             unknown = [name for name in section.tools if name not in tools]
             if unknown:
                 raise ValueError(f"section {section.title!r} uses unknown tool(s): {', '.join(unknown)}")
+        unknown = sorted({c.tool for r in self.decision.rules for c in r.when} - set(tools)) if self.decision else []
+        if unknown:
+            raise ValueError(f"the decision's rules use unknown tool(s): {', '.join(unknown)}")
         return self
+
+    def decision_numbers(self) -> list[float]:
+        """The thresholds of the decision's rules (a report may state them: they are the blueprint's)."""
+        rules = self.decision.rules if self.decision else []
+        return [c.value for r in rules for c in r.when if isinstance(c.value, float)]
 
     def required_sections(self) -> list[str]:
         """The sections QA requires: the blueprint's list, else every section's title."""

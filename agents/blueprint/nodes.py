@@ -115,7 +115,7 @@ def qa(state: BlueprintState, runtime: Runtime[BlueprintContext]) -> tuple[Updat
     """Judge the report: built-in checks in-process, the blueprint's validators in sandboxes."""
     ctx, attempt = runtime.context, state["attempt"]
     verdict, seconds = judge(state["report"], ctx.blueprint, ctx.data, ctx.sandbox, ctx.image, ctx.limits,
-                             ctx.labels(attempt))
+                             ctx.labels(attempt), state.get("findings", []))
     reviewed = ""
     if verdict["passed"] and ctx.roles is not None:  # the seed's LLM quality check, once the rules hold
         issue, reviewed = ctx.roles.review(state["report"], ctx.blueprint)

@@ -1,8 +1,9 @@
 """Run the blueprint agent once: build the context, stream the graph, learn, summarise.
 
 Meta-learning (the seed's execution_history and failure_patterns) uses the platform's
-lessons store (:mod:`agents.lessons`, ``runs/lessons.sqlite``), keyed by the workflow (the
-blueprint's ``name``): every run records each QA failure with its reason (``too_short``,
+lessons store (:mod:`agents.lessons`, ``runs/lessons.sqlite``), keyed by the run's target, as the
+run history's statistics are (issue 41: keyed by the blueprint's ``name`` they disagreed on the
+targets page when a target's blueprint shared its name with another's): every run records each QA failure with its reason (``too_short``,
 ``missing_section``, ...) and its recommended fix (the directive's text); the store counts
 how often each was seen and whether a later attempt fixed it. The next run's manager turns
 those fixes back into directives for the writer's first attempt (``lessons.md`` in the run
@@ -67,9 +68,8 @@ def run_blueprint_agent(context: BlueprintContext, *, on_event: OnEvent, history
                         checkpoint: CheckpointHandle | None = None) -> BlueprintRunSummary:
     """Run the loop to its end, record it in the lessons store, write ``summary.json``."""
     started = time.monotonic()
-    workflow = context.blueprint.name
     if not (checkpoint and checkpoint.resume):
-        context.artifacts.write(LESSONS_MD, lessons_markdown(AGENT, workflow, context.lessons))
+        context.artifacts.write(LESSONS_MD, lessons_markdown(AGENT, context.target, context.lessons))
     graph = build_graph(context.max_attempts, checkpoint.saver if checkpoint else None)
     final: BlueprintState = stream_graph(  # type: ignore[assignment]
         graph, context, recursion_backstop(context.max_attempts), on_event, _on_crash(context, started), checkpoint)
@@ -86,7 +86,7 @@ def run_record(context: BlueprintContext, state: BlueprintState) -> RunRecord:
                      for feedback in state.get("feedback", []) for issue in feedback["issues"])
     status = state.get("status", "failed")
     fixed_by = f"attempt {state.get('attempt', 0)}" if status == "passed" and failures else ""
-    return RunRecord(AGENT, context.blueprint.name, context.run_id, context.coder, status, state.get("attempt", 0),
+    return RunRecord(AGENT, context.target, context.run_id, context.coder, status, state.get("attempt", 0),
                      failures, fixed_by)
 
 

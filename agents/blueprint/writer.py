@@ -20,7 +20,8 @@ the report as if they were findings: a section's **guidance** and the blueprint'
 It acts on directives (:mod:`agents.blueprint.directives`): ``detail`` shows every fact and up
 to :data:`FULL_ROWS` rows; ``section`` adds a section; ``keyword`` names the term in the
 summary; ``fill`` gives an empty section a line. A table shown shorter than the finding says
-so ("3 of 5 rows shown."; "… 3 more facts"); every row and fact is in the run's findings.json.
+so ("2 of 5 rows left out."; "… 3 more facts"); every row and fact is in the run's findings.json. A
+cell is cut at a word's end, never inside a word.
 Findings are tool output: every value is shown as one bounded printable line, and table cells
 cannot break the table.
 """
@@ -31,7 +32,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from agents.blueprint import decision as deciding
 from agents.blueprint.directives import Directive
+from agents.blueprint.grounding import naming_facts, unechoed
 from agents.blueprint.model import Blueprint, SectionSpec
 from agents.blueprint.research import Finding
 from agents.untrusted_text import one_line
@@ -105,11 +108,15 @@ def write_report(blueprint: Blueprint, findings: list[Finding], directives: list
     by_tool = {finding["tool"]: finding for finding in findings}
     parts = [f"# {blueprint.title}", blueprint.goal.strip() or f"A report on {blueprint.subject}."]
     for section in blueprint.sections:
-        parts += [f"## {section.title}", *_section_body(section, by_tool, style, fill)]
+        parts += [f"## {section.title}", *_section_body(section, by_tool, style, fill, blueprint)]
     present = {section.title.lower() for section in blueprint.sections} | {"summary"}
-    unmentioned = [d["value"] for d in directives if d["kind"] == "keyword" and d["value"].lower()
-                   not in "\n".join(parts).lower()]
-    parts[2:2] = ["## Summary", _summary(blueprint, findings, unmentioned, reading)]
+    if blueprint.decision is not None and blueprint.decision.section.lower() not in present:
+        present.add(blueprint.decision.section.lower())
+        parts += [f"## {blueprint.decision.section}", _recommendation(blueprint, findings)]
+    written = unechoed("\n".join(parts), blueprint).lower()  # the blueprint's words echoed are no mention
+    unmentioned = [d["value"] for d in directives if d["kind"] == "keyword" and d["value"].lower() not in written]
+    unmentioned += [d["value"] for d in directives if d["kind"] == "cite"]
+    parts[2:2] = ["## Summary", _summary(blueprint, findings, list(dict.fromkeys(unmentioned)), reading)]
     for directive in directives:
         if directive["kind"] == "section" and directive["value"].lower() not in present:
             present.add(directive["value"].lower())
@@ -128,9 +135,22 @@ def _summary(blueprint: Blueprint, findings: list[Finding], unmentioned: list[st
         text = _introduction(blueprint.subject, findings) + " " + text
     if failed:
         text += f" Missing: the tool(s) {', '.join(failed)} returned nothing usable."
-    if unmentioned:  # asked for, and no finding shown says anything about it: say so
-        text += f" The research findings say nothing about {', '.join(unmentioned)}."
+    cited = [(term, naming_facts(findings, term)) for term in unmentioned]
+    for term, facts in cited:  # asked for, not shown yet: what the findings hold on it
+        if facts:
+            text += f" On {term}: " + "; ".join(f"{_label(key)} {_cell(value, 80)} ({tool})" for tool, key, value
+                                                  in facts) + "."
+    absent = [term for term, facts in cited if not facts]
+    if absent:  # no finding names it: only then is it said that they hold nothing on it
+        text += f" The research findings say nothing about {', '.join(absent)}."
     return text
+
+
+def _recommendation(blueprint: Blueprint, findings: list[Finding]) -> str:
+    """The decision the blueprint's rules take on the findings, else which findings would decide it."""
+    if blueprint.decision is None:
+        return deciding.deciding_findings(findings)
+    return deciding.statement(blueprint.decision, deciding.decide(blueprint.decision, findings))
 
 
 def _introduction(subject: str, findings: list[Finding]) -> str:
@@ -142,9 +162,17 @@ def _introduction(subject: str, findings: list[Finding]) -> str:
     return f"{subject} in brief: {items}."
 
 
-def _section_body(section: SectionSpec, by_tool: dict[str, Finding], style: Style, fill: bool) -> list[str]:
+_DECIDING = re.compile(r"recommend|decision|decide|conclusion|verdict|go/no-go", re.IGNORECASE)
+
+
+def _section_body(section: SectionSpec, by_tool: dict[str, Finding], style: Style, fill: bool,
+                  blueprint: Blueprint) -> list[str]:
     body = [render_finding(by_tool[name], style, section.guidance) for name in section.tools if name in by_tool]
-    if not section.tools:
+    decision = blueprint.decision
+    if (decision is not None and section.title.lower() == decision.section.lower()) or \
+            (decision is None and not section.tools and _DECIDING.search(section.title)):
+        body.append(_recommendation(blueprint, list(by_tool.values())))
+    elif not section.tools:
         body.append("No research finding covers this section: the offline writer draws no conclusion of its "
                     "own, and the facts it would rest on are in the sections above.")
     elif not any(body) and fill:
@@ -201,9 +229,9 @@ def _table_block(tool: str, rows: list[dict[str, Any]], style: Style, guidance: 
 
 
 def _shortened(rows: int, shown: int, columns: int, kept: int) -> str:
-    what = [f"{shown} of {rows} rows"] if shown < rows else []
-    what += [f"{kept} of {columns} columns"] if kept < columns else []
-    return f"_{' and '.join(what)} shown._" if what else ""
+    left = [f"{rows - shown} of {rows} rows"] if shown < rows else []
+    left += [f"{columns - kept} of {columns} columns"] if kept < columns else []
+    return f"_{' and '.join(left)} left out._" if left else ""
 
 
 def _table(rows: list[dict[str, Any]], columns: list[str], style: Style) -> str:
@@ -262,7 +290,7 @@ def trends(rows: list[dict[str, Any]], time: str, columns: list[str]) -> str:
             continue
         first, last = numbers[0], numbers[-1]
         change = f" ({(last - first) / abs(first):+.1%})" if first else ""
-        sentences.append(f"{_label(column).capitalize()} went from {first:g} in {first_at} to {last:g} in "
+        sentences.append(f"{_label(column).capitalize()} went from {first:.10g} in {first_at} to {last:.10g} in "
                          f"{last_at}{change}.")
     return "Over time: " + " ".join(sentences) if sentences else ""
 
@@ -290,7 +318,16 @@ def _label(key: Any) -> str:
 def _cell(value: Any, limit: int, verbatim: bool = False) -> str:
     """A value as one printable line that cannot end a table cell or start a heading (as given, verbatim)."""
     text = value if isinstance(value, str) else str(value) if verbatim else _compact(value)
-    return one_line(text, limit).replace("|", "/").lstrip("# ")
+    return _whole_words(one_line(text, limit * 2), limit).replace("|", "/").lstrip("# ")
+
+
+def _whole_words(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters at a word's end, never inside a word ("…" says it was cut)."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 3 else cut).rstrip(" ,;:") + "…"
 
 
 def _compact(value: Any) -> str:

@@ -7,11 +7,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from agents.ports.status import EXIT_CODES
 
 #: ``summary.json``'s schema version.
 SUMMARY_SCHEMA_VERSION = 1
-#: CLI exit status per final status.
-EXIT_CODES = {"passed": 0, "unverified": 0, "self-consistent": 0, "failed": 1}
 
 
 @dataclass(frozen=True)
@@ -39,7 +38,7 @@ class RunSummary:
 
     @property
     def exit_code(self) -> int:
-        """0 passed or unverified, 1 failed."""
+        """0 passed or unverified, 1 failed or no-go (agents.ports.status)."""
         return EXIT_CODES.get(self.status, 1)
 
     def to_json(self) -> dict[str, Any]:

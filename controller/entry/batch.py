@@ -39,6 +39,7 @@ from typing import TextIO
 
 from agents.ports.artefacts import SUMMARY_FILE
 from agents.ports.errors import ConfigError, PlatformError, TargetError
+from agents.ports import status as statuses
 from agents.ports.memory import check_subject
 from agents.registry import agent_for_target
 from agents.target_chains import Chain, chains
@@ -52,9 +53,8 @@ STATUS_BY_EXIT = {
     -signal.SIGINT: "interrupted",  # stopped before Python could turn SIGINT into exit 130
 }  # fmt: skip
 STOPPED = frozenset({"interrupted", "not run"})
-OK_STATUSES = frozenset({"passed", "unverified", "self-consistent"})
 #: A run that ended with one of these reached a verdict: a target that follows it runs after it.
-VERDICTS = OK_STATUSES | {"failed"}
+VERDICTS = frozenset(statuses.VERDICTS)
 #: ``run`` options passed on to every child when given (argparse dest -> option).
 FORWARDED = {"max_attempts": "--max-attempts", "coder": "--coder", "model": "--model"}
 #: The child's first line naming its run (run ids are letters, digits, '-' and '_' only).
@@ -79,7 +79,7 @@ class TargetResult:
     @property
     def ok(self) -> bool:
         """Passed, or ran without a result.csv to check against."""
-        return self.status in OK_STATUSES
+        return self.status in statuses.OK
 
 
 class Board:
@@ -404,6 +404,9 @@ def print_table(results: Sequence[TargetResult], stream: TextIO) -> None:
     stopped = sum(1 for r in results if r.status in STOPPED)
     if stopped:
         print(f"{stopped} interrupted or not run", file=stream)
-    passed = sum(1 for r in results if r.status in ("passed", "self-consistent"))
-    failed = sum(1 for r in results if not r.ok and r.status not in STOPPED)
+    no_go = sum(1 for r in results if r.status == "no-go")
+    if no_go:
+        print(f"{no_go} no-go (the agent decided its inputs cannot support the work)", file=stream)
+    passed = sum(1 for r in results if r.status in statuses.SUCCESS)
+    failed = sum(1 for r in results if not r.ok and r.status not in STOPPED and r.status != "no-go")
     print(f"{passed} passed, {failed} failed", file=stream, flush=True)

@@ -108,7 +108,7 @@ def from_json(raw: bytes) -> BlueprintUpload:
     files: dict[str, bytes] = {}
     for name, text in document.files.items():
         files[_plain(name, files)] = text.encode("utf-8")
-    return BlueprintUpload(blueprint, _request(document.target, document.blueprint, document.max_attempts,
+    return BlueprintUpload(blueprint, run_request(document.target, document.blueprint, document.max_attempts,
                                                document.coder), files)
 
 
@@ -144,7 +144,7 @@ async def read_blueprint_upload(request: Request, settings: Settings) -> Bluepri
         options = RunRequest.model_validate({"target": "x", **{k: v for k, v in fields.items() if k != "target"}})
     except ValidationError as exc:
         raise Problem(422, validation_line(exc.errors())) from None
-    return BlueprintUpload(blueprint, _request(fields.get("target"), document, options.max_attempts, options.coder),
+    return BlueprintUpload(blueprint, run_request(fields.get("target"), document, options.max_attempts, options.coder),
                            files, bundles)
 
 
@@ -166,7 +166,8 @@ def _plain(name: str, taken: dict[str, bytes]) -> str:
     return name
 
 
-def _request(target: str | None, blueprint: dict[str, Any], max_attempts: int | None, coder: str | None) -> RunRequest:
+def run_request(target: str | None, blueprint: dict[str, Any], max_attempts: int | None,
+                coder: str | None) -> RunRequest:
     """The run's options; the target is named after the blueprint unless the caller names it."""
     name = target or (blueprint.get("name") if isinstance(blueprint.get("name"), str) else None) or "blueprint"
     if not _NAME.match(name):

@@ -13,17 +13,16 @@ import json
 import signal
 import sys
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, cast
 
 from agents.ports.artefacts import SUMMARY_FILE
 from agents.ports.errors import RunPaused
 from agents.ports.replies import read_question
+from agents.ports.status import stored_status
 from controller.entry.service.submit import UPLOADS
 from controller.platform.store import RunRow, RunStatus
 
 RUN_RECORD = "run.json"
-#: summary.json statuses that are a pass (the CLI exits 0 for them).
-OK_STATUSES = frozenset({"passed", "unverified", "self-consistent"})
 #: ``run`` options a run row may carry, and the CLI option for each.
 FORWARDED = {"max_attempts": "--max-attempts", "coder": "--coder", "subject": "--subject"}
 #: The exit status of a run that stopped, checkpointed, to wait for a reply (RunPaused).
@@ -108,15 +107,24 @@ def read_summary(run_dir: Path) -> dict[str, Any] | None:
 
 
 def status_of(code: int, summary: dict[str, Any] | None) -> RunStatus:
-    """The run's final status from the child's exit code and summary.json."""
+    """The run's final status from the child's exit code and summary.json (agents.ports.status says
+    what each verdict is stored as: a pass of any kind ``passed``, a no-go ``no-go``)."""
     verdict = summary.get("status") if summary is not None else None
     if code in (0, 1) and isinstance(verdict, str):
-        if verdict in OK_STATUSES:
-            return "passed"
-        return "failed" if verdict in ("failed", "no-go") else "error"  # a no-go is the agent's verdict
+        return cast(RunStatus, stored_status(verdict))
     if code == 0:
         return "passed"
     return "failed" if code == 1 else "error"
+
+
+def end_line(status: RunStatus, code: int | None, summary: dict[str, Any] | None, stderr_tail: str) -> str:
+    """The run row's one line on how it ended: none for a pass or a failure (the summary says it),
+    a no-go's reason (summary.json's ``last_problem``), else the child's error line."""
+    if status in ("passed", "failed"):
+        return ""
+    if status == "no-go" and summary is not None:
+        return str(summary.get("last_problem") or "the agent decided not to go on")[:500]
+    return error_line(code if code is not None else 1, stderr_tail)
 
 
 def error_line(code: int, stderr_tail: str) -> str:

@@ -31,6 +31,7 @@ import httpx
 
 from agents.ports.errors import ConfigError, PlatformError, RunPaused
 from agents.ports.replies import MAX_REPLY_CHARS
+from agents.ports.status import VERDICT_ROWS
 from agents.untrusted_text import one_line
 from controller.entry.service.client_blueprint import blueprint_body
 from controller.entry.service.client_parts import submission_parts
@@ -241,7 +242,7 @@ def parse_sse_ids(lines: Iterator[str]) -> Iterator[tuple[int | None, str, dict[
 def exit_code(run: dict[str, Any]) -> int:
     """The exit code a local run would have had, with its error line on stderr when it did not end 0/1."""
     status, code = run.get("status"), run.get("exit_code")
-    if status in ("passed", "failed") and code in (0, 1):
+    if status in VERDICT_ROWS and code in (0, 1):
         return int(code)
     if status == "cancelled":
         print(f"error: run {run.get('id')} was cancelled", file=sys.stderr)

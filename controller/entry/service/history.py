@@ -3,7 +3,7 @@ history, learning context and "clear history", over the service.
 
 Where each answer comes from, and who sees it:
 
-- **History** is the service store's ended runs (passed, failed, error, cancelled), newest
+- **History** is the service store's ended runs (passed, failed, no-go, error, cancelled), newest
   first, each with its outcome, attempts and failure kinds (from the run's summary.json).
   Tenancy as for ``/v1/runs``: a token sees its own runs, an admin everyone's. CLI runs are
   not in it (the run history behind ``/metrics`` and the dashboard has them).
@@ -35,7 +35,7 @@ from controller.entry.service.problems import Problem
 from controller.entry.service.schemas import PROBLEMS
 from controller.entry.service.state import ServiceState
 from controller.platform.shared_state import lessons_of
-from controller.platform.store import RunRow
+from controller.platform.store import TERMINAL, RunRow
 
 router = APIRouter(prefix="/v1", tags=["history"], responses=PROBLEMS)
 Caller = Annotated[Principal, Depends(principal)]
@@ -50,7 +50,7 @@ class HistoryEntry(BaseModel):
     owner: str
     agent: str
     target: str
-    status: str = Field(description="passed, failed, error or cancelled.")
+    status: str = Field(description=f"One of {', '.join(sorted(TERMINAL))}.")
     attempts: int | None = Field(description="Attempts (turns, for intake) the run made; null if it never started.")
     max_attempts: int | None
     failures: list[str] = Field(description="The failure kind of each failed attempt, in order.")
@@ -58,7 +58,7 @@ class HistoryEntry(BaseModel):
     created_at: float
     finished_at: float | None
     duration_seconds: float | None = Field(description="From its start to its end, as the service saw it.")
-    error: str = Field(description="Why it ended in error or was cancelled, in one line.")
+    error: str = Field(description="Why it ended in error, no-go or was cancelled, in one line.")
 
     @classmethod
     def of(cls, row: RunRow) -> HistoryEntry:

@@ -59,7 +59,7 @@ class RunOut(RunCore):
     finished_at: float | None
     exit_code: int | None = Field(description="What `python -m controller run` exited with.")
     summary: dict[str, Any] | None
-    error: str = Field(description="Why the run ended in error or was cancelled, in one line.")
+    error: str = Field(description="Why the run ended in error or no-go (the agent's reason), or was cancelled, in one line.")
     links: RunLinks
 
     @classmethod
@@ -91,7 +91,8 @@ class TargetStats(BaseModel):
     runs: dict[str, int] = Field(description="Runs per status.")
     success_rate: float | None = Field(
         description="passed / (passed + failed); runs that ended in error (the machine, not the agent) "
-        "or were cancelled are not counted; null before any verdict.")
+        "or no-go (the agent's decision that its inputs cannot support the work) or were cancelled are "
+        "not counted; null before any verdict.")
 
 
 class Stats(BaseModel):

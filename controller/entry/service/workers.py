@@ -200,7 +200,7 @@ class WorkerPool:
         summary = child.read_summary(run_dir)
         if summary is not None and child.resumable(run_dir):  # it ended, its worker died before saying so
             status = child.status_of(1, summary)
-            self._finish(row, status, 0 if status == "passed" else 1, summary, "")
+            self._finish(row, status, 0 if status == "passed" else 1, summary, child.end_line(status, 1, summary, ""))
             return
         log.info("service.run_started", run_id=row.id, target=row.target, resume=child.resumable(run_dir))
         shared_state.give_run_lessons(self.settings, self.store, run_dir, row.agent, row.target)
@@ -288,8 +288,7 @@ class WorkerPool:
             self._notify(row.id)  # its streams send the question now
         else:
             status = child.status_of(code, summary)
-            error = "" if status in ("passed", "failed") else child.error_line(code, tail)
-            self._finish(row, status, code, summary, error)
+            self._finish(row, status, code, summary, child.end_line(status, code, summary, tail))
         _note_late_imports(row, tail)
 
     def _finish(self, row: RunRow, status: RunStatus, code: int | None, summary: dict[str, Any] | None,

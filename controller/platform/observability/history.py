@@ -29,14 +29,15 @@ import sqlalchemy.exc
 from sqlalchemy import Engine
 
 from agents.ports.errors import EnvironmentFault
+from agents.ports.status import FINAL
 from agents.sqlrows import AnyConnection, execute_many, first_line, rows
 
 SCHEMA_VERSION = 3
 #: Warm-pool use of one execution: served warm, asked for warm but ran cold, or not poolable.
 POOL_RESULTS = ("hit", "miss")
 BUSY_TIMEOUT_SECONDS = 10.0
-#: Final statuses a run can be recorded with (bounded: they label metrics).
-STATUSES = ("passed", "failed", "unverified", "self-consistent", "error")
+#: Final statuses a run can be recorded with (bounded: they label metrics), from the one table.
+STATUSES = FINAL
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (

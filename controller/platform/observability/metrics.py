@@ -125,7 +125,7 @@ def history_families(snapshot: HistorySnapshot, known: KnownLabels) -> Iterator[
     """Every metric family derived from one history snapshot, known series filled with 0."""
     agents = _union(known.agents, (k[0] for k in snapshot.runs))
     targets = _union(known.targets, (k[1] for k in snapshot.runs))
-    yield _counter(RUNS_TOTAL, "Agent runs by final status (passed, failed, unverified, self-consistent, error).",
+    yield _counter(RUNS_TOTAL, f"Agent runs by final status ({', '.join(STATUSES)}).",
                    ("agent", "target", "status"), snapshot.runs, _product(agents, targets, STATUSES))
     reasons = _union(known.reasons, (k[2] for k in snapshot.retries))
     yield _counter(RETRIES_TOTAL, "Attempts that failed and were retried, by failure reason.",

@@ -6,15 +6,15 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agents.ports.errors import EnvironmentFault, PlatformError, UsageError
+# The run row's statuses come from the one table of statuses (issue 41); re-exported here.
+from agents.ports.status import OPEN as OPEN
+from agents.ports.status import TERMINAL as TERMINAL
+from agents.ports.status import RunStatus as RunStatus
 
-RunStatus = Literal["queued", "running", "waiting", "passed", "failed", "error", "cancelled"]
 #: A run that holds a place in the queue or a worker.
 ACTIVE: frozenset[str] = frozenset({"queued", "running"})
-#: A run that counts against its owner's quota: active, or checkpointed waiting for a reply
-#: (it holds no worker and no lease, but it will need one again).
-OPEN: frozenset[str] = frozenset({"queued", "running", "waiting"})
-#: A run that has ended; nothing changes it any more.
-TERMINAL: frozenset[str] = frozenset({"passed", "failed", "error", "cancelled"})
+# OPEN: a run that counts against its owner's quota: active, or checkpointed waiting for a reply
+# (it holds no worker and no lease, but it will need one again).
 
 
 class StoreError(EnvironmentFault):

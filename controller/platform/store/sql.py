@@ -36,11 +36,13 @@ from controller.platform.store.models import (
     Idempotency,
     IdempotencyConflict,
     NewRun,
+    OPEN,
     QueueFull,
     QuotaExceeded,
     RunEvent,
     RunPage,
     RunRow,
+    TERMINAL,
     RunStatus,
     StoreError,
     TokenRow,
@@ -53,8 +55,8 @@ RUN_COLUMNS = (runs.c.id, runs.c.seq, runs.c.owner, runs.c.agent, runs.c.target,
                runs.c.worker, runs.c.lease_until, runs.c.cancel_requested, runs.c.takeovers, runs.c.created_at,
                runs.c.started_at, runs.c.finished_at, runs.c.exit_code, runs.c.summary, runs.c.error,
                runs.c.kind, runs.c.last_event, runs.c.upload_bytes, runs.c.upload_held)
-OPEN = ("queued", "running", "waiting")
-ENDED = ("passed", "failed", "error", "cancelled")
+OPEN_ROWS = tuple(sorted(OPEN))
+ENDED = tuple(sorted(TERMINAL))
 #: The advisory lock key submissions (and resumes) serialise on (PostgreSQL).
 SUBMIT_LOCK = 21_000_021
 #: A journal entry before it is numbered: its kind and its data.
@@ -206,7 +208,7 @@ class SqlStore:
 
     def _check_quota(self, conn: Connection, owner: str, quota: int) -> None:
         # An ended run whose upload is still on disk holds its place until the upload is gone.
-        holding = or_(runs.c.status.in_(OPEN), runs.c.upload_held == 1)
+        holding = or_(runs.c.status.in_(OPEN_ROWS), runs.c.upload_held == 1)
         mine = _scalar(conn, select(func.count()).where(runs.c.owner == owner, holding))
         if mine >= quota:
             raise QuotaExceeded(f"{owner} has {mine} queued or running run(s) (or waiting for a reply, or holding "

@@ -28,13 +28,15 @@ from agents.blueprint.research import research
 from agents.blueprint.sandboxed import Call, call_spec, run_call
 from agents.ports.sandbox import SandboxLimits
 from controller.platform.sandbox.docker import DockerSandbox
+from controller.platform.observability.history import HistoryStore
 from controller.platform.settings import PROJECT_ROOT
+from tests.integration.blueprints import NO_GO, NO_GO_REASON, no_go_target
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
 #: Short where a tool hangs on purpose; the others finish in well under a second.
 HANG_LIMITS = SandboxLimits(timeout_seconds=3)
 LIMITS = SandboxLimits(timeout_seconds=60)
-EXAMPLES = ("acme-research", "candidate-brief", "market-scan")
+EXAMPLES = ("acme-research", "candidate-brief", "market-scan", "supplier-review")
 
 
 @pytest.fixture
@@ -102,6 +104,35 @@ class TestExamplesEndToEnd:
         proc = cli(tmp_path, PROJECT_ROOT / "data", "run", "--target", name)
         assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
         assert f"PASSED: the {name} report passed QA" in proc.stdout
+
+    def test_a_required_tool_reading_an_empty_file_is_a_no_go(self, tmp_path):
+        """Issue 41: the manager's no-go reached the run history, which did not know the status (exit 3,
+        'a bug in sandloop'). Now: exit 1, one NO-GO line, summary.json's status no-go, recorded."""
+        no_go_target(tmp_path / "data")
+        proc = cli(tmp_path, tmp_path / "data", "run", "--target", NO_GO)
+        assert proc.returncode == 1, proc.stdout + proc.stderr[-2000:]
+        verdicts = [line for line in proc.stdout.splitlines() if line.startswith("NO-GO:")]
+        assert verdicts == [f"NO-GO: the {NO_GO} workflow stopped before writing: {NO_GO_REASON}"], proc.stdout
+        assert "error" not in proc.stderr.lower(), proc.stderr[-2000:]
+        (run_dir,) = (tmp_path / "runs").glob(f"*-{NO_GO}-*")
+        assert json.loads((run_dir / "summary.json").read_text())["status"] == "no-go"
+        assert not list(run_dir.rglob("report*.md"))
+        history = HistoryStore(tmp_path / "runs" / "history.sqlite").read_runs()
+        assert [(r["target"], r["status"]) for r in history] == [(NO_GO, "no-go")]
+
+    def test_the_supplier_review_recommends_from_its_findings(self, tmp_path, parser_image):
+        """Issue 41's example: its severity tool runs in a sandbox, the decision's rules choose from the
+        findings, the retry states the on-time finding (never that the findings say nothing about it)."""
+        proc = cli(tmp_path, PROJECT_ROOT / "data", "run", "--target", "supplier-review")
+        assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
+        (run_dir,) = (tmp_path / "runs").glob("*-supplier-review-*")
+        report = (run_dir / "report.md").read_text()
+        findings = {f["tool"]: f for f in json.loads((run_dir / "findings.json").read_text())}
+        assert findings["severity"]["sandboxed"] and findings["severity"]["value"] == {"high": 2, "medium": 1, "low": 1}
+        assert "Recommendation: **renew with conditions**." in report
+        assert "Decision rule 3 holds on the findings: on time rate pct (scorecard) is 91.9, below 95" in report
+        assert "- Not chosen, do not renew: high (severity) is 2, not at least 3." in report
+        assert "On on-time: on time rate pct 91.9 (scorecard)." in report and "say nothing about" not in report
 
     def test_check_judges_stored_reports_with_the_validators(self, tmp_path, parser_image):
         """market-scan's validator in the sandbox: the brief report fails it, the full one passes."""

@@ -22,6 +22,7 @@ from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Page, Playwright, sync_playwright
 
 from controller.platform.settings import PROJECT_ROOT
+from tests.integration.blueprints import no_go_target
 from tests.integration.service.harness import Service, free_port
 
 CHROMIUM = "/usr/bin/chromium"
@@ -101,7 +102,8 @@ def wrong_icici(data: Path) -> None:
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
-    """A service with tokens (alice, bob), the ICICI, intake, a failing ICICI and a hostile blueprint target."""
+    """A service with tokens (alice, bob), the ICICI, intake, a failing ICICI, a hostile blueprint target and
+    a blueprint whose required tool reads an empty file (a no-go)."""
     root = tmp_path_factory.mktemp("console")
     data = root / "data"
     for target in ("icici", "intake-cross-node"):
@@ -109,6 +111,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     (data / "intake-cross-node" / "replies.txt").unlink()  # the replies come from the page
     hostile_blueprint(data)
     wrong_icici(data)
+    no_go_target(data)
     env = {**os.environ, "SBX_DATA_DIR": str(data), "SBX_RUNS_DIR": str(root / "runs"),
            "SBX_PARSERS_DIR": str(root / "custom_parsers"), "SBX_CACHE_DIR": str(PROJECT_ROOT / ".cache"),
            "SBX_LOG_FORMAT": "json", "SBX_PARALLEL_RUNS": "2", "SBX_SERVICE__POLL_SECONDS": "0.2"}

@@ -13,12 +13,14 @@ import httpx
 import pytest
 
 from controller.platform.settings import PROJECT_ROOT
+from tests.integration.blueprints import NO_GO, NO_GO_REASON
 from tests.integration.console.conftest import HOSTILE, Browser
 from tests.integration.service.harness import Service, wait_for
 from tests.integration.service.test_conversation import script
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
 STATEMENT = PROJECT_ROOT / "data" / "icici" / "icici sample.pdf"
+ACME = PROJECT_ROOT / "data" / "acme-research"
 
 
 def lines_of(browser: Browser) -> list[tuple[str, str]]:
@@ -222,7 +224,56 @@ class TestHostileText:
         assert alice.page.query_selector("#report script, #report img, #report iframe") is None
         hrefs = alice.page.eval_on_selector_all("#report a", "links => links.map(a => a.getAttribute('href'))")
         assert not [h for h in hrefs if h and not h.startswith(("http:", "https:", "mailto:"))], report
+        labels = alice.page.eval_on_selector_all("section[aria-labelledby=summary-h] dt", "ts => ts.map(t => t.textContent)")
+        assert "parser" not in labels and ("report" in labels or alice.page.text_content("#run-status") == "failed")
         alice.look("blueprint")
+
+
+class TestNoGo:
+    def test_a_no_go_has_its_badge_in_the_list_and_its_reason_on_the_run_page(self, alice: Browser):
+        """Issue 41: the manager's no-go ended as error with the crash banner on main. Now the run
+        ends no-go, the page says why, and the runs list filters and badges it."""
+        page = alice.open("/submit")
+        page.select_option("#run-target", NO_GO)
+        page.click("#run button[type=submit]")
+        page.wait_for_url(re.compile(r".*/runs/[^/]+$"))
+        run_id = run_id_of(alice)
+        wait_status(alice, "no-go", "failed", "error")
+        assert status_in_page(alice) == "no-go"
+        page.reload()
+        assert page.text_content("#run-notice") == NO_GO_REASON and page.is_visible("#run-notice")
+        alice.look("run-no-go")
+        page = alice.open("/?status=no-go")
+        badge = page.query_selector(f"#run-{run_id} .status.s-no-go")
+        assert badge is not None and badge.text_content() == "no-go"
+        assert "no-go" in page.eval_on_selector_all("select[name=status] option", "options => options.map(o => o.value)")
+        alice.look("runs-no-go")
+
+
+class TestBlueprintEditor:
+    def test_a_blueprint_written_in_the_editor_runs_to_a_verdict(self, alice: Browser):
+        """Issue 41: a scenario's template fills the editor, a blueprint that does not validate is said
+        at its members, then acme-research's blueprint with its files attached runs and passes."""
+        page = alice.open("/blueprints/new")
+        page.select_option("#bp-scenario", "company_research")
+        page.click("#scenario-form button[type=submit]")
+        page.wait_for_url(re.compile(r".*/blueprints/new\?scenario=company_research$"))
+        assert '"title": "Company overview"' in page.input_value("#bp-blueprint")
+        alice.look("blueprint-editor")
+        page.click("#blueprint-form button[type=submit]")  # the template as it is: title and subject empty
+        errors = page.text_content("#bp-blueprint-errors")
+        assert "title: String should have at least 1 character" in errors and "subject:" in errors
+        assert page.get_attribute("#bp-blueprint", "aria-invalid") == "true"
+        alice.look("blueprint-editor-errors")
+        page.fill("#bp-blueprint", (ACME / "blueprint.json").read_text())
+        page.fill("#bp-target", "acme-from-editor")
+        page.set_input_files("#bp-data", [str(ACME / name) for name in ("company.json", "financials.csv", "news.json")])
+        page.click("#blueprint-form button[type=submit]")
+        page.wait_for_url(re.compile(r".*/runs/[^/]+$"))
+        wait_status(alice, "passed", "failed", "error", "no-go")
+        assert status_in_page(alice) == "passed"
+        page.reload()
+        assert "Acme" in page.text_content("#report")
 
 
 class TestTenancyAndCsrf:

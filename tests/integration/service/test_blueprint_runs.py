@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from controller.platform.settings import PROJECT_ROOT
+from tests.integration.blueprints import NO_GO, NO_GO_REASON, no_go_target
 from tests.integration.service.harness import Service, free_port
 from tests.integration.service.test_service import add_token
 
@@ -58,3 +59,26 @@ def test_a_blueprint_sent_with_its_files_runs_to_a_verdict(service: Service, tmp
     match = next(f for f in findings if f["tool"] == "match")
     assert match["ok"] and match["sandboxed"] and match["value"]["match score"] > 0
     assert not (tmp_path / "data" / "candidate-brief").exists()
+
+
+def test_a_blueprint_whose_required_tool_reads_an_empty_file_ends_no_go(service: Service, tmp_path: Path):
+    """Issue 41: the service stored the manager's no-go as failed (its recorder crashed on main: error).
+    Now the run's status is no-go over HTTP, its error the reason, and the OpenAPI enum names it."""
+    auth = add_token(service, "alice")
+    service.start()
+    path = no_go_target(tmp_path / "mine")
+
+    client = service.cli("run", "--server", service.url, "--blueprint", str(path), SBX_TOKEN=auth["Authorization"][7:])
+
+    assert client.returncode == 1, client.stdout + client.stderr
+    assert f"NO-GO: the {NO_GO} workflow stopped before writing: {NO_GO_REASON}" in client.stdout
+    run_id = client.stdout.splitlines()[0].split("accepted as run ")[1].split()[0]
+    run = httpx.get(f"{service.url}/v1/runs/{run_id}", headers=auth, timeout=30).json()
+    assert (run["status"], run["exit_code"], run["error"]) == ("no-go", 1, NO_GO_REASON)
+    assert run["summary"]["status"] == "no-go"
+    listed = httpx.get(f"{service.url}/v1/runs", params={"status": "no-go"}, headers=auth, timeout=30).json()
+    assert [r["id"] for r in listed["runs"]] == [run_id]
+    stats = httpx.get(f"{service.url}/v1/stats", headers=auth, timeout=30).json()["targets"]
+    assert [(s["runs"], s["success_rate"]) for s in stats] == [({"no-go": 1}, None)]
+    schema = httpx.get(f"{service.url}/openapi.json", headers=auth, timeout=30).json()["components"]["schemas"]
+    assert "no-go" in schema["RunOut"]["properties"]["status"]["enum"]

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from controller.entry.console.routes import attempt, check, compare, live, run, runs, sign_in, submit, targets
+from controller.entry.console.routes import (
+    attempt, blueprints, check, compare, live, run, runs, sign_in, submit, targets,
+)
 
-ROUTERS: tuple[APIRouter, ...] = (sign_in.router, runs.router, run.router, attempt.router, live.router, submit.router, check.router, targets.router, compare.router)
+ROUTERS: tuple[APIRouter, ...] = (sign_in.router, runs.router, run.router, attempt.router, live.router, submit.router,
+                                  blueprints.router, check.router, targets.router, compare.router)

@@ -105,7 +105,7 @@ def _accepted(request: Request, row: RunRow, kind: str = "runs") -> Response:
     return RedirectResponse(f"/{kind}/{quote(row.id, safe='')}", status_code=303)
 
 
-def _not_draining(request: Request) -> None:
+def not_draining(request: Request) -> None:
     if state_of(request).draining.is_set():
         raise PageError(503, "the service is shutting down and accepts no runs; try again in a minute")
 
@@ -113,7 +113,7 @@ def _not_draining(request: Request) -> None:
 @router.post("/submit/run")
 async def submit_run(request: Request, who: Viewer) -> Response:
     """A run on a target of the service's data folder (the API's JSON submission)."""
-    _not_draining(request)
+    not_draining(request)
     fields = text_fields(await forms.posted(request), RUN_FIELDS)
     state = state_of(request)
 
@@ -127,7 +127,7 @@ async def submit_run(request: Request, who: Viewer) -> Response:
 @router.post("/submit/upload")
 async def submit_upload(request: Request, who: Viewer) -> Response:
     """A run on an uploaded target: its files, or its whole folder as one zip."""
-    _not_draining(request)
+    not_draining(request)
     form = await _multipart(request)
     fields = {"target": "upload", **text_fields(form, RUN_FIELDS)}
     settings, store = state_of(request).settings, state_of(request).store
@@ -151,7 +151,7 @@ async def submit_upload(request: Request, who: Viewer) -> Response:
 @router.post("/submit/check")
 async def submit_check(request: Request, who: Viewer) -> Response:
     """A check of parser files or zipped submissions against a target (the API's ``POST /v1/checks``)."""
-    _not_draining(request)
+    not_draining(request)
     form = await _multipart(request)
     fields = text_fields(form, CHECK_FIELDS)
     state = state_of(request)

@@ -67,7 +67,7 @@ def _facts(a: Side, b: Side) -> list[tuple[str, str, str, bool]]:
                 "attempt": str(s.attempt.number) if s.attempt else "—",
                 "attempt outcome": s.attempt.outcome if s.attempt else "—",
                 "nodes": " · ".join(f"{e.node} {e.outcome}" for e in s.attempt.ends) if s.attempt else "—"}
-        return {**base, **dict(summary_facts(s.row.summary))}
+        return {**base, **dict(summary_facts(s.row.summary, s.row.agent))}
 
     left, right = of(a), of(b)
     keys = list(dict.fromkeys([*left, *right]))

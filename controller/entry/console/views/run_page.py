@@ -79,7 +79,7 @@ def run_view(settings: Settings, store: RunStore, row: RunRow, node: str, start:
     return RunView(
         row=row, href=f"/runs/{quote(row.id, safe='')}", duration=duration_of(row, time.time()),
         graph=graph_of(row, states, node), nodes=states, lines=lines, stream_after=after, node=node,
-        attempts=attempts(run_dir, states.ends), files=artefacts.listing(run_dir), summary=summary_facts(row.summary),
+        attempts=attempts(run_dir, states.ends), files=artefacts.listing(run_dir), summary=summary_facts(row.summary, row.agent),
         can_cancel=not row.ended, can_resume=resumable(row, run_dir),
         intake=intake_view(settings, row, run_dir) if AGENTS.get(row.agent) and AGENTS[row.agent].info.memory else None,
         blueprint=blueprint_view(run_dir, states.ends) if row.agent == "blueprint" else None,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agents.registry import AGENTS
 from controller.entry.console.filters import duration
 
 #: Fields shown elsewhere on the page, or of no use to a reader.
@@ -24,9 +25,12 @@ def _value(key: str, value: Any) -> str:
     return str(value)[:MAX_VALUE]
 
 
-def summary_facts(summary: dict[str, Any] | None) -> list[tuple[str, str]]:
-    """(label, value) pairs of ``summary``: the known fields in their order, then the others."""
+def summary_facts(summary: dict[str, Any] | None, agent: str = "") -> list[tuple[str, str]]:
+    """(label, value) pairs of ``summary``: the known fields in their order, then the others; the
+    published artefact named as ``agent`` names it (a blueprint run's is a ``report``, not a parser)."""
     if not summary:
         return []
-    keys = [k for k in LABELS if k in summary] + sorted(k for k in summary if k not in LABELS and k not in HIDDEN)
-    return [(LABELS.get(k, k.replace("_", " ")), _value(k, summary[k])) for k in keys if summary[k] not in ("", None)]
+    known = AGENTS.get(agent)
+    labels = {**LABELS, "parser_path": known.info.artefact if known is not None else "artefact"}
+    keys = [k for k in labels if k in summary] + sorted(k for k in summary if k not in labels and k not in HIDDEN)
+    return [(labels.get(k, k.replace("_", " ")), _value(k, summary[k])) for k in keys if summary[k] not in ("", None)]

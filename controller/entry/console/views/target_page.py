@@ -3,8 +3,8 @@ main panels of the Grafana dashboard, drawn from the run history), its failure k
 lessons the next run will be given.
 
 Success is the dashboard's: runs that ended ``passed`` or ``self-consistent`` over those and
-the ``failed`` ones (``error`` is the machine's fault and ``unverified`` no verdict: both left
-out). The history holds every run, CLI and service alike; it is shared by every tenant, as
+the ``failed`` ones (``error`` is the machine's fault, ``unverified`` no verdict and ``no-go``
+the agent's decision that its inputs cannot support the work: all left out; agents.ports.status). The history holds every run, CLI and service alike; it is shared by every tenant, as
 the lessons are (docs/api.md), and holds no run's files.
 """
 
@@ -15,12 +15,13 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
+from agents.ports import status as statuses
 from agents.lessons import ExecutionHistory, FailurePattern, Lesson, lessons_markdown
 from controller.entry.console.views.charts import Series, bar_chart, line_chart
 from controller.platform.observability.history import HistoryStore
 
-SUCCESS = frozenset({"passed", "self-consistent"})
-VERDICTS = SUCCESS | {"failed"}
+SUCCESS = statuses.SUCCESS
+VERDICTS = statuses.SUCCESS | statuses.FAILURE
 DAY = 86400.0
 
 

@@ -148,4 +148,4 @@ class TestOfflineWriter:
     def test_a_shortened_table_says_so(self):
         """Tables were cut to 3 rows without saying so."""
         report = write_report(blueprint("The competitors."), [finding("rows", ROWS)], [])
-        assert "_3 of 4 rows shown._" in report
+        assert "_1 of 4 rows left out._" in report

@@ -141,6 +141,22 @@ class TestLearnedFix:
                             max_attempts=1, run_id="control")
         assert control.status == "failed"
 
+    def test_lessons_are_keyed_by_the_target_as_the_run_history_is(self, tmp_path):
+        """Issue 41: lessons were keyed by the blueprint's name and the history by the target, so a target
+        whose blueprint shares its name with another's was given (and the targets page listed) the other's
+        lesson "fixed by attempt 2" beside its own "no failed attempt". One key: the target."""
+        data = copy_target(tmp_path, "acme-research")
+        shutil.copytree(data / "acme-research", data / "acme-copy")  # the same blueprint name, another target
+        cfg = config(tmp_path, data)
+        first, _, _ = run(cfg, "acme-research", ScriptedCallSandbox({}), run_id="first")
+        assert (first.status, first.attempts) == ("passed", 2)
+        copy, _, copy_dir = run(cfg, "acme-copy", ScriptedCallSandbox({}), run_id="copy")
+        assert copy.lessons_applied == [] and copy.attempts == 2  # none of acme-research's lessons
+        lessons = ExecutionHistory(cfg.runs_dir / LESSONS_FILE)
+        assert [lesson.fixed_by for lesson in lessons.lessons("blueprint", "acme-copy")] == ["attempt 2"]
+        assert "acme-copy" in (copy_dir / "lessons.md").read_text()
+        assert copy.target == "acme-copy"  # the summary's target: what the run history records the run under
+
     def test_failure_patterns_are_counted_per_workflow(self, tmp_path):
         """A validator that never passes: two runs record the same failure and fix, counted twice."""
         data = copy_target(tmp_path, "market-scan")

@@ -89,11 +89,11 @@ class TestWriter:
     def test_it_is_deterministic_and_brief_by_default(self):
         first = write_report(BLUEPRINT, [FACTS, ROWS], [])
         assert first == write_report(BLUEPRINT, [FACTS, ROWS], [])
-        assert "- … 3 more facts" in first and "_3 of 5 rows shown._" in first
+        assert "- … 3 more facts" in first and "_2 of 5 rows left out._" in first
 
     def test_detail_shows_everything(self):
         report = write_report(BLUEPRINT, [FACTS, ROWS], [directives.make("detail")])
-        assert "k5" in report and "epsilon" in report and "more facts" not in report and "rows shown" not in report
+        assert "k5" in report and "epsilon" in report and "more facts" not in report and "left out" not in report
         assert word_count(report) > word_count(write_report(BLUEPRINT, [FACTS, ROWS], []))
 
     def test_a_keyword_keeps_the_rows_that_hold_it(self):
