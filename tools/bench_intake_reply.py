@@ -31,9 +31,9 @@ def main() -> None:
         resolve(inp)
         times = []
         for _ in range(20):
-            started = time.perf_counter()
+            started = time.process_time()
             resolve(inp)
-            times.append((time.perf_counter() - started) * 1000)
+            times.append((time.process_time() - started) * 1000)
         print(f"{node}.{name}: a {len(REPLY)}-character reply read in {statistics.median(times):.1f} ms "
               f"(worst {max(times):.1f} ms of 20)")
 

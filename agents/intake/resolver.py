@@ -182,7 +182,7 @@ def _retracted(reply: str, question: Question, updates: list[FactUpdate],
                unsure: list[Proposal]) -> tuple[list[FactUpdate], list[Proposal]]:
     """The asked field's value read before a correction cue that nothing after it replaced ("Sheffield,
     sorry, Rotherham"): the person took it back, so it is asked, not stored."""
-    lower = reply.lower()
+    lower = reading.digits_for_words(reply).lower()  # the words a value keeps are read after number words
     cues = [m.start() for m in _REPLACES.finditer(lower)] + [m.start() for m in patterns.CORRECTION.finditer(lower)]
     key = (question.node, question.field)
     where = {(u.node, u.field): lower.find(u.words.lower()) if u.words else -1 for u in updates}
@@ -228,11 +228,13 @@ def _clauses(reply: str, today: datetime.date, prefer: reading.Prefer) -> list[_
     """The reply's clauses; a correction cue ("Sorry. It's 58,000") holds for the clauses after it too."""
     out = []
     correcting = False
+    budget = reading.MAX_REPLY_DATE_SPANS
     for raw in patterns.clauses(reply):
         text = reading.digits_for_words(raw)
         lower = text.lower()
         correcting = correcting or patterns.is_correction(lower)
-        found = reading.dates(text, today, prefer)
+        found = reading.dates(text, today, prefer, max(budget, 0))
+        budget -= len(reading.date_candidates(text))
         spans = sorted(found + reading.numbers(text, found), key=lambda s: s.start)
         out.append(_Clause(text, lower, patterns.temporal_cue(lower), correcting or patterns.no_longer(lower), spans,
                            reply=reply, today=today))
@@ -526,7 +528,7 @@ _REPLACES = re.compile(r"\b(?:sorry|i meant|i mean|make (?:that|it)|or rather|sc
 _TOTAL_BEFORE = re.compile(r"\b(?:so|total(?: of)?|comes to|making|which is)\b|=")
 _TOTAL_AFTER = re.compile(r"^\s{0,2}(?:in total|all in|altogether|total|between us|all together|combined)\b")
 #: Two values offered for one ("2 or 3", "between 75 and 80", "6-12"): the person is unsure, so is the agent.
-_HEDGE = re.compile(r"\b(?:or|either|between|maybe|depending|depends|somewhere|roughly between|ish|early|late|mid|"
+_HEDGE = re.compile(r"\b(?:or(?! so\b| thereabouts\b)|either|between|maybe(?=\s\d)|depending|depends|somewhere|early|late|mid|"
                     r"couple|few|several|half|quarter|quarters|dozen|odd)\b|\d\s?-\s?\d|\d0s\b|"
                     r"\bplus\b|\bdue\b")
 _BIRTH = re.compile(r"\bbirth|\bborn\b")
@@ -620,10 +622,15 @@ def _quantity_answer(clause: _Clause, spec: FieldSchema, question: Question) -> 
         clause.unsure.append(Proposal(question.node, question.field, found[0].value, clause.text[:120],
                                       "two quantities for one field"))
         return None
-    if not candidates or (_reply_quantities(clause.reply, unit) and clause.cue != "present"):
+    said = _reply_quantities(clause.reply, unit)
+    if candidates and said and clause.correction and isinstance(candidates[0][1].value, int | float):
+        span = clause.take(candidates[0][0], *_bounds(clause, candidates[0][0]))  # "six months. actually no, 12"
+        return units.convert(float(span.value), said[-1].unit, unit)
+    if not candidates or (said and clause.cue != "present"):
         return None  # a quantity with its unit elsewhere in the reply is the answer, not a bare number here
     chosen, why = _pick(clause, candidates)
-    if chosen is not None and _reply_names_unit(clause.reply, unit):
+    if chosen is not None and (_reply_names_unit(clause.reply, unit) or units.dimension(unit) == units.dimension("month")):
+        # a duration is mostly given in the unit its question expects ("12" for a lease in months)
         return _span_value(clause.take(chosen, *_bounds(clause, chosen)), spec.kind, spec.per)
     index, span = candidates[0]
     clause.used.add(index)
@@ -633,9 +640,9 @@ def _quantity_answer(clause: _Clause, spec: FieldSchema, question: Question) -> 
 
 
 @lru_cache(maxsize=32)
-def _reply_quantities(reply: str, unit: str) -> bool:
-    """Whether the whole reply holds a quantity of ``unit``'s dimension (read once per reply)."""
-    return bool(units.quantities(reading.digits_for_words(reply), unit))
+def _reply_quantities(reply: str, unit: str) -> tuple[units.Quantity, ...]:
+    """The whole reply's quantities of ``unit``'s dimension (read once per reply)."""
+    return tuple(units.quantities(reading.digits_for_words(reply), unit))
 
 
 @lru_cache(maxsize=32)
@@ -673,8 +680,9 @@ def _pick(clause: _Clause, candidates: list[tuple[int, Span]]) -> tuple[int | No
 
 
 def _without_dates(clause: _Clause) -> str:
-    """The clause lower-cased with its dates blanked ("2030-06-01" is no range)."""
-    chars = list(clause.lower)
+    """The clause lower-cased with its dates blanked ("2030-06-01" is no range), and "give or take"
+    (an approximate value is still the value given)."""
+    chars = list(clause.lower.replace("give or take", "            "))
     for span in clause.spans:
         if span.kind == "date":
             chars[span.start:span.end] = " " * (span.end - span.start)

@@ -20,6 +20,7 @@ from tests.integration.service.test_conversation import script
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
 STATEMENT = PROJECT_ROOT / "data" / "icici" / "icici sample.pdf"
+ACME = PROJECT_ROOT / "data" / "acme-research"
 
 
 def lines_of(browser: Browser) -> list[tuple[str, str]]:
@@ -247,6 +248,32 @@ class TestNoGo:
         assert badge is not None and badge.text_content() == "no-go"
         assert "no-go" in page.eval_on_selector_all("select[name=status] option", "options => options.map(o => o.value)")
         alice.look("runs-no-go")
+
+
+class TestBlueprintEditor:
+    def test_a_blueprint_written_in_the_editor_runs_to_a_verdict(self, alice: Browser):
+        """Issue 41: a scenario's template fills the editor, a blueprint that does not validate is said
+        at its members, then acme-research's blueprint with its files attached runs and passes."""
+        page = alice.open("/blueprints/new")
+        page.select_option("#bp-scenario", "company_research")
+        page.click("#scenario-form button[type=submit]")
+        page.wait_for_url(re.compile(r".*/blueprints/new\?scenario=company_research$"))
+        assert '"title": "Company overview"' in page.input_value("#bp-blueprint")
+        alice.look("blueprint-editor")
+        page.click("#blueprint-form button[type=submit]")  # the template as it is: title and subject empty
+        errors = page.text_content("#bp-blueprint-errors")
+        assert "title: String should have at least 1 character" in errors and "subject:" in errors
+        assert page.get_attribute("#bp-blueprint", "aria-invalid") == "true"
+        alice.look("blueprint-editor-errors")
+        page.fill("#bp-blueprint", (ACME / "blueprint.json").read_text())
+        page.fill("#bp-target", "acme-from-editor")
+        page.set_input_files("#bp-data", [str(ACME / name) for name in ("company.json", "financials.csv", "news.json")])
+        page.click("#blueprint-form button[type=submit]")
+        page.wait_for_url(re.compile(r".*/runs/[^/]+$"))
+        wait_status(alice, "passed", "failed", "error", "no-go")
+        assert status_in_page(alice) == "passed"
+        page.reload()
+        assert "Acme" in page.text_content("#report")
 
 
 class TestTenancyAndCsrf:
