@@ -19,7 +19,9 @@ from agents.ports.artefacts import SUMMARY_FILE
 from agents.ports.errors import RunPaused
 from agents.ports.replies import read_question
 from agents.ports.status import stored_status
+from controller.entry.service.journal import Scrubber
 from controller.entry.service.submit import UPLOADS
+from controller.platform.settings import Settings
 from controller.platform.store import RunRow, RunStatus
 
 RUN_RECORD = "run.json"
@@ -84,6 +86,14 @@ def check_command(row: RunRow, run_dir: Path) -> list[str]:
             options += [option, str(value)]
     return [sys.executable, "-m", "controller", "check", "--watch-stdin", "--run-id", row.id,
             "--target", row.target, *options, "--parser", *(str(upload / p) for p in paths)]
+
+
+def scrubber(settings: Settings, row: RunRow) -> Scrubber:
+    """What hides the service's folders in the run's lines, events and artefacts: a check's
+    uploads left out, an uploaded run's folder shown as ``data/``."""
+    run_dir = settings.runs_dir / row.id
+    upload = run_dir.parent / UPLOADS / row.id if row.options.get("upload") == row.id else None
+    return Scrubber.for_service(settings, uploads_prefix(row, run_dir), upload)
 
 
 def uploads_prefix(row: RunRow, run_dir: Path) -> str | None:

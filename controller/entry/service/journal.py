@@ -16,6 +16,7 @@ event is logged once and the run goes on: its lines are in console.txt either wa
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -62,16 +63,24 @@ class Tail:
 
 
 class Scrubber:
-    """Replace the service's own folders in text a client will see."""
+    """Replace the service's own folders in text a client will see (issue 42: no server path in
+    any event or artefact). A folder is replaced where it is followed by ``/`` and where it stands
+    alone (``"data_dir": "/srv/runs/uploads/<id>"``), never inside a longer name."""
 
     def __init__(self, replacements: Sequence[tuple[str, str]]) -> None:
         # Longest first: the uploads folder lies inside the runs folder.
         self._pairs = sorted((pair for pair in replacements if pair[0]), key=lambda p: -len(p[0]))
+        bare = [(old.rstrip("/"), new.rstrip("/")) for old, new in self._pairs if old.rstrip("/")]
+        self._bare = dict(bare)
+        self._bare_pattern = re.compile("|".join(re.escape(old) for old, _ in bare) + r"(?![\w.-])") if bare else None
 
     @classmethod
-    def for_service(cls, settings: Settings, hidden: str | None = None) -> Scrubber:
-        """The service's folders (and ``hidden``, a check's uploads prefix, left out entirely)."""
+    def for_service(cls, settings: Settings, hidden: str | None = None, upload: Path | None = None) -> Scrubber:
+        """The service's folders; ``hidden`` (a check's uploads prefix) left out entirely and
+        ``upload`` (an uploaded run's target folder's parent) shown as ``data/``."""
         pairs = [(hidden or "", "")]
+        if upload is not None:
+            pairs += [(f"{upload.resolve()}/", "data/"), (f"{upload}/", "data/")]
         for folder, shown in ((settings.runs_dir, "runs/"), (settings.data_dir, "data/"),
                               (settings.parsers_dir, "custom_parsers/")):
             pairs += [(f"{folder.resolve()}/", shown), (f"{folder}/", shown)]
@@ -81,6 +90,8 @@ class Scrubber:
         """``value`` without the service's folders."""
         for old, new in self._pairs:
             value = value.replace(old, new)
+        if self._bare_pattern is not None:
+            value = self._bare_pattern.sub(lambda found: self._bare[found.group(0)] or ".", value)
         return value
 
     def tree(self, value: Any) -> Any:
@@ -136,7 +147,9 @@ class RunJournal:
                 self._append(self._node_entries())
 
     def _node_entries(self) -> list[Entry]:
-        return [entry for text in self._nodes.read() if (entry := node_event(text)) is not None]
+        # A node's detail may name a file under the runs folder (``save``): scrubbed like the lines.
+        return [(kind, self._scrub.tree(data)) for text in self._nodes.read()
+                if (entry := node_event(text)) is not None for kind, data in (entry,)]
 
     def _append(self, entries: list[Entry]) -> None:
         if not entries or self._room <= 0:

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import Annotated, Any
@@ -234,17 +233,12 @@ def get_artefact(run_id: RunId, path: str, request: Request, caller: Caller) -> 
     """A file under the run's folder: parser.py, result.json, diff.txt, summary.json, …"""
     state = _state(request)
     row = visible_run(state, caller, run_id)
-    file = artefacts.safe_file(state.settings.runs_dir / row.id, path)
-    fd = artefacts.open_file(file)
+    run_dir = state.settings.runs_dir / row.id
+    file = artefacts.safe_file(run_dir, path)
+    body, size = artefacts.served(artefacts.open_file(file),
+                                  child.scrubber(state.settings, row))
     media = ("application/json" if file.suffix == ".json"
              else "text/plain; charset=utf-8" if file.suffix in _TEXT else "application/octet-stream")
-    return StreamingResponse(_chunks(fd), media_type=media,
-                             headers={"X-Content-Type-Options": "nosniff",
-                                      "Content-Length": str(os.fstat(fd).st_size),
+    return StreamingResponse(body, media_type=media,
+                             headers={"X-Content-Type-Options": "nosniff", "Content-Length": str(size),
                                       "Content-Security-Policy": "default-src 'none'"})
-
-
-def _chunks(fd: int) -> Iterator[bytes]:
-    with os.fdopen(fd, "rb") as handle:
-        while chunk := handle.read(65536):
-            yield chunk

@@ -307,7 +307,7 @@ class WorkerPool:
         log.info("service.run_finished", run_id=row.id, status=status, exit_code=code)
 
     def _scrubber(self, row: RunRow) -> Scrubber:
-        return Scrubber.for_service(self.settings, child.uploads_prefix(row, self.settings.runs_dir / row.id))
+        return child.scrubber(self.settings, row)
 
     # the supervisor -----------------------------------------------------------------------
     def _supervise(self) -> None:

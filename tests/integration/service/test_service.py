@@ -112,3 +112,31 @@ def test_sigterm_drains_and_the_next_start_resumes(service: Service):
     end = follow(f"{service.url}/v1/runs/{run['id']}/events", {})[-1][1]
     assert (end["status"], end["exit_code"], end["takeovers"]) == ("failed", 1, 0), end
     assert f"resuming run {run['id']}" in console.read_text()
+
+
+def test_no_answer_names_a_server_folder_and_internal_files_are_not_served(service: Service, tmp_path: Path):
+    """Issue 42: before, the SSE ``node`` event of ``save``, ``run.json`` (the upload's folder),
+    ``summary.json`` (the run folder) and ``events.jsonl`` (the history file) named the service's
+    folders, and ``checkpoints.sqlite`` could be downloaded."""
+    service.start()
+    pdf, csv = next(ICICI.glob("*.pdf")).read_bytes(), (ICICI / "result.csv").read_bytes()
+    plain = httpx.post(f"{service.url}/v1/runs", json={"target": "icici"}, timeout=60)
+    uploaded = httpx.post(f"{service.url}/v1/runs", data={"target": "upload-icici"}, timeout=60,
+                          files={"statement": ("s.pdf", pdf, "application/pdf"),
+                                 "result": ("result.csv", csv, "text/csv")})
+    secret = str(tmp_path.resolve())
+    for accepted in (plain, uploaded):
+        assert accepted.status_code == 202, accepted.text
+        run = accepted.json()
+        stream = httpx.get(f"{service.url}{run['links']['events']}", timeout=httpx.Timeout(30.0, read=600.0))
+        assert "event: end" in stream.text and secret not in stream.text
+        listed = httpx.get(f"{service.url}/v1/runs/{run['id']}/artefacts", timeout=30).json()
+        names = {entry["path"] for entry in listed}
+        assert {"run.json", "summary.json", "events.jsonl"} <= names
+        assert not {"checkpoints.sqlite", "claim.json"} & names
+        for name in names:
+            body = httpx.get(f"{service.url}/v1/runs/{run['id']}/artefacts/{name}", timeout=30)
+            assert body.status_code == 200 and secret.encode() not in body.content, name
+        for internal in ("checkpoints.sqlite", "claim.json"):
+            assert httpx.get(f"{service.url}/v1/runs/{run['id']}/artefacts/{internal}", timeout=30).status_code == 404
+        assert secret in (tmp_path / "runs" / run["id"] / "run.json").read_text()  # kept on disk for resume

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from typing import Annotated
 from urllib.parse import quote
 
@@ -17,7 +15,7 @@ from controller.entry.console.templating import page
 from controller.entry.console.viewer import state_of
 from controller.entry.console.views.run_page import run_view
 from controller.entry.service import artefacts
-from controller.entry.service.child import is_check
+from controller.entry.service.child import is_check, scrubber
 from controller.entry.service.conversation import ReplyIn, send_input
 from controller.entry.service.problems import Problem, validation_line
 from controller.entry.service.routes import cancel_run, resume_run
@@ -41,18 +39,13 @@ def run_page(run_id: RunId, request: Request, who: Viewer, node: Node = "", line
 @router.get("/runs/{run_id}/files/{path:path}")
 def run_file(run_id: RunId, path: str, request: Request, who: Viewer) -> Response:
     """One file of the run, as a download (never rendered by the browser)."""
-    _, run_dir = run_of(request, who, run_id)
-    fd = artefacts.open_file(artefacts.safe_file(run_dir, path))
+    row, run_dir = run_of(request, who, run_id)
+    body, size = artefacts.served(artefacts.open_file(artefacts.safe_file(run_dir, path)),
+                                  scrubber(state_of(request).settings, row))
     name = path.rsplit("/", 1)[-1]
-    return StreamingResponse(_chunks(fd), media_type="application/octet-stream", headers={
+    return StreamingResponse(body, media_type="application/octet-stream", headers={
         "Content-Disposition": f"attachment; filename*=UTF-8''{quote(name, safe='')}",
-        "Content-Length": str(os.fstat(fd).st_size), "Content-Security-Policy": "default-src 'none'"})
-
-
-def _chunks(fd: int) -> Iterator[bytes]:
-    with os.fdopen(fd, "rb") as handle:
-        while chunk := handle.read(65536):
-            yield chunk
+        "Content-Length": str(size), "Content-Security-Policy": "default-src 'none'"})
 
 
 @router.post("/runs/{run_id}/cancel")
