@@ -19,7 +19,7 @@ from controller.entry.service.child import is_check
 from controller.entry.service.check_submit import accept_check, read_check_upload
 from controller.entry.service.problems import Problem
 from controller.entry.service.idempotency import idempotency
-from controller.entry.service.routes import accepted, replayed, visible_run
+from controller.entry.service.routes import replayed, submitted, visible_run
 from controller.entry.service.schemas import PROBLEMS
 from controller.entry.service.state import ServiceState
 from controller.entry.service.uploads import FILES
@@ -61,8 +61,7 @@ async def submit_check(request: Request, caller: Caller) -> JSONResponse:
     if (earlier := await run_in_threadpool(replayed, state, caller, key)) is not None:
         return earlier
     row = await run_in_threadpool(accept_check, state.settings, state.store, caller.name, upload, key)
-    state.submitted.set()
-    return accepted(CheckOut.of(row), 202)
+    return submitted(state, CheckOut.of(row), row)
 
 
 @router.get("/{check_id}", response_model=CheckOut, summary="A check's status and verdicts")

@@ -77,8 +77,7 @@ async def submit_run(request: Request, caller: Caller) -> JSONResponse:
     if (earlier := await run_in_threadpool(replayed, state, caller, key)) is not None:
         return earlier
     row = await run_in_threadpool(submission.accept, key)
-    state.submitted.set()
-    return accepted(RunOut.of(row), 202)
+    return submitted(state, RunOut.of(row), row)
 
 
 @dataclass(frozen=True)
@@ -125,6 +124,15 @@ def replayed(state: ServiceState, caller: Principal, key: Idempotency | None) ->
         return None
     document = CheckOut.of(earlier) if child.is_check(earlier) else RunOut.of(earlier)
     return accepted(document, 200, {REPLAYED: "true"})
+
+
+def submitted(state: ServiceState, document: RunOut | CheckOut, row: RunRow) -> JSONResponse:
+    """The answer to an accepted submission: 202, or 200 with ``Idempotent-Replayed`` when a
+    concurrent request with the same key made the run first (found inside the store's transaction)."""
+    if row.replayed:
+        return accepted(document, 200, {REPLAYED: "true"})
+    state.submitted.set()
+    return accepted(document, 202)
 
 
 def accepted(document: RunOut | CheckOut, status: int, headers: dict[str, str] | None = None) -> JSONResponse:

@@ -115,6 +115,9 @@ class RunRow:
     upload_bytes: int = 0
     #: Whether its upload is still on disk.
     upload_held: bool = False
+    #: Set on the row :meth:`RunStore.submit` returns when an earlier request with the same
+    #: idempotency key had made it (a concurrent duplicate found inside the transaction).
+    replayed: bool = False
 
     @property
     def ended(self) -> bool:

@@ -17,6 +17,8 @@ advisory lock on PostgreSQL, the write lock on SQLite).
 
 from __future__ import annotations
 
+import dataclasses
+
 import hmac
 import json
 import time
@@ -157,8 +159,8 @@ class SqlStore:
             with self._write() as conn:
                 self._lock_submissions(conn)
                 earlier = self._idempotent(conn, run.owner, idempotency, idempotency_seconds)
-                if earlier is not None:
-                    return earlier
+                if earlier is not None:  # a concurrent duplicate won: the caller answers as a replay
+                    return dataclasses.replace(earlier, replayed=True)
                 self._check_quota(conn, run.owner, quota)
                 self._check_uploads(conn, run, upload_quota_bytes)
                 queued = _scalar(conn, select(func.count()).where(runs.c.status == "queued"))

@@ -145,6 +145,19 @@ class TestIdempotentRuns:
         again = service.client.post("/v1/runs", json={"max_attempts": 2, "target": "icici"}, headers=key)
         assert (first.status_code, again.status_code) == (202, 200) and again.json()["id"] == first.json()["id"]
 
+    def test_a_duplicate_that_passed_the_check_before_the_first_committed_is_a_replay(
+            self, service: Service, monkeypatch: pytest.MonkeyPatch):
+        """Issue 42: of concurrent duplicates, those that passed the pre-check while the first was
+        still in its transaction got 202 without ``Idempotent-Replayed``. Here every request misses
+        the pre-check (as a loser of that race does) and meets the first one inside the store."""
+        monkeypatch.setattr("controller.entry.service.routes.replayed", lambda *args: None)
+        key = {"Idempotency-Key": "race-1"}
+        first = service.client.post("/v1/runs", json={"target": "icici"}, headers=key)
+        again = service.client.post("/v1/runs", json={"target": "icici"}, headers=key)
+        assert (first.status_code, again.status_code) == (202, 200)
+        assert again.json()["id"] == first.json()["id"] and again.headers["idempotent-replayed"] == "true"
+        assert "idempotent-replayed" not in first.headers and service.store.counts() == {"queued": 1}
+
     def test_the_same_key_with_another_body_is_422(self, service: Service):
         key = {"Idempotency-Key": "k-1"}
         service.client.post("/v1/runs", json={"target": "icici"}, headers=key)
