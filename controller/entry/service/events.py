@@ -77,12 +77,17 @@ def sse(event: str, data: dict[str, Any], event_id: int | None = None) -> str:
     return f"{head}event: {event}\ndata: {json.dumps(data)}\n\n"
 
 
+#: A longer ``Last-Event-ID`` is no id of ours (and is never converted: ``int`` of a huge string is slow).
+MAX_HEADER = 32
+
+
 def last_event_id(header: str | None, after: int | None) -> int:
     """Where a stream starts: after the ``Last-Event-ID`` header's number, else ``after``, else 0.
 
-    A header that is not a number this service gave (a browser may send anything) counts as 0.
+    A header that is not a number this service gave (a browser may send anything, of any length)
+    counts as 0: the stream starts from the beginning, as docs/api.md says, never a 422.
     """
-    if header is not None and header.strip().isascii() and header.strip().isdigit():
+    if header is not None and len(header) <= MAX_HEADER and header.strip().isascii() and header.strip().isdigit():
         return min(int(header.strip()), MAX_ID)
     return min(after or 0, MAX_ID)
 

@@ -38,7 +38,7 @@ SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 @router.get("/runs/{run_id}/live")
 def run_live(run_id: RunId, request: Request, who: Viewer,
              after: Annotated[int | None, Query(ge=0, le=events.MAX_ID)] = None,
-             last_event_id: Annotated[str | None, Header(max_length=32)] = None) -> StreamingResponse:
+             last_event_id: Annotated[str | None, Header()] = None) -> StreamingResponse:
     """The run's events after ``after`` (or ``Last-Event-ID``), until it ends."""
     row, _ = run_of(request, who, run_id)
     body = event_stream(state_of(request), row.id, events.last_event_id(last_event_id, after))

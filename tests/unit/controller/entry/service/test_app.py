@@ -196,7 +196,7 @@ class TestEvents:
             reply = service.client.get("/v1/runs/r-1/events?after=4")
         assert sse_with_ids(reply.text) == everything[4:]
 
-    @pytest.mark.parametrize("header", ["abc", "-1", "\u00b2", " "])
+    @pytest.mark.parametrize("header", ["abc", "-1", "\u00b2", " ", "x" * 33, "9" * 40, "1" * 5000])
     def test_a_last_event_id_the_service_never_gave_starts_from_the_beginning(self, service: Service, header):
         service.run("r-1", "~local")
         reply = service.client.get("/v1/runs/r-1/events", headers={"Last-Event-ID": header.encode("utf-8")})
