@@ -222,8 +222,9 @@ class SqlStore:
         held = _scalar(conn, select(func.coalesce(func.sum(runs.c.upload_bytes), 0))
                        .where(runs.c.owner == run.owner, runs.c.upload_held == 1))
         if held + run.upload_bytes > quota_bytes:
-            raise QuotaExceeded(f"{run.owner}'s uploads would hold {_mib(held + run.upload_bytes)} on the service, "
-                                f"more than its {_mib(quota_bytes)}", hint="wait for its runs with uploads to end "
+            would, limit = _sizes(held + run.upload_bytes, quota_bytes)
+            raise QuotaExceeded(f"{run.owner}'s uploads would hold {would} on the service, "
+                                f"more than its {limit}", hint="wait for its runs with uploads to end "
                                 "(an upload is removed when its run ends), or cancel one")
 
     def get(self, run_id: str) -> RunRow | None:
@@ -488,5 +489,17 @@ def _scalar(conn: Connection, query: Select[Any]) -> int:
     return int(conn.execute(query).scalar_one())
 
 
+def _sizes(larger: int, smaller: int) -> tuple[str, str]:
+    """Two sizes for a person, in bytes where their rounded forms would read alike."""
+    shown = _mib(larger), _mib(smaller)
+    return shown if shown[0] != shown[1] else (f"{larger:,} bytes", f"{smaller:,} bytes")
+
+
 def _mib(size: int) -> str:
-    return f"{size / (1 << 20):.1f} MiB"
+    """A size for a person: MiB with one decimal, or KiB (or bytes) where one decimal of MiB would
+    make two different sizes read alike ("0.1 MiB … more than its 0.1 MiB", issue 42)."""
+    if size >= 10 << 20:
+        return f"{size / (1 << 20):.1f} MiB"
+    if size >= 10 << 10:
+        return f"{size / (1 << 10):,.1f} KiB"
+    return f"{size:,} bytes"

@@ -128,6 +128,8 @@ class TestIdempotentUploads:
         assert service.store.get(first["id"]).upload_bytes == len(PDF)
         body = assert_problem(service.client.post("/v1/runs", files=files), 429)
         assert "uploads would hold" in body["detail"]
+        would, _, limit = body["detail"].partition("uploads would hold ")[2].partition(" on the service, more than its ")
+        assert would != limit, body["detail"]  # issue 42: "0.1 MiB … more than its 0.1 MiB"
         service.client.post(f"/v1/runs/{first['id']}/cancel")
         assert uploads(service) == [] and service.client.post("/v1/runs", files=files).status_code == 202
 
