@@ -28,14 +28,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
 
 from agents.ports.errors import PlatformError, TargetError
 from controller.entry.service.check_submit import remove_staging, staged_upload, zip_limits
 from controller.entry.service.problems import Problem, validation_line
-from controller.entry.service.schemas import Coder, RunRequest
+from controller.entry.service.schemas import Coder, RunRequest, form_fields
 from controller.entry.service.submit import plan, queue, scrub_staging, service_run_id, upload_dir
 from controller.entry.service.uploads import require_free_space, tree_bytes
 from controller.platform.safe_zip import Budget, extract
@@ -65,7 +65,7 @@ class BlueprintJSON(BaseModel):
                                   description="Data and code files by their plain names, as text.")
     target: str | None = Field(None, min_length=1, max_length=64, description="The run's target name; "
                                "default: the blueprint's name.")
-    max_attempts: int | None = Field(None, ge=1, le=50, description="Writer attempts (QA retries + 1).")
+    max_attempts: StrictInt | None = Field(None, ge=1, le=50, description="Writer attempts (QA retries + 1).")
     coder: Coder | None = Field(None, description="Who writes: offline, or an LLM provider.")
 
 
@@ -141,7 +141,8 @@ async def read_blueprint_upload(request: Request, settings: Settings) -> Bluepri
         raise Problem(413, f"the blueprint is larger than {MAX_BLUEPRINT_BYTES >> 10} KiB")
     document = _json_object(blueprint)
     try:
-        options = RunRequest.model_validate({"target": "x", **{k: v for k, v in fields.items() if k != "target"}})
+        options = RunRequest.model_validate({"target": "x", **form_fields({k: v for k, v in fields.items()
+                                                                            if k != "target"})})
     except ValidationError as exc:
         raise Problem(422, validation_line(exc.errors())) from None
     return BlueprintUpload(blueprint, run_request(fields.get("target"), document, options.max_attempts, options.coder),

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from controller.platform.store import RunRow, RunStatus
 
@@ -18,7 +19,9 @@ class RunRequest(BaseModel):
 
     target: str = Field(min_length=1, max_length=128, description="Folder name under the service's data/.")
     agent: str | None = Field(None, max_length=64, description="The target's agent; default: its target.toml's.")
-    max_attempts: int | None = Field(None, ge=1, le=50, description="Attempts before giving up.")
+    # Strict: "3", true and 2.0 are refused in JSON (issue 42: they were taken, true as 1 attempt);
+    # a multipart form's text is made a number by form_fields first.
+    max_attempts: StrictInt | None = Field(None, ge=1, le=50, description="Attempts before giving up.")
     coder: Coder | None = Field(None, description="Who writes the code; default: the service's SBX_CODER.")
     interactive: bool = Field(False, description="Conversational targets (intake): take each reply from "
                               "POST /v1/runs/{id}/input instead of the target's replies.txt; the run waits "
@@ -26,6 +29,16 @@ class RunRequest(BaseModel):
     subject: str | None = Field(None, min_length=1, max_length=80,
                                 description="Conversational targets (intake): the person talked to; their graph "
                                 "memory persists across runs (run --subject).")
+
+
+def form_fields(fields: Mapping[str, str]) -> dict[str, Any]:
+    """A multipart form's text fields as a JSON body would carry them: ``max_attempts`` written in
+    plain digits becomes a number (anything else stays text, which the model then refuses)."""
+    out: dict[str, Any] = dict(fields)
+    attempts = out.get("max_attempts")
+    if isinstance(attempts, str) and attempts.isascii() and attempts.isdigit() and len(attempts) <= 3:
+        out["max_attempts"] = int(attempts)
+    return out
 
 
 class RunLinks(BaseModel):

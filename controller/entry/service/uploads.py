@@ -16,7 +16,7 @@ from starlette.datastructures import UploadFile
 from starlette.requests import Request
 
 from controller.entry.service.problems import Problem
-from controller.entry.service.schemas import RunRequest
+from controller.entry.service.schemas import RunRequest, form_fields
 from controller.platform.settings import Settings
 from controller.platform.store import StorageFull
 
@@ -47,7 +47,7 @@ async def read_upload(request: Request, max_parts: int) -> tuple[RunRequest, dic
     if "statement.pdf" not in files:
         raise Problem(422, "a multipart submission needs the statement PDF as the file part 'statement'")
     fields.setdefault("target", "upload")
-    return RunRequest.model_validate(fields), files
+    return RunRequest.model_validate(form_fields(fields)), files
 
 
 def tree_bytes(path: Path) -> int:

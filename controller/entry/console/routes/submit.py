@@ -31,7 +31,7 @@ from controller.entry.console.views.submissions import (
 from controller.entry.service.check_models import CheckRequest
 from controller.entry.service.check_submit import CheckUpload, accept_check, check_parts
 from controller.entry.service.problems import Problem, status_of, validation_line
-from controller.entry.service.schemas import RunRequest
+from controller.entry.service.schemas import RunRequest, form_fields
 from controller.entry.service.auth import Principal
 from controller.entry.service.submit import accept, accept_staged, accept_upload
 from controller.entry.service.uploads import require_free_space
@@ -118,7 +118,7 @@ async def submit_run(request: Request, who: Viewer) -> Response:
     state = state_of(request)
 
     async def accept_it() -> RunRow:
-        run = RunRequest.model_validate(fields)
+        run = RunRequest.model_validate(form_fields(fields))
         return await run_in_threadpool(accept, state.settings, state.store, who.name, run)
 
     return await _submission(request, who, "run", fields, RUN_FIELDS, accept_it)
@@ -133,7 +133,7 @@ async def submit_upload(request: Request, who: Viewer) -> Response:
     settings, store = state_of(request).settings, state_of(request).store
 
     async def accept_it() -> RunRow:
-        run = RunRequest.model_validate(fields)
+        run = RunRequest.model_validate(form_fields(fields))
         folder = files_of(form, "folder")
         if folder:
             data = await folder[0].read()

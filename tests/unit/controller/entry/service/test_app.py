@@ -62,6 +62,9 @@ class TestSubmit:
         {"target": "../etc"}, {"target": ""}, {"target": "icici", "max_attempts": 0},
         {"target": "icici", "max_attempts": "many"}, {"target": "icici", "coder": "shell"},
         {"target": "icici", "surprise": 1}, {"target": "icici", "agent": "idris"}, {}, [1, 2],
+        # issue 42: a strict integer (these were taken: true as 1 attempt)
+        {"target": "icici", "max_attempts": "3"}, {"target": "icici", "max_attempts": True},
+        {"target": "icici", "max_attempts": 2.0},
     ])
     def test_bad_input_is_422_never_500(self, service: Service, payload):
         assert_problem(service.client.post("/v1/runs", json=payload), 422)

@@ -170,3 +170,13 @@ class TestIdempotentRuns:
     def test_a_malformed_key_is_400(self, service: Service, key):
         assert_problem(service.client.post("/v1/runs", json={"target": "icici"},
                                            headers={"Idempotency-Key": key.encode()}), 400)
+
+
+@pytest.mark.parametrize(("attempts", "status"), [("2", 202), ("2.0", 422), ("true", 422), ("0", 422)])
+def test_a_forms_max_attempts_is_a_plain_whole_number(service: Service, attempts: str, status: int):
+    """Issue 42: the form's text field is a number only when written as one (JSON is strict)."""
+    reply = service.client.post("/v1/runs", data={"target": "mybank", "max_attempts": attempts},
+                                files={"statement": ("s.pdf", PDF, "application/pdf")})
+    assert reply.status_code == status, reply.text
+    if status == 202:
+        assert service.store.get(reply.json()["id"]).options["max_attempts"] == 2
