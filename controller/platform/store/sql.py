@@ -400,6 +400,12 @@ class SqlStore:
         now = self._clock()
         try:
             with self._write() as conn:
+                # A name is a tenant: "Local" beside "local" would be two tenants that read as one (issue 42).
+                same = conn.execute(select(tokens.c.name).where(func.lower(tokens.c.name) == name.lower())).first()
+                if same is not None:
+                    raise ConfigError(f"a token called {same[0]!r} exists already (token names are compared "
+                                      "without case)", hint=f"remove it first: python -m controller tokens remove "
+                                      f"{same[0]}, or choose another name")
                 conn.execute(insert(tokens).values(name=name, hash=token_hash, admin=int(admin), created_at=now))
         except StoreError as exc:
             if isinstance(exc.__cause__, sqlalchemy.exc.IntegrityError):

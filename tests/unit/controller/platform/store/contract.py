@@ -273,6 +273,13 @@ class ContractTokens:
         assert store.remove_token("alice") is False
         assert not store.has_tokens()
 
+    def test_a_name_differing_only_in_case_is_refused(self, store):
+        """Issue 42: tokens ``Local`` and ``local`` were two tenants."""
+        store.add_token("local", token_hash("a"), admin=False)
+        with pytest.raises(ConfigError, match="compared without case"):
+            store.add_token("Local", token_hash("b"), admin=False)
+        assert [t.name for t in store.tokens()] == ["local"]
+
     def test_tokens_are_long_and_distinct(self):
         tokens = {new_token() for _ in range(50)}
         assert len(tokens) == 50 and all(len(t) >= 40 for t in tokens)
