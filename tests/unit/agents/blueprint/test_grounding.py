@@ -158,6 +158,8 @@ class TestLLMWriter:
         assert summary.status == "passed" and summary.attempts == 2
         first = json.loads((tmp_path / "runs" / "llm" / "attempts" / "1" / "qa.json").read_text())
         assert {i["code"] for i in first["issues"]} >= {"false_absence", "unsupported_number", "decision"}
+        first_prompt = server.chat_requests[0].body["messages"][-1]["content"]
+        assert "In the section 'Recommendation':" in first_prompt and "**renew with conditions**" in first_prompt
         retry_prompt = server.chat_requests[1].body["messages"][-1]["content"]
         assert "cite: state what the findings hold on 'on-time'" in retry_prompt
         assert "ground: use only figures the findings hold" in retry_prompt and "'37%'" in retry_prompt
