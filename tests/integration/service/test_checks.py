@@ -13,6 +13,7 @@ import io
 import os
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 
@@ -20,6 +21,7 @@ import httpx
 import pytest
 
 from controller.platform.settings import PROJECT_ROOT
+from tests.integration.service.harness import wait_for
 from tests.integration.service.test_service import Service, add_token, follow
 from tests.integration.service.test_service import service as service  # noqa: PLC0414 - the fixture
 
@@ -153,3 +155,25 @@ def test_a_submission_folder_is_checked_in_its_environment_through_the_client(se
     check_id = remote.stdout.splitlines()[0].split("accepted as check ")[1].split()[0]
     verdicts = httpx.get(f"{service.url}/v1/checks/{check_id}").json()["summary"]["verdicts"]
     assert [(v["name"], v["status"]) for v in verdicts] == [("d_no_requirements", "pass")]
+
+
+def test_a_cancelled_check_stops_at_once_without_a_kill(service: Service):
+    """Issue 42: the service's cancel of a running check ended only by SIGKILL, 11.1 s later: the
+    check's parsers wait in a thread pool, which the child's SIGINT did not reach. Now the child
+    stops itself (exit 130) within seconds and its container is removed."""
+    service.start()
+    sleepy = "import time\nimport pandas as pd\n\n\ndef parse(pdf_path):\n    time.sleep(25)\n    return pd.DataFrame()\n"
+    accepted = httpx.post(f"{service.url}/v1/checks", data={"target": "icici"}, timeout=60,
+                          files=[("parser", ("sleepy.py", sleepy.encode(), "text/x-python"))])
+    assert accepted.status_code == 202, accepted.text
+    check = accepted.json()
+    wait_for(lambda: httpx.get(f"{service.url}/v1/checks/{check['id']}").json()["status"] == "running",
+             "the check to start", 120)
+    time.sleep(6.0)  # its parser sleeps (25 s) in its sandbox by now
+    cancelled = time.monotonic()
+    assert httpx.post(f"{service.url}{check['links']['cancel']}", timeout=30).status_code == 202
+    wait_for(lambda: httpx.get(f"{service.url}/v1/checks/{check['id']}").json()["status"] == "cancelled",
+             "the check to end", 60)
+    document = httpx.get(f"{service.url}/v1/checks/{check['id']}").json()
+    assert time.monotonic() - cancelled < 8.0  # the kill came only after CANCEL_GRACE_SECONDS (10 s)
+    assert document["exit_code"] == 130, document  # it stopped itself: -9 would be the kill
