@@ -43,6 +43,17 @@ def _uncached_loggers(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cli, "configure_logging", functools.partial(configure_logging, cache_loggers=False))
 
 
+@pytest.fixture(autouse=True)
+def _process_not_stopped() -> Iterator[None]:
+    """The process's stop switch (controller.platform.stop) is thrown by an interrupt a test
+    simulates in the pytest process; it must not stop every later test's executions (a thrown
+    switch raises Stopped, a KeyboardInterrupt, which ends pytest's session)."""
+    from controller.platform.stop import PROCESS
+
+    yield
+    PROCESS.reset()
+
+
 @pytest.fixture(scope="session")
 def docker_client():  # noqa: ANN201 - docker.DockerClient
     """A connected client of the real engine (skip, or fail in CI, when there is none)."""

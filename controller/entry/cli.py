@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import contextlib
 import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from pydantic import ValidationError
 
@@ -231,9 +232,29 @@ def _interrupt(signum: int, frame: object) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status."""
     args = build_parser().parse_args(argv)
-    if threading.current_thread() is threading.main_thread():  # signals reach the main thread only
-        signal.signal(signal.SIGTERM, _terminate)
-        signal.signal(signal.SIGINT, _interrupt)
+    with _stop_on_signals():
+        return _main(args)
+
+
+@contextlib.contextmanager
+def _stop_on_signals() -> Iterator[None]:
+    """SIGTERM and SIGINT throw the process's stop switch while the command runs; afterwards the
+    previous handlers are back and the switch is reset (``main`` called in-process, as tests and
+    the service's warm children do, leaves nothing behind)."""
+    if threading.current_thread() is not threading.main_thread():  # signals reach the main thread only
+        yield
+        return
+    previous = {sig: signal.signal(sig, handler) for sig, handler in ((signal.SIGTERM, _terminate),
+                                                                      (signal.SIGINT, _interrupt))}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        PROCESS.reset()
+
+
+def _main(args: argparse.Namespace) -> int:
     try:
         settings = _settings(args)
         configure_logging(settings.log_format, settings.observability.log_level,

@@ -52,6 +52,12 @@ class StopSwitch:
             self.reason = reason
             self._event.set()
 
+    def reset(self) -> None:
+        """Make the switch unthrown again: for a caller that ran a command in-process and goes on
+        (the CLI's ``main`` on return); never while an execution of that command could still run."""
+        self._event.clear()
+        self.reason = ""
+
     @property
     def stopped(self) -> bool:
         """Whether the switch was thrown."""

@@ -50,16 +50,21 @@ class TestServe:
         (("--metrics-only",), "exporter.listening", "exporter.stopped"),
     ], ids=["service", "metrics-only"])
     def test_serves_the_history_and_stops_on_sigterm(self, tmp_path, args, first, last):
-        """/metrics shows recorded runs, target folders appear as zero series; SIGTERM ends it with exit 0."""
-        (tmp_path / "data" / "sbi").mkdir(parents=True)
+        """/metrics shows recorded runs, target folders appear as zero series, a target that is no
+        folder of data/ (an upload's) only as "uploaded"; SIGTERM ends it with exit 0."""
+        for name in ("sbi", "icici"):
+            (tmp_path / "data" / name).mkdir(parents=True)
         HistoryStore(tmp_path / "runs" / "history.sqlite").record(run("failed", target="icici"))
+        HistoryStore(tmp_path / "runs" / "history.sqlite").record(run("passed", target="acme-takeover-of-globex"))
         port = free_port()
         proc = serve(tmp_path, "--port", str(port), *args)
         try:
             body = get(f"http://127.0.0.1:{port}/metrics")
             assert 'sbx_agent_runs_total{agent="bank_parser",status="failed",target="icici"} 1.0' in body
             assert 'sbx_agent_runs_total{agent="bank_parser",status="passed",target="sbi"} 0.0' in body
-            assert json.loads(get(f"http://127.0.0.1:{port}/healthz"))["runs"] == 1
+            assert 'sbx_agent_runs_total{agent="bank_parser",status="passed",target="uploaded"} 1.0' in body
+            assert "acme-takeover-of-globex" not in body
+            assert json.loads(get(f"http://127.0.0.1:{port}/healthz"))["runs"] == 2
         finally:
             proc.send_signal(signal.SIGTERM)
             _, stderr = proc.communicate(timeout=15)
