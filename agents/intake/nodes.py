@@ -117,13 +117,16 @@ def finish(state: IntakeState, runtime: Runtime[IntakeContext]) -> tuple[Update,
     memory = ctx.memory
     open_conflicts = [f"{c['node']}.{c['field']}" for c in memory.conflicts(open_only=True)]
     verdict = judge(memory.get_all_nodes_data(), memory.skipped(), open_conflicts, ctx.target.schemas,
-                    ctx.target.expected)
+                    ctx.target.expected, tuple(memory.not_understood()))
     if ctx.artifacts is not None:
         ctx.artifacts.write(GRAPH_FILE, json.dumps(memory.export(), indent=2, ensure_ascii=False) + "\n")
         ctx.artifacts.write(TRANSCRIPT_FILE, transcript_markdown(memory.transcript()))
     ended = "the script ended first; " if state.get("out_of_replies") else ""
     detail = f"{ended}{verdict.judged}" + (f": {'; '.join(verdict.problems[:3])}" if verdict.problems else "")
-    return {"status": verdict.status, "problems": list(verdict.problems)}, verdict.status, detail
+    if verdict.not_understood:
+        detail += f"; not understood: {', '.join(verdict.not_understood[:5])}"
+    return ({"status": verdict.status, "problems": list(verdict.problems),
+             "not_understood": list(verdict.not_understood)}, verdict.status, detail)
 
 
 def transcript_markdown(turns: list[dict[str, object]]) -> str:

@@ -152,9 +152,15 @@ def resolve(inp: ResolverInput) -> Resolution:
         shift = shift or event
     updates = _last_per_field(updates)
     updates, unsure = _retracted(reply, question, updates, unsure)
+    updates = _proposal_answered(reply, question, updates)
     updates, keep, refreshed = confirmation(reply, question, updates)
     updates = with_conflicts(updates, inp.values, question)
     answered = has_answer(updates, question) or keep is not None or bool(refreshed)
+    if question.kind == "example" and not answered and not any((p.node, p.field) == (question.node, question.field)
+                                                               for p in unsure):
+        updates.append(FactUpdate(question.node, question.field, None, skipped=True, source=NOT_UNDERSTOOD,
+                                  reasoning="not understood after three tries: marked, the conversation goes on"))
+        answered = True
     rejected = [r for r in rejected if not any((u.node, u.field) == (r.node, r.field) for u in updates)]
     updates = _competing(updates, unsure, question)
     sure = {(u.node, u.field) for u in updates if u.current}
@@ -162,6 +168,22 @@ def resolve(inp: ResolverInput) -> Resolution:
     return Resolution(tuple(updates), answered, shift, keep,
                       reasoning(updates, shift, keep, rejected, refreshed, unsure), tuple(rejected), refreshed,
                       tuple(unsure))
+
+
+#: Questions that ask for a field's value (its answer replaces a held value, without a conflict).
+_ASKED_KINDS = ("field", "rephrase", "example", "propose")
+#: The source of a field marked after three unreadable answers (the run ends ``incomplete``).
+NOT_UNDERSTOOD = "not_understood"
+
+
+def _proposal_answered(reply: str, question: Question, updates: list[FactUpdate]) -> list[FactUpdate]:
+    """"Did you mean 2,500 ...?": a value read answers it; "yes" stores the proposed value."""
+    if question.kind != "propose" or has_answer(updates, question) or question.old is None:
+        return updates
+    if patterns.yes_no(reply.lower().strip()) is True:
+        return [*updates, FactUpdate(question.node, question.field, question.old, source="confirmation",
+                                     reasoning="the user confirmed the value asked back", words=reply[:120])]
+    return updates
 
 
 def _competing(updates: list[FactUpdate], unsure: list[Proposal], question: Question) -> list[FactUpdate]:
@@ -193,7 +215,7 @@ def _retracted(reply: str, question: Question, updates: list[FactUpdate],
         # a correction that went to another field ("1,900. Actually my salary is 58,000") takes nothing back
         elsewhere = bool(later) and any(k != key and w > min(later) for k, w in where.items())
         if (update.node, update.field) == key and update.current and at >= 0 and later and not elsewhere \
-                and question.kind in ("field", "rephrase") and update.value is not None:
+                and question.kind in _ASKED_KINDS and update.value is not None:
             unsure.append(Proposal(update.node, update.field, update.value, update.words,
                                    "a value said before a correction"))
             continue
@@ -501,9 +523,12 @@ def _answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | 
         masked = _masked(clause)
         match = next(iter(find_choices(spec, masked, near=True)), None)
         return None if match is None else match.value
-    if clause.claims or _REFUSAL.search(clause.lower) or len(clause.reply) > MAX_TEXT_ANSWER_REPLY:
+    before = min([start for start, _ in clause.claims] + [len(clause.text)])
+    if (clause.claims and spec.text != "person") or _REFUSAL.search(clause.lower) \
+            or len(clause.reply) > MAX_TEXT_ANSWER_REPLY:
         return None  # free text after named facts would be guessed, not read; "I'd rather not" is no name
-    text = _TEXT_TIME.sub("", _ANSWER_LEAD.sub("", clause.text, count=1))
+    # a name comes first: "I'm Dana Reyes, thirty-one, living in Bath" (the city was taken by its cue)
+    text = _TEXT_TIME.sub("", _ANSWER_LEAD.sub("", clause.text[:before], count=1))
     if spec.text != "phrase" or (spec.max_length or MAX_TEXT_VALUE) <= 120:
         text = _TEXT_END.split(text)[0]  # a name, a town, an employer ends at its comma ("Swindon now, moved for work")
     value = _text_value(text, spec, lower_ok=True)
@@ -738,7 +763,7 @@ def with_conflicts(updates: list[FactUpdate], values: dict[str, dict[str, Scalar
     out = []
     for update in updates:
         current = values.get(update.node, {}).get(update.field)
-        asked = question is not None and question.kind in ("field", "rephrase") \
+        asked = question is not None and question.kind in _ASKED_KINDS \
             and (update.node, update.field) == (question.node, question.field)
         contradicts = (update.current and not update.is_correction and not update.skipped and not asked
                        and current is not None and current != update.value)

@@ -91,9 +91,11 @@ class TestInfo:
         text = roles(server).ask(self.view()).text
         assert "\x1b" not in text and "\n" not in text and "How much do you earn?" in text
 
-    def test_a_field_already_asked_twice_is_never_asked_again(self, server):
+    def test_a_field_already_asked_three_times_is_never_asked_again(self, server):
+        """Asked, rephrased, and with an example (issue 40): then never again."""
         server.push(Reply(json.dumps({"complete": False, "field": "annual_amount", "question": "Income?"})))
-        question = roles(server).ask(self.view(["Income.annual_amount", "Income.annual_amount#again"]))
+        question = roles(server).ask(self.view(["Income.annual_amount", "Income.annual_amount#again",
+                                                "Income.annual_amount#example"]))
         assert question.field == "employment_status"
 
     def test_nothing_left_asks_no_model(self, server):
