@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from agents.ports.config import AgentConfig
+from agents.ports.editor import DocumentEditor
 from agents.ports.outcome import RunSummary
 from agents.ports.run import CheckContext, CheckRequest, Plan, ReplayOutcome, RunContext
 from agents.ports.sandbox import Sandbox, SandboxLimits, SandboxSpec
@@ -58,6 +59,8 @@ class AgentInfo:
     sample: Callable[[str, SandboxLimits, Mapping[str, str]], SandboxSpec] | None = None
     replies: bool = False
     memory: bool = False
+    editor: DocumentEditor | None = None
+    """Its target is one document a person may write in the console's editor (the blueprint)."""
 
 
 @runtime_checkable

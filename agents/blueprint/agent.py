@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from agents.base import AgentInfo
 from agents.blueprint.checking import check_reports, collect_reports, print_report_checks
 from agents.blueprint.checks import REASONS, Verdict, judge
+from agents.blueprint.editor import BlueprintEditor
 from agents.blueprint.graph import NODES, build_graph
 from agents.blueprint.loading import BlueprintTarget, load_target, read_data
 from agents.blueprint.model import Blueprint
@@ -49,7 +50,7 @@ class BlueprintAgent:
     name = AGENT
     info = AgentInfo(
         target_kinds=("blueprint",), artefact="report", images=(IMAGE_NAME,), state_types=(BlueprintState,),
-        nodes=NODES, failure_reasons=REASONS,
+        nodes=NODES, failure_reasons=REASONS, editor=BlueprintEditor(),
         sample=lambda image, limits, labels: call_spec(image, Call("tool", "sample", SAMPLE_CODE, {}), limits,
                                                        dict(labels)),
     )

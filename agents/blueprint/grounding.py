@@ -18,6 +18,7 @@ or an LLM). Each failure carries the fix the writer's retry follows:
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import re
@@ -50,6 +51,8 @@ _COUNTED = re.compile(r"(?<![\w.,])\d+(?: of \d+)?(?: [a-z]+){0,2}? (?:rows?|fac
 _LABEL = re.compile(r"^\s*(?:[-*] \*\*\d+\*\*:|\d+[.)]\s)")  # a list's own numbering
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n")
 MAX_ISSUES = 5
+#: Figures of one sentence a derived one may come from (pairs of them are tried: bounded work).
+MAX_OPERANDS = 16
 
 
 def normal(text: str) -> str:
@@ -122,22 +125,22 @@ def _terms(text: str) -> list[str]:
 def number_issues(report: str, blueprint: Blueprint, findings: list[Finding]) -> list[Issue]:
     """Numbers neither in a finding nor in the decision's rules nor derived beside their operands."""
     known_text = finding_text(findings)
-    known = [*_values(known_text), *blueprint.decision_numbers(), *observed_numbers(blueprint, findings)]
+    known = sorted(abs(v) for v in (*_values(known_text), *blueprint.decision_numbers(),
+                                    *observed_numbers(blueprint, findings)))
     issues: list[Issue] = []
     for sentence in _sentences(unechoed(report, blueprint)):
         bare = _COUNTED.sub(" ", _DATE.sub(" ", sentence))
-        unknown_dates = [d for d in _DATE.findall(sentence) if normal(d) not in known_text]
+        issues += [_unsupported(d, sentence) for d in _DATE.findall(sentence) if normal(d) not in known_text]
         tokens = list(_NUMBER.finditer(bare))
-        operands = [v for v, _ in (_token(t) for t in tokens) if _supported(v, 0.0, known)]
+        operands = [v for v, _ in (_token(t) for t in tokens) if _supported(v, 0.0, known)][:MAX_OPERANDS]
         for token in tokens:
             value, tolerance = _token(token)
             if _supported(value, tolerance, known) or (token["pct"] and _supported(value / 100, tolerance / 100, known)) \
                     or _derived(value, tolerance, operands):
                 continue
             issues.append(_unsupported(token.group().strip(), sentence))
-        issues += [_unsupported(d, sentence) for d in unknown_dates]
-        if len(issues) >= MAX_ISSUES:
-            break
+            if len(issues) >= MAX_ISSUES:
+                return issues
     return issues[:MAX_ISSUES]
 
 
@@ -166,7 +169,9 @@ def _token(match: re.Match[str]) -> tuple[float, float]:
 
 
 def _supported(value: float, tolerance: float, known: list[float]) -> bool:
-    return any(abs(abs(value) - abs(k)) <= tolerance for k in known)
+    """Whether a figure of ``known`` (sorted, absolute) is within ``tolerance`` of ``value``."""
+    at = bisect.bisect_left(known, abs(value) - tolerance)
+    return at < len(known) and known[at] <= abs(value) + tolerance
 
 
 def _derived(value: float, tolerance: float, operands: list[float]) -> bool:

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from agents.blueprint import directives
 from agents.blueprint.checks import Issue
+from agents.blueprint.decision import decide, deciding_findings, statement
 from agents.blueprint.directives import Directive
 from agents.blueprint.model import Blueprint
 from agents.blueprint.prose import CACHE_FOLDER, PROMPTS, ProseParser
@@ -67,6 +68,7 @@ class LLMRoles:
             "title": blueprint.title, "goal": blueprint.goal, "subject": blueprint.subject, "sections": sections,
             "findings": json.dumps(findings, ensure_ascii=False)[:MAX_FINDINGS_CHARS],
             "instructions": "\n".join(f"- {d['text']}" for d in given) or "- (none)",
+            "decision": decision_brief(blueprint, findings),
         })
         reply = self._ask(user, "write")
         found = extract_fenced(reply, frozenset({"markdown", "md"}), "# ") if reply else None
@@ -108,3 +110,12 @@ def make_llm_roles(settings: AgentConfig) -> LLMRoles:
         ConfigError: no key, a rejected key, a model not served. LLMUnavailable: no endpoint.
     """
     return LLMRoles(checked_client(settings), settings.runs_dir / CACHE_FOLDER)
+
+
+def decision_brief(blueprint: Blueprint, findings: list[Finding]) -> str:
+    """What the writer is told of the decision: the rules' choice on the findings, in the section
+    that states it; without a ``decision``, to recommend nothing and say which findings would decide."""
+    if blueprint.decision is None:
+        return f"(the blueprint asks for none) {deciding_findings(findings)}"
+    spec = blueprint.decision
+    return f"In the section '{spec.section}':\n{statement(spec, decide(spec, findings))}"

@@ -16,14 +16,14 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 from pydantic import ValidationError
 from starlette.datastructures import FormData, UploadFile
 
-from agents.blueprint import scenarios
+from agents.ports.editor import DocumentEditor
 from agents.ports.errors import PlatformError
+from agents.registry import AGENTS
 from controller.entry.console import forms
 from controller.entry.console.routes.deps import Viewer
 from controller.entry.console.routes.submit import not_draining
 from controller.entry.console.templating import page
 from controller.entry.console.viewer import state_of
-from controller.entry.console.views.blueprint_editor import check_blueprint, missing_files, schema, template
 from controller.entry.service.auth import Principal
 from controller.entry.service.blueprint_submit import (
     MAX_BLUEPRINT_BYTES, MAX_FILES, BlueprintUpload, accept_blueprint, run_request,
@@ -32,6 +32,17 @@ from controller.entry.service.problems import Problem, status_of, validation_lin
 
 router = APIRouter()
 TEXT_FIELDS = ("target", "max_attempts")
+AGENT = "blueprint"
+#: The template a blank editor starts from.
+BLANK = "custom"
+
+
+def editor() -> DocumentEditor:
+    """The blueprint agent's editor port."""
+    found = AGENTS[AGENT].info.editor
+    if found is None:  # the registry's blueprint agent has one: a test of the registry says so
+        raise RuntimeError("the blueprint agent states no editor")
+    return found
 
 
 def editor_page(request: Request, who: Principal, text: str, scenario: str = "", status: int = 200,
@@ -39,21 +50,21 @@ def editor_page(request: Request, who: Principal, text: str, scenario: str = "",
                 values: dict[str, str] | None = None) -> Response:
     """The editor with ``text`` in it, and what was wrong: at the blueprint (by member) or at a field."""
     return page(request, "blueprint_editor.html", status=status, title="New blueprint", viewer=who, text=text,
-                scenario=scenario, scenarios=scenarios.known(), errors=errors or [], field_errors=field_errors or {},
+                scenario=scenario, scenarios=editor().starts(), errors=errors or [], field_errors=field_errors or {},
                 values=values or {})
 
 
 @router.get("/blueprints/new")
 def new_blueprint(request: Request, who: Viewer, scenario: str = "") -> Response:
     """The editor; ``?scenario=`` fills it with that scenario's template (an unknown one: custom's)."""
-    chosen = scenario if scenario in scenarios.known() else scenarios.CUSTOM
-    return editor_page(request, who, template(chosen), chosen)
+    chosen = scenario if scenario in editor().starts() else BLANK
+    return editor_page(request, who, editor().template(chosen), chosen)
 
 
 @router.get("/blueprints/schema.json")
 def blueprint_schema(who: Viewer) -> Response:
     """The blueprint's JSON Schema, which the editor validates against."""
-    return JSONResponse(schema())
+    return JSONResponse(editor().schema())
 
 
 @router.post("/blueprints/new")
@@ -66,11 +77,11 @@ async def submit_blueprint(request: Request, who: Viewer) -> Response:
     text = form.get("blueprint")
     text = text if isinstance(text, str) else ""
     values = {name: forms.text(form, name) for name in TEXT_FIELDS}
-    checked = check_blueprint(text)
-    if checked.blueprint is None or checked.document is None:
+    checked = editor().check(text)
+    if not checked.valid or checked.document is None:
         return editor_page(request, who, text, status=422, errors=checked.errors, values=values)
     files = {f.filename or "": await f.read() for f in _files(form)}
-    missing = missing_files(checked.blueprint, list(files))
+    missing = [name for name in checked.files if name not in files]
     if missing:
         line = f"attach the file(s) the blueprint's tools read: {', '.join(missing)}"
         return editor_page(request, who, text, status=422, field_errors={"data": line}, values=values)

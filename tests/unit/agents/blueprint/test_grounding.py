@@ -158,6 +158,8 @@ class TestLLMWriter:
         assert summary.status == "passed" and summary.attempts == 2
         first = json.loads((tmp_path / "runs" / "llm" / "attempts" / "1" / "qa.json").read_text())
         assert {i["code"] for i in first["issues"]} >= {"false_absence", "unsupported_number", "decision"}
+        first_prompt = server.chat_requests[0].body["messages"][-1]["content"]
+        assert "In the section 'Recommendation':" in first_prompt and "**renew with conditions**" in first_prompt
         retry_prompt = server.chat_requests[1].body["messages"][-1]["content"]
         assert "cite: state what the findings hold on 'on-time'" in retry_prompt
         assert "ground: use only figures the findings hold" in retry_prompt and "'37%'" in retry_prompt
@@ -179,3 +181,15 @@ def test_the_example_passes_through_the_loop_with_a_recommendation(tmp_path: Pat
     report = (run_dir / "report.md").read_text()
     assert "Recommendation: **renew with conditions**." in report and "say nothing about on-time" not in report
     assert "On on-time: on time rate pct 91.9 (scorecard)." in report
+
+
+def test_a_huge_hostile_report_is_judged_in_bounded_time():
+    """A model's report is untrusted: 100,000 characters of figures against large findings stay fast."""
+    import time
+
+    rows = [{"n": str(i), "v": f"{i * 1.5:.1f}"} for i in range(5000)]
+    findings = [*FINDINGS, Finding(tool="big", ok=True, value=rows, error="", sandboxed=False, seconds=0.0)]
+    report = "# T\n\n## Scorecard\n\n" + " ".join(f"{i}.{i % 10}" for i in range(20_000))[:100_000] + "\n"
+    started = time.monotonic()
+    issues = [i for i in builtin_issues(report, TARGET.blueprint, findings) if i["code"] == "unsupported_number"]
+    assert time.monotonic() - started < 5 and len(issues) == 5
