@@ -85,8 +85,8 @@ class LLMRoles:
 
     def resolve(self, inp: ResolverInput) -> Resolution:
         """Every fact of the reply, as the model reads it (rules for confirmations and on failure)."""
-        if inp.question.kind == "confirm":
-            return resolve(inp)
+        if inp.question.kind in ("confirm", "propose", "changes"):
+            return resolve(inp)  # these carry what the rules must compare with (a conflict, a value, the held facts)
         values = {"schemas": _dump({n: s.model_dump(by_alias=True, exclude_none=True) for n, s in inp.schemas.items()}),
                   "values": _dump(inp.values), "events": ", ".join(EVENT_NAMES),
                   "question": _dump({"node": inp.question.node, "field": inp.question.field,

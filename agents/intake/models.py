@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 Scalar = int | float | str | bool
 Temporal = Literal["past", "present", "future"]
-QuestionKind = Literal["field", "rephrase", "confirm", "refresh", "propose", "example"]
+QuestionKind = Literal["field", "rephrase", "confirm", "refresh", "propose", "example", "changes"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,8 @@ class Question:
         once; a held value that is older than its freshness confirmed once."""
         if self.kind == "confirm":
             return f"conflict:{self.conflict}"
+        if self.kind == "changes":
+            return "changes"
         if self.kind == "propose":
             return f"{self.node}.{self.field}#propose:{self.old!r}"
         suffix = {"rephrase": "#again", "refresh": "#refresh", "example": "#example"}.get(self.kind, "")

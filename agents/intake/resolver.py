@@ -48,6 +48,8 @@ from agents.intake.values import ChoiceMatch, check, find_choices
 
 #: Longest free-text value kept (a schema's maxLength may say less).
 MAX_TEXT_VALUE = 160
+#: A present statement that replaces a held value without a conflict question ("... now", "these days").
+_NOW_REPLACES = re.compile(r"\b(?:now|these days|nowadays|at the moment|currently)\b")
 #: Longest reply whose words are taken as a free-text answer without a cue (a story is no town's name).
 MAX_TEXT_ANSWER_REPLY = 100
 #: How far a value may stand from its keyword: after the keyword's end, before its start.
@@ -155,7 +157,8 @@ def resolve(inp: ResolverInput) -> Resolution:
     updates = _proposal_answered(reply, question, updates)
     updates, keep, refreshed = confirmation(reply, question, updates)
     updates = with_conflicts(updates, inp.values, question)
-    answered = has_answer(updates, question) or keep is not None or bool(refreshed)
+    answered = has_answer(updates, question) or keep is not None or bool(refreshed) \
+        or (question.kind == "changes" and (bool(updates) or patterns.yes_no(reply.lower()) is False))
     if question.kind == "example" and not answered and not any((p.node, p.field) == (question.node, question.field)
                                                                for p in unsure):
         updates.append(FactUpdate(question.node, question.field, None, skipped=True, source=NOT_UNDERSTOOD,
@@ -303,7 +306,7 @@ def _clause_facts(clause: _Clause, inp: ResolverInput, *,
         rejected += refused
         done.add((trigger.node, trigger.field))
     if (not answered or clause.correction) and (question.node, question.field) not in done \
-            and question.node in inp.schemas:
+            and question.node in inp.schemas and question.kind != "changes":  # "what changed?" asks no field
         spec = inp.schemas[question.node].properties[question.field]
         value = _answer(clause, spec, question)
         if value is not None:
@@ -358,7 +361,9 @@ def _keep(node: str, name: str, spec: FieldSchema, value: Scalar, clause: _Claus
     frame = _frame(inp.schemas, node, name)
     when = frame if spec.kind in ("date", "year") else clause.when or clause.cue or frame
     clause.when = None
-    updates.append(FactUpdate(node, name, checked.value, temporal=when, frame=frame, is_correction=clause.correction,
+    now = clause.cue == "present" and bool(_NOW_REPLACES.search(clause.lower))  # "I live in Leeds now": an update
+    updates.append(FactUpdate(node, name, checked.value, temporal=when, frame=frame,
+                              is_correction=clause.correction or now,
                               reasoning=f"{when} statement that {why}: {clause.text[:80]}",
                               words=(clause.words or clause.text)[:120]))
     clause.words = ""

@@ -111,3 +111,15 @@ def test_incomplete_is_a_verdict_of_its_own() -> None:
     row = statuses.BY_NAME["incomplete"]
     assert row.kind == "verdict" and statuses.EXIT_CODES["incomplete"] == 1
     assert "incomplete" not in statuses.FAILURE and statuses.stored_status("incomplete") == "incomplete"
+
+
+def test_a_returning_subject_is_told_what_is_known_and_updates_it() -> None:
+    """Day 2 of a subject whose facts are complete: what changed is asked, "now" replaces without a conflict."""
+    from tests.intake_corpus.corpus import TODAY, Conversation, Day, run
+
+    days = (Day(TODAY, ("41", "Leeds"), ("Personal",)),
+            Day(TODAY + datetime.timedelta(days=30), ("I live in Bath now",), ("Personal",)))
+    conversation = Conversation("returning", "returning", "Plan my budget", days,
+                                {"Personal": {"age": 41, "city": "Bath"}}, ("Has anything changed?",))
+    outcome = run(conversation)
+    assert outcome.passed, outcome.problems
