@@ -133,8 +133,9 @@ class GraphMemory:
         closed: list[tuple[str, str, str]] = []
         for update in resolution.updates:
             previous = values.get(update.node, {}).get(update.field)
+            why = f"{update.reasoning} (from {update.words!r})" if update.words else update.reasoning  # its words kept
             fields.append(FieldWrite(update.node, update.field, update.value, update.temporal, update.source,
-                                     update.reasoning, update.current, update.is_correction, update.skipped))
+                                     why, update.current, update.is_correction, update.skipped))
             if update.current and update.conflict:
                 conflicts.append(ConflictWrite(update.node, update.field, previous, update.value))
             elif update.current and update.is_correction:

@@ -33,6 +33,7 @@ from controller.entry.service.problems import Problem
 from controller.entry.service.schemas import PROBLEMS, RunRequest
 from controller.entry.service.state import ServiceState
 from controller.platform.memory_sql import memory_stores
+from controller.platform.settings import Settings
 
 router = APIRouter(prefix="/v1", tags=["subjects"], responses=PROBLEMS)
 Caller = Annotated[Principal, Depends(principal)]
@@ -91,7 +92,16 @@ def _memory_name(caller: Principal, name: str) -> str:
 @router.get("/subjects/{name}", response_model=SubjectMemory, summary="A subject's facts, history and conflicts")
 def get_subject(request: Request, caller: Caller, name: Name) -> SubjectMemory:
     """The caller's subject ``name``: 404 if the caller has none of that name."""
-    stores = memory_stores(_state(request).settings)
+    return subject_memory(_state(request).settings, caller, name)
+
+
+def subject_memory(settings: Settings, caller: Principal, name: str) -> SubjectMemory:
+    """What the memory holds about ``caller``'s subject ``name`` (the API's and the console's).
+
+    Raises:
+        Problem: 404 when the caller has no such subject, 422 for a bad name.
+    """
+    stores = memory_stores(settings)
     key = _memory_name(caller, name)
     if not stores.has_subject(key):
         raise Problem(404, f"no subject {name!r}")
