@@ -142,3 +142,22 @@ class TestWholeRun:
                                    memory=SqliteMemoryStores(tmp_path / "runs"))
         assert summary.status == "passed" and summary.coder == "openai:m"
         assert len(server.chat_requests) > 6  # the model was asked, for every role
+
+
+class TestStructuredOutputAndTheGate:
+    """Issue 40: every role call asks for its JSON Schema; the model's facts pass the rules' precision gate."""
+
+    def test_the_request_carries_the_role_s_json_schema(self, server):
+        server.push(Reply(json.dumps({"updates": [update("Personal", "age", 34)]})))
+        roles(server).resolve(inp("34"))
+        response_format = server.chat_requests[-1].body["response_format"]
+        schema = response_format["json_schema"]["schema"]
+        assert response_format["type"] == "json_schema" and "updates" in schema["properties"]
+        assert "$ref" not in json.dumps(schema) and "$defs" not in schema  # inlined: every provider takes it
+
+    def test_a_fact_no_word_of_the_reply_names_is_asked_not_stored(self, server):
+        server.push(Reply(json.dumps({"updates": [update("Personal", "age", 34),
+                                                  update("Income", "annual_amount", 34000)]})))
+        result = roles(server).resolve(inp("34"))
+        assert [(u.field, u.value) for u in result.updates] == [("age", 34)]
+        assert [(p.field, p.value) for p in result.unsure] == [("annual_amount", 34000)]
