@@ -330,3 +330,21 @@ class TestSubject:
         alice.look("subject")
         other = bob.page.goto(f"{bob.base}/subjects/Dana Reyes")
         assert other is not None and other.status == 404
+        # She comes back: her facts are all held, so the conversation opens with them and asks what changed.
+        page = alice.open("/submit")
+        page.select_option("#run-target", "intake-cross-node")
+        page.check("#run-interactive")
+        page.fill("#run-subject", "Dana Reyes")
+        page.click("#run button[type=submit]")
+        page.wait_for_url(re.compile(r".*/runs/[^/]+$"))
+        again = run_id_of(alice)
+        wait_for(lambda: alice.page.query_selector("#reply-form") is not None
+                 or bool(alice.page.reload()) and False, "what changed")
+        assert "Has anything changed?" in alice.page.inner_text("main")
+        alice.page.fill("#reply", "I live in Lisbon now")
+        alice.page.click("#reply-form button[type=submit]")
+        alice.page.wait_for_url(re.compile(f".*/runs/{again}(#conversation)?$"))
+        wait_status(alice, "passed", "failed")
+        alice.page.goto(f"{alice.base}/subjects/Dana Reyes")
+        assert "Lisbon" in alice.page.inner_text("#facts") and "Porto" in alice.page.inner_text("#history")
+        assert "open" not in alice.page.inner_text("#conflicts-h ~ *")  # "now" replaced it: no conflict
