@@ -305,7 +305,8 @@ def _clause_facts(clause: _Clause, inp: ResolverInput, *,
             continue
         rejected += refused
         done.add((trigger.node, trigger.field))
-    if (not answered or clause.correction) and (question.node, question.field) not in done \
+    concludes = bool(_CONCLUDES.search(clause.lower))  # "..., so 1,500 for me": the sum the reply arrives at
+    if (not answered or clause.correction or concludes) and (question.node, question.field) not in done \
             and question.node in inp.schemas and question.kind != "changes":  # "what changed?" asks no field
         spec = inp.schemas[question.node].properties[question.field]
         value = _answer(clause, spec, question)
@@ -429,6 +430,8 @@ def _read(clause: _Clause, trigger: _Trigger) -> Scalar | None:
         return trigger.choice.value
     if kind == "boolean":
         clause.claims.append((trigger.at, trigger.end))
+        if _PARTLY.search(clause.lower) or _PARTLY.search(clause.reply.lower()):
+            return None  # "partly, we have a joint account for bills": neither yes nor no
         before = clause.lower[max(0, trigger.at - 24): trigger.at]
         return not (patterns.negated(before) or patterns.no_longer(clause.lower))
     if kind == "text":
@@ -545,6 +548,8 @@ def _answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | 
 #: Where a short free-text answer ends: a comma, a dash, "in kent".
 _TEXT_END = re.compile(r",|\s[-–]\s|\s(?:in|near|not)\s")
 _PARTLY = re.compile(r"^\s*(?:partly|partially|sort of|kind of|sometimes|some of|half)\b")
+#: A clause that states the result of what came before ("so 1,500 for me").
+_CONCLUDES = re.compile(r"\bso\s(?:like\s|about\s|around\s|roughly\s)?[$€£]?\d")
 #: A refusal is not an answer.
 _REFUSAL = re.compile(r"\b(?:rather not|prefer not|not telling|won't say|none of your)\b")
 #: Words of time around a free-text answer ("still glasgow", "birmingham now").
