@@ -103,6 +103,8 @@ class _Clause:
     """The whole reply (a unit said in one clause holds for a number in the next)."""
     today: datetime.date = datetime.date(2000, 1, 1)
     """The conversation's day (what "next Tuesday" is relative to)."""
+    asked: tuple[str, str] = ("", "")
+    """The field the question asked: a value right after a correction cue is its, not a keyword's."""
     when: Temporal | None = None
     """The time of the value just taken, when its own words say it (over the clause's cue)."""
     others: list[tuple[Span, Temporal]] = field(default_factory=list)
@@ -145,7 +147,7 @@ def resolve(inp: ResolverInput) -> Resolution:
     rejected: list[Rejection] = []
     shift: str | None = None
     unsure: list[Proposal] = []
-    for clause in _clauses(reply, inp.today, prefer):
+    for clause in _clauses(reply, inp.today, prefer, (question.node, question.field)):
         asked_unsure = any((p.node, p.field) == (question.node, question.field) for p in unsure)
         found, refused, event = _clause_facts(clause, inp, answered=has_answer(updates, question) or asked_unsure)
         updates += found
@@ -249,7 +251,8 @@ def _prefer(frame: Temporal) -> reading.Prefer:
     return "past" if frame == "past" else "future" if frame == "future" else "current_period"
 
 
-def _clauses(reply: str, today: datetime.date, prefer: reading.Prefer) -> list[_Clause]:
+def _clauses(reply: str, today: datetime.date, prefer: reading.Prefer,
+             asked: tuple[str, str] = ("", "")) -> list[_Clause]:
     """The reply's clauses; a correction cue ("Sorry. It's 58,000") holds for the clauses after it too."""
     out = []
     correcting = False
@@ -262,7 +265,7 @@ def _clauses(reply: str, today: datetime.date, prefer: reading.Prefer) -> list[_
         budget -= len(reading.date_candidates(text))
         spans = sorted(found + reading.numbers(text, found), key=lambda s: s.start)
         out.append(_Clause(text, lower, patterns.temporal_cue(lower), correcting or patterns.no_longer(lower), spans,
-                           reply=reply, today=today))
+                           reply=reply, today=today, asked=asked))
     return out
 
 
@@ -486,6 +489,10 @@ def _near_span(clause: _Clause, trigger: _Trigger) -> Span | None:
     for index, span in clause.free():
         if not fits(span, trigger.spec):
             continue
+        if (trigger.node, trigger.field) != clause.asked and (
+                _CORRECTS.search(clause.lower[max(0, span.start - 20):span.start])
+                or _CORRECTED.match(clause.lower[span.end:span.end + 20])):
+            continue  # "60, or rather 62, the state pension moved": both are the answer's, not the pension's
         after, before = span.start - trigger.end, trigger.at - span.end
         distance = (0 if span.overlaps(trigger.at, trigger.end) else after if 0 <= after <= KEYWORD_AFTER
                     else 2 * before if 0 <= before <= KEYWORD_BEFORE else None)
@@ -548,6 +555,9 @@ def _answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | 
 #: Where a short free-text answer ends: a comma, a dash, "in kent".
 _TEXT_END = re.compile(r",|\s[-–]\s|\s(?:in|near|not)\s")
 _PARTLY = re.compile(r"^\s*(?:partly|partially|sort of|kind of|sometimes|some of|half)\b")
+#: Right before a value: it corrects the value just given ("or rather 62").
+_CORRECTS = re.compile(r"(?:sorry|i meant|i mean|make (?:that|it)|or rather|scratch that|no wait|actually)[\s,]{0,3}$")
+_CORRECTED = re.compile(r"[\s,]{0,3}(?:sorry|i meant|i mean|no,? make (?:that|it)|or rather|scratch that|no wait)\b")
 #: A clause that states the result of what came before ("so 1,500 for me").
 _CONCLUDES = re.compile(r"\bso\s(?:like\s|about\s|around\s|roughly\s)?[$€£]?\d")
 #: A refusal is not an answer.

@@ -19,7 +19,7 @@ GOAL = 0.95
 FLOOR: dict[str, float] = {
     'answer_for_question_asked': 0.81,
     'arithmetic': 0.88,
-    'corrections_in_reply': 0.64,
+    'corrections_in_reply': 0.7,
     'corrections_of_known': 0.81,
     'dates_day_month': 0.94,
     'dates_imprecise': 0.89,
@@ -40,7 +40,7 @@ FLOOR: dict[str, float] = {
     'yes_no_booleans': 0.68,
 }
 #: The goal is 0; measured at the end of the work on issue 40 (docs/intake.md): a change may only lower it.
-MOST_WRONG = 11
+MOST_WRONG = 10
 
 
 @pytest.fixture(scope="module")
