@@ -50,6 +50,8 @@ from agents.intake.values import ChoiceMatch, check, find_choices
 MAX_TEXT_VALUE = 160
 #: A present statement that replaces a held value without a conflict question ("... now", "these days").
 _NOW_REPLACES = re.compile(r"\b(?:now|these days|nowadays|at the moment|currently)\b")
+#: A reply longer than this is a story: a value not named by its field's words is asked, not stored.
+LONG_REPLY = 300
 #: Longest reply whose words are taken as a free-text answer without a cue (a story is no town's name).
 MAX_TEXT_ANSWER_REPLY = 100
 #: How far a value may stand from its keyword: after the keyword's end, before its start.
@@ -168,6 +170,8 @@ def resolve(inp: ResolverInput) -> Resolution:
         answered = True
     rejected = [r for r in rejected if not any((u.node, u.field) == (r.node, r.field) for u in updates)]
     updates = _competing(updates, unsure, question)
+    if len(reply) > LONG_REPLY:
+        updates, unsure = _story(updates, unsure, question)
     sure = {(u.node, u.field) for u in updates if u.current}
     unsure = list({(p.node, p.field): p for p in reversed(unsure) if (p.node, p.field) not in sure}.values())[::-1]
     return Resolution(tuple(updates), answered, shift, keep,
@@ -189,6 +193,21 @@ def _proposal_answered(reply: str, question: Question, updates: list[FactUpdate]
         return [*updates, FactUpdate(question.node, question.field, question.old, source="confirmation",
                                      reasoning="the user confirmed the value asked back", words=reply[:120])]
     return updates
+
+
+def _story(updates: list[FactUpdate], unsure: list[Proposal],
+           question: Question) -> tuple[list[FactUpdate], list[Proposal]]:
+    """In a long story, facts for fields the question did not ask are asked, not stored: a keyword
+    there ("six months of everything", "fixed until 2028") names the field's subject, not its value."""
+    kept = []
+    for update in updates:
+        volunteered = (update.node, update.field) != (question.node, question.field)
+        if volunteered and update.current and update.value is not None and update.source == "user_input":
+            unsure.append(Proposal(update.node, update.field, update.value, update.words,
+                                   "a fact volunteered in a long story"))
+        else:
+            kept.append(update)
+    return kept, unsure
 
 
 def _competing(updates: list[FactUpdate], unsure: list[Proposal], question: Question) -> list[FactUpdate]:
@@ -283,8 +302,9 @@ def _clause_facts(clause: _Clause, inp: ResolverInput, *,
         asked = (trigger.node, trigger.field) == (question.node, question.field)
         if asked and answered and not clause.correction and trigger.how == "choice":
             continue  # the asked field is read first from the reply: a later reading is no correction
-        if trigger.how == "choice" and trigger.choice is not None and trigger.choice.how == "exact" and not asked \
-                and not _names_alone(clause, trigger):
+        story = asked and len(clause.reply) > LONG_REPLY  # in a story even the asked field's option word is asked
+        if trigger.how == "choice" and trigger.choice is not None \
+                and ((trigger.choice.how == "exact" and not asked) or story) and not _names_alone(clause, trigger):
             clause.claims.append((trigger.at, trigger.end))  # "student" in "my student loan": asked, not stored
             clause.unsure.append(Proposal(trigger.node, trigger.field, trigger.choice.value,
                                           clause.text[trigger.at:trigger.end], "an option's word, not said as the answer"))
@@ -313,7 +333,12 @@ def _clause_facts(clause: _Clause, inp: ResolverInput, *,
             and question.node in inp.schemas and question.kind != "changes":  # "what changed?" asks no field
         spec = inp.schemas[question.node].properties[question.field]
         value = _answer(clause, spec, question)
-        if value is not None:
+        measured = bool(spec.unit) and units.names_dimension(clause.words, str(spec.unit))  # "78.4 kg" names it
+        if value is not None and len(clause.reply) > LONG_REPLY and not measured:  # a story: its first value is a guess
+            clause.unsure.append(Proposal(question.node, question.field, value, (clause.words or clause.text)[:120],
+                                          "a value in a long story, not named as the answer"))
+            clause.words, clause.others = "", []
+        elif value is not None:
             _keep(question.node, question.field, spec, value, clause, inp, "answers the question", updates, rejected)
             for span, when in clause.others:  # "it's 3,100 now, used to be 2,700": 2,700 is kept, as past
                 clause.words, clause.when = clause.text[span.start:span.end], when

@@ -40,7 +40,7 @@ FLOOR: dict[str, float] = {
     'yes_no_booleans': 0.68,
 }
 #: The goal is 0; measured at the end of the work on issue 40 (docs/intake.md): a change may only lower it.
-MOST_WRONG = 10
+MOST_WRONG = 5
 
 
 @pytest.fixture(scope="module")
