@@ -123,3 +123,13 @@ def test_a_returning_subject_is_told_what_is_known_and_updates_it() -> None:
                                 {"Personal": {"age": 41, "city": "Bath"}}, ("Has anything changed?",))
     outcome = run(conversation)
     assert outcome.passed, outcome.problems
+
+
+def test_a_synonym_naming_a_value_with_a_sign_loads_and_is_read() -> None:
+    """A synonym of "A+" was refused at load (enum values are lower-cased, the synonym's key was not)."""
+    from agents.intake.schema import FieldSchema
+    from agents.intake.values import find_choices
+
+    spec = FieldSchema.model_validate({"type": "string", "enum": ["A+", "A-"], "x-synonyms": {"A+": ["type a pos"]}})
+    assert [m.value for m in find_choices(spec, "it's type a pos", near=False)] == ["a+"]
+    assert find_choices(spec, "a dozen or so", near=True) == []  # the article "a" is no blood type
