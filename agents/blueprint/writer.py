@@ -191,7 +191,8 @@ def render_finding(finding: Finding, style: Style, guidance: str = "") -> str:
         return _table_block(finding["tool"], value, style, guidance)
     if isinstance(value, list):
         return _bullets([(str(i + 1), item) for i, item in enumerate(value)], style)
-    return one_line(str(value), FULL_TEXT if style.full or style.verbatim else BRIEF_TEXT)
+    limit = FULL_TEXT if style.full or style.verbatim else BRIEF_TEXT
+    return _whole_words(one_line(str(value), limit * 2), limit)
 
 
 def _bullets(facts: list[tuple[Any, Any]], style: Style) -> str:
