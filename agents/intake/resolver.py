@@ -377,7 +377,8 @@ def _names_alone(clause: _Clause, trigger: _Trigger) -> bool:
 
 #: What may stand beside an option said on its own.
 _ALONE = re.compile(r"(?:(?:i'm|i am|im|we're|we are|and|now|currently|but|so|well|yes|yeah|actually|"
-                    r"i'm now|totally|fully|happily)\s{0,3}){0,3}(?:an?\s)?")
+                    r"i'm now|totally|fully|happily)\s{0,3}){0,3}(?:an?\s|\d{1,2}\s)?"
+                    r"(?:(?:small|big|little|old|young|lovely|very)\s{1,3}){0,2}")
 
 
 def _keep(node: str, name: str, spec: FieldSchema, value: Scalar, clause: _Clause, inp: ResolverInput, why: str,
@@ -583,6 +584,8 @@ _PARTLY = re.compile(r"^\s*(?:partly|partially|sort of|kind of|sometimes|some of
 #: Right before a value: it corrects the value just given ("or rather 62").
 _CORRECTS = re.compile(r"(?:sorry|i meant|i mean|make (?:that|it)|or rather|scratch that|no wait|actually)[\s,]{0,3}$")
 _CORRECTED = re.compile(r"[\s,]{0,3}(?:sorry|i meant|i mean|no,? make (?:that|it)|or rather|scratch that|no wait)\b")
+#: Right after a number: it counts something other than money ("3 months", "2 kids").
+_COUNTED = re.compile(r"\s{0,2}(?:months?|years?|weeks?|days?|kids?|children|people|times)\b")
 #: A clause that states the result of what came before ("so 1,500 for me").
 _CONCLUDES = re.compile(r"\bso\s(?:like\s|about\s|around\s|roughly\s)?[$€£]?\d")
 #: A refusal is not an answer.
@@ -628,7 +631,8 @@ def _number_answer(clause: _Clause, spec: FieldSchema, question: Question) -> Sc
     different times the present one; one value alone. Anything else is asked, not guessed."""
     if spec.unit and spec.kind == "number":
         return _quantity_answer(clause, spec, question)
-    candidates = [(i, span) for i, span in clause.free(answer=True) if fits(span, spec)]
+    candidates = [(i, span) for i, span in clause.free(answer=True) if fits(span, spec)
+                  and not (spec.kind == "money" and _COUNTED.match(clause.lower[span.end:span.end + 16]))]
     if not candidates:
         return None
     chosen, why = _pick(clause, candidates)

@@ -20,7 +20,7 @@ FLOOR: dict[str, float] = {
     'answer_for_question_asked': 0.81,
     'arithmetic': 0.88,
     'corrections_in_reply': 0.7,
-    'corrections_of_known': 0.81,
+    'corrections_of_known': 0.87,
     'dates_day_month': 0.94,
     'dates_imprecise': 0.89,
     'dates_relative': 0.7,
@@ -35,9 +35,9 @@ FLOOR: dict[str, float] = {
     'places_short_word_prefix': 0.94,
     'present_past_future': 0.87,
     'turned_and_these_days': 0.92,
-    'volunteered_optional_facts': 0.64,
+    'volunteered_optional_facts': 0.7,
     'weights': 0.93,
-    'yes_no_booleans': 0.68,
+    'yes_no_booleans': 0.94,
 }
 #: The goal is 0; measured at the end of the work on issue 40 (docs/intake.md): a change may only lower it.
 MOST_WRONG = 5
