@@ -235,7 +235,9 @@ def _retracted(reply: str, question: Question, updates: list[FactUpdate],
     out = []
     for update in updates:
         at = where[(update.node, update.field)]
-        later = [c for c in cues if c > at]
+        end = at + len(update.words)
+        # "yesterday actually, ...": an "actually" right after the value affirms it, takes nothing back
+        later = [c for c in cues if c > at and not (lower[end:c].strip(" ,") == "" and lower.startswith("actually", c))]
         # a correction that went to another field ("1,900. Actually my salary is 58,000") takes nothing back
         elsewhere = bool(later) and any(k != key and w > min(later) for k, w in where.items())
         if (update.node, update.field) == key and update.current and at >= 0 and later and not elsewhere \
@@ -658,7 +660,8 @@ def _doubt(clause: _Clause, span: Span, spec: FieldSchema) -> str:
             and _BIRTH.search(f"{spec.description} {spec.question or ''}".lower()):
         return "a date of birth without its year"
     if spec.kind == "date" and _NEXT_WEEKDAY.search(words.lower()) and isinstance(span.value, str) \
-            and (datetime.date.fromisoformat(span.value) - clause.today).days < 7:
+            and (datetime.date.fromisoformat(span.value) - clause.today).days < 7 \
+            and datetime.date.fromisoformat(span.value).weekday() > clause.today.weekday():  # later this week
         return "'next' may be this week's or the week after"
     if spec.kind == "date" and ambiguous and ambiguous[1] != ambiguous[2] and max(map(int, ambiguous.groups())) <= 12:
         return "day and month could be either way round"
