@@ -689,7 +689,9 @@ def _quantity_answer(clause: _Clause, spec: FieldSchema, question: Question) -> 
         if not after and bare and found[-1].unit and isinstance(bare[0].value, int | float):
             clause.words = clause.text[bare[0].start:bare[0].end]  # "68 kilos, sorry I meant 72": 72 kilos
             return units.convert(float(bare[0].value), found[-1].unit, unit)
-        if len(found) == 1 and not _HEDGE.search(_without_dates(clause)) or after:
+        agree = max(q.value for q in found) <= min(q.value for q in found) * 1.02  # "165 cm, about 5'5"
+        hedged = _HEDGE.search(_without_dates(clause).replace(found[0].words.lower(), " "))
+        if (len(found) == 1 or agree) and not hedged or after:
             quantity = (after or found)[0]
             clause.used |= {i for i, span in candidates if span.overlaps(quantity.start, quantity.end)}
             clause.claims.append((quantity.start, quantity.end))
