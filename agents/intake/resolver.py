@@ -107,6 +107,8 @@ class _Clause:
     """The conversation's day (what "next Tuesday" is relative to)."""
     asked: tuple[str, str] = ("", "")
     """The field the question asked: a value right after a correction cue is its, not a keyword's."""
+    held: Scalar | None = None
+    """The asked field's value held before the reply (a bare number near it is in the same unit)."""
     when: Temporal | None = None
     """The time of the value just taken, when its own words say it (over the clause's cue)."""
     others: list[tuple[Span, Temporal]] = field(default_factory=list)
@@ -149,7 +151,8 @@ def resolve(inp: ResolverInput) -> Resolution:
     rejected: list[Rejection] = []
     shift: str | None = None
     unsure: list[Proposal] = []
-    for clause in _clauses(reply, inp.today, prefer, (question.node, question.field)):
+    held = inp.values.get(question.node, {}).get(question.field)
+    for clause in _clauses(reply, inp.today, prefer, (question.node, question.field), held):
         asked_unsure = any((p.node, p.field) == (question.node, question.field) for p in unsure)
         found, refused, event = _clause_facts(clause, inp, answered=has_answer(updates, question) or asked_unsure)
         updates += found
@@ -273,7 +276,7 @@ def _prefer(frame: Temporal) -> reading.Prefer:
 
 
 def _clauses(reply: str, today: datetime.date, prefer: reading.Prefer,
-             asked: tuple[str, str] = ("", "")) -> list[_Clause]:
+             asked: tuple[str, str] = ("", ""), held: Scalar | None = None) -> list[_Clause]:
     """The reply's clauses; a correction cue ("Sorry. It's 58,000") holds for the clauses after it too."""
     out = []
     correcting = False
@@ -286,7 +289,7 @@ def _clauses(reply: str, today: datetime.date, prefer: reading.Prefer,
         budget -= len(reading.date_candidates(text))
         spans = sorted(found + reading.numbers(text, found), key=lambda s: s.start)
         out.append(_Clause(text, lower, patterns.temporal_cue(lower), correcting or patterns.no_longer(lower), spans,
-                           reply=reply, today=today, asked=asked))
+                           reply=reply, today=today, asked=asked, held=held))
     return out
 
 
@@ -708,7 +711,11 @@ def _quantity_answer(clause: _Clause, spec: FieldSchema, question: Question) -> 
     if not candidates or (said and clause.cue != "present"):
         return None  # a quantity with its unit elsewhere in the reply is the answer, not a bare number here
     chosen, why = _pick(clause, candidates)
-    if chosen is not None and (_reply_names_unit(clause.reply, unit) or units.dimension(unit) == units.dimension("month")):
+    near_held = isinstance(clause.held, int | float) and chosen is not None \
+        and isinstance(clause.spans[chosen].value, int | float) \
+        and abs(float(clause.spans[chosen].value) - float(clause.held)) <= 0.3 * abs(float(clause.held))
+    if chosen is not None and (_reply_names_unit(clause.reply, unit) or near_held  # "76 now" after 80 kg held
+                               or units.dimension(unit) == units.dimension("month")):
         # a duration is mostly given in the unit its question expects ("12" for a lease in months)
         return _span_value(clause.take(chosen, *_bounds(clause, chosen)), spec.kind, spec.per)
     index, span = candidates[0]

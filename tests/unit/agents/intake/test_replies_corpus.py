@@ -20,7 +20,7 @@ FLOOR: dict[str, float] = {
     'answer_for_question_asked': 0.81,
     'arithmetic': 0.88,
     'corrections_in_reply': 0.76,
-    'corrections_of_known': 0.87,
+    'corrections_of_known': 0.93,
     'dates_day_month': 0.94,
     'dates_imprecise': 0.89,
     'dates_relative': 0.82,
