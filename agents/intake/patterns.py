@@ -38,7 +38,7 @@ _NO = re.compile(r"^\s{0,5}(?:no|nope|nah|n|false|not any ?more|not really|never
 _NEGATION = re.compile(r"\b(?:no|not|don'?t|do not|doesn'?t|haven'?t|have no|never|without|none)\b")
 CORRECTION = re.compile(
     r"\b(?:actually|sorry|i meant|i mean|make that|or rather|scratch that|correction|i was wrong|to correct|mistake|"
-    r"let me correct|wait)\b"
+    r"let me correct|wait(?=[,!.]|\s(?:no|sorry|actually|i mean)))\b"
 )
 _NO_LONGER = re.compile(r"\b(?:no longer|not anymore|not any more|any longer)\b")
 _FUTURE = re.compile(

@@ -573,6 +573,14 @@ def _answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | 
     if (clause.claims and spec.text != "person") or _REFUSAL.search(clause.lower) \
             or len(clause.reply) > MAX_TEXT_ANSWER_REPLY:
         return None  # free text after named facts would be guessed, not read; "I'd rather not" is no name
+    fixes = [m.end() for m in _REPLACES.finditer(clause.lower[:before])]
+    if fixes and spec.text != "phrase":  # "Sheffield, sorry, Rotherham, just outside sheffield": the name after
+        corrected = next((part.strip() for part in _TEXT_PARTS.split(clause.text[fixes[-1]:before])
+                          if _CAPITALISED.match(part)), None)
+        if corrected is None:
+            return None
+        clause.words = corrected
+        return _text_value(corrected, spec, lower_ok=False)
     # a name comes first: "I'm Dana Reyes, thirty-one, living in Bath" (the city was taken by its cue)
     text = _TEXT_TIME.sub("", _ANSWER_LEAD.sub("", clause.text[:before], count=1))
     if spec.text != "phrase" or (spec.max_length or MAX_TEXT_VALUE) <= 120:
@@ -593,6 +601,9 @@ _CORRECTED = re.compile(r"[\s,]{0,3}(?:sorry|i meant|i mean|no,? make (?:that|it
 _COUNTED = re.compile(r"\s{0,2}(?:months?|years?|weeks?|days?|kids?|children|people|times)\b")
 #: A clause that states the result of what came before ("so 1,500 for me").
 _CONCLUDES = re.compile(r"\bso\s(?:like\s|about\s|around\s|roughly\s)?[$€£]?\d")
+_TEXT_PARTS = re.compile(r",|\s[-–]\s")
+#: A name or a place written as one: capitalised words only ("John Park", "Rotherham").
+_CAPITALISED = re.compile(r"^\s*[A-Z][\w'’.-]{0,40}(?:\s{1,2}[A-Z][\w'’.-]{0,40}){0,4}\s*$")
 #: A refusal is not an answer.
 _REFUSAL = re.compile(r"\b(?:rather not|prefer not|not telling|won't say|none of your)\b")
 #: Words of time around a free-text answer ("still glasgow", "birmingham now").
