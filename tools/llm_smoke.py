@@ -15,6 +15,7 @@ project's; ``make test`` does not use it.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -75,12 +76,33 @@ def serve(python: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
     raise SystemExit("the model server did not answer in 120 s")
 
 
-def run(target: str, env: dict[str, str]) -> int:
-    """One run with the OpenAI-compatible coder; its progress lines are shown as they come."""
+def run(target: str, env: dict[str, str], log: Path) -> int:
+    """One run with the OpenAI-compatible coder; its progress lines are shown as they come, its
+    structured log (JSON lines: each model request, each fallback) is kept in ``log``."""
     print(f"\n==> {target}", flush=True)
     command = [sys.executable, "-m", "controller", "run", "--target", target, "--coder", "openai",
                "--model", "smollm2"]  # each target's own attempts: an intake turn is an attempt
-    return subprocess.run(command, env=env, cwd=ROOT, timeout=1800, check=False).returncode
+    with log.open("w", encoding="utf-8") as stderr:
+        return subprocess.run(command, env={**env, "SBX_LOG_FORMAT": "json", "SBX_LOG_LEVEL": "info"}, cwd=ROOT,
+                              timeout=1800, check=False, stderr=stderr).returncode
+
+
+def role_calls(log: Path) -> tuple[int, int]:
+    """The intake role calls a run's log shows (successful model requests of purpose ``intake-*``,
+    plus fallbacks), and how many of them fell back to the rules (issue 40)."""
+    asked = fell_back = 0
+    for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(entry, dict):
+            continue
+        if entry.get("event") == "intake.llm_fallback":
+            fell_back += 1
+        elif entry.get("event") == "llm.request" and str(entry.get("purpose", "")).startswith("intake-"):
+            asked += 1
+    return asked, fell_back
 
 
 def main() -> int:
@@ -90,8 +112,10 @@ def main() -> int:
         server = serve(python, port, Path(tmp) / "server.log")
         env = {**os.environ, "SBX_LLM__BASE_URL": f"http://127.0.0.1:{port}/v1", "SBX_LLM__TIMEOUT_SECONDS": "600",
                "SBX_RUNS_DIR": str(Path(tmp) / "runs"), "SBX_PARSERS_DIR": str(Path(tmp) / "parsers")}
+        logs = {target: Path(tmp) / f"{target}.log" for target in TARGETS}
         try:
-            codes = {target: run(target, env) for target in TARGETS}
+            codes = {target: run(target, env, logs[target]) for target in TARGETS}
+            calls = role_calls(logs["intake-cross-node"])
         finally:
             server.terminate()
             server.wait(30)
@@ -99,6 +123,7 @@ def main() -> int:
     for target, code in codes.items():
         verdict = {0: "passed", 1: "gave up (a verdict)"}.get(code, f"ended with exit {code}: not a verdict")
         print(f"  {target:<20} {verdict}")
+    print(f"  intake role calls: {calls[0]}, of which {calls[1]} fell back to the rules")
     return 0 if all(code in (0, 1) for code in codes.values()) else 1
 
 

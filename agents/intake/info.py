@@ -48,7 +48,7 @@ def next_question(inp: InfoInput) -> Question | None:
 
 def open_questions(inp: InfoInput) -> list[Question]:
     """Every question the node could still ask, in order: conflicts, stale values, then required fields."""
-    out = [_confirm(inp, c) for c in inp.open_conflicts]
+    out = [_confirm(inp, c) for c in inp.open_conflicts] + _proposed(inp)
     stale = dict(inp.stale)
     for name, since in inp.stale:
         out.append(Question(inp.node, name, _refresh_text(inp, name, since), kind="refresh",
@@ -59,8 +59,43 @@ def open_questions(inp: InfoInput) -> list[Question]:
             continue
         first = Question(inp.node, name, inp.schema.question(name))
         again = Question(inp.node, name, _rephrased(inp.schema.question(name), refused(inp, name)), kind="rephrase")
-        out += [q for q in (first, again) if q.key not in inp.asked][:1]
+        example = Question(inp.node, name, _with_example(inp, name), kind="example")
+        out += [q for q in (first, again, example) if q.key not in inp.asked][:1]
     return [q for q in out if q.key not in inp.asked]
+
+
+def _proposed(inp: InfoInput) -> list[Question]:
+    """A value the last reply gave without confidence, asked back ("Did you mean 2,500 for your
+    emergency fund?"): "yes" stores it, a value corrects it, anything else leaves the field to its
+    own question."""
+    out = []
+    for turn in inp.conversation[-1:]:
+        for proposal in turn.get("unsure", ()):
+            name = str(proposal.get("field", ""))
+            if proposal.get("node") != inp.node or name not in inp.schema.properties or inp.values.get(name) is not None:
+                continue
+            value = _scalar(proposal.get("value"))
+            about = (inp.schema.properties[name].description or name.replace("_", " ")).rstrip(".").lower()
+            shown = f"{value:,}" if isinstance(value, int | float) and not isinstance(value, bool) else value
+            out.append(Question(inp.node, name, f"Did you mean {shown} for your {about}? (yes, or the right value)",
+                                kind="propose", old=value))
+    return out
+
+
+def _with_example(inp: InfoInput, name: str) -> str:
+    """The third and last try: the question with an example of the form expected."""
+    return f"Sorry, I still could not read that. {inp.schema.question(name)} For example: {example(inp.schema, name)}"
+
+
+def example(schema: NodeSchema, name: str) -> str:
+    """An example answer of the field's form."""
+    spec = schema.properties[name]
+    if spec.enum:
+        return "one of " + ", ".join(spec.enum)
+    if spec.unit:
+        return f"12 {spec.unit}"
+    return {"money": "2,500", "year": "2030", "date": "2027-03-01 or the 1st of March 2027", "boolean": "yes or no",
+            "number": "3"}.get(spec.kind, "a few words")
 
 
 def refused(inp: InfoInput, name: str) -> str:

@@ -22,24 +22,30 @@ class Verdict:
     passed: bool
     judged: str
     problems: tuple[str, ...] = ()
+    not_understood: tuple[str, ...] = ()
+    """Fields the person could not answer in three tries: the run is ``incomplete``, not ``failed``."""
 
     @property
     def status(self) -> str:
-        """The run's status."""
+        """The run's status (``incomplete``: nothing else wrong, but fields were not understood)."""
+        if self.passed and self.not_understood:
+            return "incomplete"
         return "passed" if self.passed else "failed"
 
 
 def judge(values: dict[str, dict[str, Scalar | None]], skipped: set[tuple[str, str]],
-          open_conflicts: list[str], schemas: dict[str, NodeSchema], expected: Expected | None) -> Verdict:
-    """The run's verdict (see the module doc)."""
+          open_conflicts: list[str], schemas: dict[str, NodeSchema], expected: Expected | None,
+          not_understood: tuple[str, ...] = ()) -> Verdict:
+    """The run's verdict (see the module doc); fields not understood make an otherwise good run
+    ``incomplete`` (a comparison's mismatch still fails it)."""
     problems = [f"unresolved conflict on {where}" for where in open_conflicts]
     if expected is not None:
         problems += _mismatches(values, expected)
-        return Verdict(not problems, "compared with expected.json", tuple(problems))
+        return Verdict(not problems, "compared with expected.json", tuple(problems), not_understood)
     problems += [f"{node}.{field} neither answered nor skipped" for node, schema in schemas.items()
                  for field in schema.required
                  if values.get(node, {}).get(field) is None and (node, field) not in skipped]
-    return Verdict(not problems, "required fields filled or skipped, no open conflict", tuple(problems))
+    return Verdict(not problems, "required fields filled or skipped, no open conflict", tuple(problems), not_understood)
 
 
 def _mismatches(values: dict[str, dict[str, Scalar | None]], expected: Expected) -> list[str]:

@@ -23,8 +23,8 @@ from pydantic import BaseModel, Field, ValidationError
 from agents.bounded_json import BoundedJSONError, JSONBounds, loads_bounded
 from agents.intake.decision import decide
 from agents.intake.info import InfoInput, next_question, open_questions
-from agents.intake.models import Decision, DecisionInput, FactUpdate, Question, Resolution, Scalar
-from agents.intake.patterns import EVENT_NAMES, MAX_REPLY_CHARS, temporal
+from agents.intake.models import Decision, DecisionInput, FactUpdate, Proposal, Question, Resolution, Scalar
+from agents.intake.patterns import EVENT_NAMES, MAX_REPLY_CHARS, keyword_at, temporal
 from agents.intake.resolver import ResolverInput, confirmation, has_answer, reasoning, resolve, with_conflicts
 from agents.intake.values import check
 from agents.llm.client import ChatClient, ChatMessage
@@ -85,8 +85,8 @@ class LLMRoles:
 
     def resolve(self, inp: ResolverInput) -> Resolution:
         """Every fact of the reply, as the model reads it (rules for confirmations and on failure)."""
-        if inp.question.kind == "confirm":
-            return resolve(inp)
+        if inp.question.kind in ("confirm", "propose", "changes"):
+            return resolve(inp)  # these carry what the rules must compare with (a conflict, a value, the held facts)
         values = {"schemas": _dump({n: s.model_dump(by_alias=True, exclude_none=True) for n, s in inp.schemas.items()}),
                   "values": _dump(inp.values), "events": ", ".join(EVENT_NAMES),
                   "question": _dump({"node": inp.question.node, "field": inp.question.field,
@@ -146,7 +146,7 @@ class LLMRoles:
         messages = [ChatMessage("system", self.prompts.template("system").render({})),
                     ChatMessage("user", self.prompts.template(role).render(values))]
         try:
-            text = self.client.complete(messages, purpose=f"intake-{role}").text
+            text = self.client.complete(messages, purpose=f"intake-{role}", schema=model.model_json_schema()).text
             return model.model_validate(_json_object(text))
         except LLMError as exc:
             raise self._unusable(role, f"{exc.kind.value}: {exc.message}") from None
@@ -174,14 +174,34 @@ def _json_object(text: str) -> Any:
 
 def _resolution(reply: _ResolverReply, inp: ResolverInput) -> Resolution:
     """The model's updates, each checked against the schemas; conflicts found by the same rule as offline."""
-    updates = [_checked(u, inp) for u in reply.updates]
+    updates, unsure = gated([_checked(u, inp) for u in reply.updates], inp)
     shift = reply.priority_shift if reply.priority_shift in EVENT_NAMES else None
     checked, keep, refreshed = confirmation(inp.reply, inp.question, updates)
     checked = with_conflicts(checked, inp.values)
     answered = has_answer(checked, inp.question) or keep is not None or bool(refreshed)
     return Resolution(tuple(checked), answered, shift, keep,
                       reasoning(checked, shift, keep, refreshed=refreshed)
-                      + (f" — {reply.reasoning[:200]}" if reply.reasoning else ""), refreshed=refreshed)
+                      + (f" — {reply.reasoning[:200]}" if reply.reasoning else ""), refreshed=refreshed,
+                      unsure=tuple(unsure))
+
+
+def gated(updates: list[FactUpdate], inp: ResolverInput) -> tuple[list[FactUpdate], list[Proposal]]:
+    """The rules' precision gate on the model's facts (issue 40): a value is stored for the field the
+    question asked, or for a field the reply's words name (a keyword, a cue, an option's words, the
+    unit); any other becomes a question, never a silent guess."""
+    lower = inp.reply.lower()
+    kept, unsure = [], []
+    for update in updates:
+        spec = inp.schemas[update.node].properties[update.field]
+        asked = (update.node, update.field) == (inp.question.node, inp.question.field)
+        words = [*spec.keywords, *spec.cues, *(spec.enum or []), *(w for ws in spec.synonyms.values() for w in ws)]
+        named = any(keyword_at(lower, word) >= 0 for word in words) or bool(spec.unit and spec.unit in lower)
+        if asked or named or update.skipped or update.value is None:
+            kept.append(update)
+        else:
+            unsure.append(Proposal(update.node, update.field, update.value, inp.reply[:120],
+                                   "the model read it, but no word of the reply names the field"))
+    return kept, unsure
 
 
 def _checked(update: _Update, inp: ResolverInput) -> FactUpdate:

@@ -70,6 +70,11 @@ class GraphMemory:
         """(node, field) of every field the user skipped and has not answered since."""
         return {(node.name, f.name) for node in self.view().nodes for f in node.fields if f.skipped}
 
+    def not_understood(self) -> list[str]:
+        """``Node.field`` of every field marked not understood (three unreadable answers) and not answered since."""
+        return sorted(f"{node.name}.{f.name}" for node in self.view().nodes for f in node.fields
+                      if f.skipped and f.history and f.history[-1].source == "not_understood")
+
     def updated_at(self) -> dict[tuple[str, str], str]:
         """When each field with a current value got it (ISO 8601, UTC)."""
         return {(node.name, f.name): f.updated_at for node in self.view().nodes for f in node.fields if f.updated_at}
@@ -128,8 +133,9 @@ class GraphMemory:
         closed: list[tuple[str, str, str]] = []
         for update in resolution.updates:
             previous = values.get(update.node, {}).get(update.field)
+            why = f"{update.reasoning} (from {update.words!r})" if update.words else update.reasoning  # its words kept
             fields.append(FieldWrite(update.node, update.field, update.value, update.temporal, update.source,
-                                     update.reasoning, update.current, update.is_correction, update.skipped))
+                                     why, update.current, update.is_correction, update.skipped))
             if update.current and update.conflict:
                 conflicts.append(ConflictWrite(update.node, update.field, previous, update.value))
             elif update.current and update.is_correction:

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 Scalar = int | float | str | bool
 Temporal = Literal["past", "present", "future"]
-QuestionKind = Literal["field", "rephrase", "confirm", "refresh"]
+QuestionKind = Literal["field", "rephrase", "confirm", "refresh", "propose", "example", "changes"]
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,11 @@ class Question:
         once; a held value that is older than its freshness confirmed once."""
         if self.kind == "confirm":
             return f"conflict:{self.conflict}"
-        suffix = {"rephrase": "#again", "refresh": "#refresh"}.get(self.kind, "")
+        if self.kind == "changes":
+            return "changes"
+        if self.kind == "propose":
+            return f"{self.node}.{self.field}#propose:{self.old!r}"
+        suffix = {"rephrase": "#again", "refresh": "#refresh", "example": "#example"}.get(self.kind, "")
         return f"{self.node}.{self.field}{suffix}"
 
     def to_json(self) -> dict[str, Any]:

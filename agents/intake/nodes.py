@@ -46,7 +46,8 @@ def analyze(state: IntakeState, runtime: Runtime[IntakeContext]) -> tuple[Update
 def ask(state: IntakeState, runtime: Runtime[IntakeContext]) -> tuple[Update, str, str]:
     """The info role: one question for the current node, or complete."""
     ctx = runtime.context
-    question = ctx.roles.ask(info_input(ctx.target, ctx.memory, state["node"], state.get("asked", [])))
+    question = _what_changed(ctx, state) or ctx.roles.ask(
+        info_input(ctx.target, ctx.memory, state["node"], state.get("asked", [])))
     if question is None:
         data = ctx.memory.get_all_nodes_data().get(state["node"], {})
         ctx.memory.add_node_snapshot(state["node"], data)
@@ -54,6 +55,23 @@ def ask(state: IntakeState, runtime: Runtime[IntakeContext]) -> tuple[Update, st
     # A live conversation shows the question where the reply is typed (terminal, service): say it once.
     detail = question.key if ctx.replies is not None else one_line(question.text, 300)
     return {"question": question.to_json(), "asked": [question.key]}, question.kind, detail
+
+
+def _what_changed(ctx: IntakeContext, state: IntakeState) -> Question | None:
+    """A returning subject whose facts are all held: the conversation opens with what is known and
+    asks what changed (once), so the person can update it (issue 40)."""
+    if not ctx.subject or "changes" in state.get("asked", []) or state.get("attempt", 0) > 0:
+        return None
+    statuses = decision_input(ctx.target, ctx.memory, "", state.get("asked", []), []).nodes
+    values = ctx.memory.get_all_nodes_data()
+    known = [(node, name, value) for node in ctx.target.nodes for name, value in values.get(node, {}).items()
+             if value is not None]
+    if not known or any(status.pending for status in statuses):
+        return None
+    said = "; ".join(f"{name.replace('_', ' ')} {value}" for _, name, value in known[:12])
+    node, name, _ = known[0]
+    return Question(node, name, f"Welcome back. Last time you told me: {one_line(said, 600)}. Has anything changed? "
+                    "(tell me what, or say no)", kind="changes")
 
 
 @node("listen")
@@ -117,13 +135,16 @@ def finish(state: IntakeState, runtime: Runtime[IntakeContext]) -> tuple[Update,
     memory = ctx.memory
     open_conflicts = [f"{c['node']}.{c['field']}" for c in memory.conflicts(open_only=True)]
     verdict = judge(memory.get_all_nodes_data(), memory.skipped(), open_conflicts, ctx.target.schemas,
-                    ctx.target.expected)
+                    ctx.target.expected, tuple(memory.not_understood()))
     if ctx.artifacts is not None:
         ctx.artifacts.write(GRAPH_FILE, json.dumps(memory.export(), indent=2, ensure_ascii=False) + "\n")
         ctx.artifacts.write(TRANSCRIPT_FILE, transcript_markdown(memory.transcript()))
     ended = "the script ended first; " if state.get("out_of_replies") else ""
     detail = f"{ended}{verdict.judged}" + (f": {'; '.join(verdict.problems[:3])}" if verdict.problems else "")
-    return {"status": verdict.status, "problems": list(verdict.problems)}, verdict.status, detail
+    if verdict.not_understood:
+        detail += f"; not understood: {', '.join(verdict.not_understood[:5])}"
+    return ({"status": verdict.status, "problems": list(verdict.problems),
+             "not_understood": list(verdict.not_understood)}, verdict.status, detail)
 
 
 def transcript_markdown(turns: list[dict[str, object]]) -> str:

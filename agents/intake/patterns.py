@@ -29,14 +29,16 @@ _SKIP = re.compile(
     r"^\s{0,5}(?:skip(?: (?:it|this|that))?|pass|n/?a|next|prefer not to (?:say|answer)|"
     r"i'?d rather not(?: say)?|rather not say|don'?t know|i don'?t know|no idea|not sure)\s{0,5}[.!]?\s{0,5}$"
 )
-_YES = re.compile(r"^\s{0,5}(?:yes|yeah|yep|y|sure|correct|right|true|i do|i am|that's right|the new one|"
+_YES = re.compile(r"^\s{0,5}(?:yes|yeah|yep|yup|y|sure|correct|right|true|of course|definitely|absolutely|i do|i am|"
+                  r"that's right|the new one|"
                   r"the latest|the second one)\b")
-_NO = re.compile(r"^\s{0,5}(?:no|nope|n|false|i don'?t|i do not|i'?m not|i am not|none|"
+_NO = re.compile(r"^\s{0,5}(?:no|nope|nah|n|false|not any ?more|not really|never|i don'?t|i do not|i'?m not|"
+                 r"i am not|none|"
                  r"the old one|the earlier one|the first one)\b")
 _NEGATION = re.compile(r"\b(?:no|not|don'?t|do not|doesn'?t|haven'?t|have no|never|without|none)\b")
 CORRECTION = re.compile(
     r"\b(?:actually|sorry|i meant|i mean|make that|or rather|scratch that|correction|i was wrong|to correct|mistake|"
-    r"let me correct|wait)\b"
+    r"let me correct|wait(?=[,!.]|\s(?:no|sorry|actually|i mean)))\b"
 )
 _NO_LONGER = re.compile(r"\b(?:no longer|not anymore|not any more|any longer)\b")
 _FUTURE = re.compile(

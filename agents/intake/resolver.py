@@ -48,6 +48,10 @@ from agents.intake.values import ChoiceMatch, check, find_choices
 
 #: Longest free-text value kept (a schema's maxLength may say less).
 MAX_TEXT_VALUE = 160
+#: A present statement that replaces a held value without a conflict question ("... now", "these days").
+_NOW_REPLACES = re.compile(r"\b(?:now|these days|nowadays|at the moment|currently)\b")
+#: A reply longer than this is a story: a value not named by its field's words is asked, not stored.
+LONG_REPLY = 300
 #: Longest reply whose words are taken as a free-text answer without a cue (a story is no town's name).
 MAX_TEXT_ANSWER_REPLY = 100
 #: How far a value may stand from its keyword: after the keyword's end, before its start.
@@ -101,6 +105,10 @@ class _Clause:
     """The whole reply (a unit said in one clause holds for a number in the next)."""
     today: datetime.date = datetime.date(2000, 1, 1)
     """The conversation's day (what "next Tuesday" is relative to)."""
+    asked: tuple[str, str] = ("", "")
+    """The field the question asked: a value right after a correction cue is its, not a keyword's."""
+    held: Scalar | None = None
+    """The asked field's value held before the reply (a bare number near it is in the same unit)."""
     when: Temporal | None = None
     """The time of the value just taken, when its own words say it (over the clause's cue)."""
     others: list[tuple[Span, Temporal]] = field(default_factory=list)
@@ -143,7 +151,8 @@ def resolve(inp: ResolverInput) -> Resolution:
     rejected: list[Rejection] = []
     shift: str | None = None
     unsure: list[Proposal] = []
-    for clause in _clauses(reply, inp.today, prefer):
+    held = inp.values.get(question.node, {}).get(question.field)
+    for clause in _clauses(reply, inp.today, prefer, (question.node, question.field), held):
         asked_unsure = any((p.node, p.field) == (question.node, question.field) for p in unsure)
         found, refused, event = _clause_facts(clause, inp, answered=has_answer(updates, question) or asked_unsure)
         updates += found
@@ -152,16 +161,56 @@ def resolve(inp: ResolverInput) -> Resolution:
         shift = shift or event
     updates = _last_per_field(updates)
     updates, unsure = _retracted(reply, question, updates, unsure)
+    updates = _proposal_answered(reply, question, updates)
     updates, keep, refreshed = confirmation(reply, question, updates)
     updates = with_conflicts(updates, inp.values, question)
-    answered = has_answer(updates, question) or keep is not None or bool(refreshed)
+    answered = has_answer(updates, question) or keep is not None or bool(refreshed) \
+        or (question.kind == "changes" and (bool(updates) or patterns.yes_no(reply.lower()) is False))
+    if question.kind == "example" and not answered and not any((p.node, p.field) == (question.node, question.field)
+                                                               for p in unsure):
+        updates.append(FactUpdate(question.node, question.field, None, skipped=True, source=NOT_UNDERSTOOD,
+                                  reasoning="not understood after three tries: marked, the conversation goes on"))
+        answered = True
     rejected = [r for r in rejected if not any((u.node, u.field) == (r.node, r.field) for u in updates)]
     updates = _competing(updates, unsure, question)
+    if len(reply) > LONG_REPLY:
+        updates, unsure = _story(updates, unsure, question)
     sure = {(u.node, u.field) for u in updates if u.current}
     unsure = list({(p.node, p.field): p for p in reversed(unsure) if (p.node, p.field) not in sure}.values())[::-1]
     return Resolution(tuple(updates), answered, shift, keep,
                       reasoning(updates, shift, keep, rejected, refreshed, unsure), tuple(rejected), refreshed,
                       tuple(unsure))
+
+
+#: Questions that ask for a field's value (its answer replaces a held value, without a conflict).
+_ASKED_KINDS = ("field", "rephrase", "example", "propose")
+#: The source of a field marked after three unreadable answers (the run ends ``incomplete``).
+NOT_UNDERSTOOD = "not_understood"
+
+
+def _proposal_answered(reply: str, question: Question, updates: list[FactUpdate]) -> list[FactUpdate]:
+    """"Did you mean 2,500 ...?": a value read answers it; "yes" stores the proposed value."""
+    if question.kind != "propose" or has_answer(updates, question) or question.old is None:
+        return updates
+    if patterns.yes_no(reply.lower().strip()) is True:
+        return [*updates, FactUpdate(question.node, question.field, question.old, source="confirmation",
+                                     reasoning="the user confirmed the value asked back", words=reply[:120])]
+    return updates
+
+
+def _story(updates: list[FactUpdate], unsure: list[Proposal],
+           question: Question) -> tuple[list[FactUpdate], list[Proposal]]:
+    """In a long story, facts for fields the question did not ask are asked, not stored: a keyword
+    there ("six months of everything", "fixed until 2028") names the field's subject, not its value."""
+    kept = []
+    for update in updates:
+        volunteered = (update.node, update.field) != (question.node, question.field)
+        if volunteered and update.current and update.value is not None and update.source == "user_input":
+            unsure.append(Proposal(update.node, update.field, update.value, update.words,
+                                   "a fact volunteered in a long story"))
+        else:
+            kept.append(update)
+    return kept, unsure
 
 
 def _competing(updates: list[FactUpdate], unsure: list[Proposal], question: Question) -> list[FactUpdate]:
@@ -189,11 +238,13 @@ def _retracted(reply: str, question: Question, updates: list[FactUpdate],
     out = []
     for update in updates:
         at = where[(update.node, update.field)]
-        later = [c for c in cues if c > at]
+        end = at + len(update.words)
+        # "yesterday actually, ...": an "actually" right after the value affirms it, takes nothing back
+        later = [c for c in cues if c > at and not (lower[end:c].strip(" ,") == "" and lower.startswith("actually", c))]
         # a correction that went to another field ("1,900. Actually my salary is 58,000") takes nothing back
         elsewhere = bool(later) and any(k != key and w > min(later) for k, w in where.items())
         if (update.node, update.field) == key and update.current and at >= 0 and later and not elsewhere \
-                and question.kind in ("field", "rephrase") and update.value is not None:
+                and question.kind in _ASKED_KINDS and update.value is not None:
             unsure.append(Proposal(update.node, update.field, update.value, update.words,
                                    "a value said before a correction"))
             continue
@@ -224,7 +275,8 @@ def _prefer(frame: Temporal) -> reading.Prefer:
     return "past" if frame == "past" else "future" if frame == "future" else "current_period"
 
 
-def _clauses(reply: str, today: datetime.date, prefer: reading.Prefer) -> list[_Clause]:
+def _clauses(reply: str, today: datetime.date, prefer: reading.Prefer,
+             asked: tuple[str, str] = ("", ""), held: Scalar | None = None) -> list[_Clause]:
     """The reply's clauses; a correction cue ("Sorry. It's 58,000") holds for the clauses after it too."""
     out = []
     correcting = False
@@ -237,7 +289,7 @@ def _clauses(reply: str, today: datetime.date, prefer: reading.Prefer) -> list[_
         budget -= len(reading.date_candidates(text))
         spans = sorted(found + reading.numbers(text, found), key=lambda s: s.start)
         out.append(_Clause(text, lower, patterns.temporal_cue(lower), correcting or patterns.no_longer(lower), spans,
-                           reply=reply, today=today))
+                           reply=reply, today=today, asked=asked, held=held))
     return out
 
 
@@ -255,8 +307,9 @@ def _clause_facts(clause: _Clause, inp: ResolverInput, *,
         asked = (trigger.node, trigger.field) == (question.node, question.field)
         if asked and answered and not clause.correction and trigger.how == "choice":
             continue  # the asked field is read first from the reply: a later reading is no correction
-        if trigger.how == "choice" and trigger.choice is not None and trigger.choice.how == "exact" and not asked \
-                and not _names_alone(clause, trigger):
+        story = asked and len(clause.reply) > LONG_REPLY  # in a story even the asked field's option word is asked
+        if trigger.how == "choice" and trigger.choice is not None \
+                and ((trigger.choice.how == "exact" and not asked) or story) and not _names_alone(clause, trigger):
             clause.claims.append((trigger.at, trigger.end))  # "student" in "my student loan": asked, not stored
             clause.unsure.append(Proposal(trigger.node, trigger.field, trigger.choice.value,
                                           clause.text[trigger.at:trigger.end], "an option's word, not said as the answer"))
@@ -280,11 +333,17 @@ def _clause_facts(clause: _Clause, inp: ResolverInput, *,
             continue
         rejected += refused
         done.add((trigger.node, trigger.field))
-    if (not answered or clause.correction) and (question.node, question.field) not in done \
-            and question.node in inp.schemas:
+    concludes = bool(_CONCLUDES.search(clause.lower))  # "..., so 1,500 for me": the sum the reply arrives at
+    if (not answered or clause.correction or concludes) and (question.node, question.field) not in done \
+            and question.node in inp.schemas and question.kind != "changes":  # "what changed?" asks no field
         spec = inp.schemas[question.node].properties[question.field]
         value = _answer(clause, spec, question)
-        if value is not None:
+        measured = bool(spec.unit) and units.names_dimension(clause.words, str(spec.unit))  # "78.4 kg" names it
+        if value is not None and len(clause.reply) > LONG_REPLY and not measured:  # a story: its first value is a guess
+            clause.unsure.append(Proposal(question.node, question.field, value, (clause.words or clause.text)[:120],
+                                          "a value in a long story, not named as the answer"))
+            clause.words, clause.others = "", []
+        elif value is not None:
             _keep(question.node, question.field, spec, value, clause, inp, "answers the question", updates, rejected)
             for span, when in clause.others:  # "it's 3,100 now, used to be 2,700": 2,700 is kept, as past
                 clause.words, clause.when = clause.text[span.start:span.end], when
@@ -323,7 +382,8 @@ def _names_alone(clause: _Clause, trigger: _Trigger) -> bool:
 
 #: What may stand beside an option said on its own.
 _ALONE = re.compile(r"(?:(?:i'm|i am|im|we're|we are|and|now|currently|but|so|well|yes|yeah|actually|"
-                    r"i'm now|totally|fully|happily)\s{0,3}){0,3}(?:an?\s)?")
+                    r"i'm now|totally|fully|happily)\s{0,3}){0,3}(?:an?\s|\d{1,2}\s)?"
+                    r"(?:(?:small|big|little|old|young|lovely|very)\s{1,3}){0,2}")
 
 
 def _keep(node: str, name: str, spec: FieldSchema, value: Scalar, clause: _Clause, inp: ResolverInput, why: str,
@@ -336,7 +396,9 @@ def _keep(node: str, name: str, spec: FieldSchema, value: Scalar, clause: _Claus
     frame = _frame(inp.schemas, node, name)
     when = frame if spec.kind in ("date", "year") else clause.when or clause.cue or frame
     clause.when = None
-    updates.append(FactUpdate(node, name, checked.value, temporal=when, frame=frame, is_correction=clause.correction,
+    now = clause.cue == "present" and bool(_NOW_REPLACES.search(clause.lower))  # "I live in Leeds now": an update
+    updates.append(FactUpdate(node, name, checked.value, temporal=when, frame=frame,
+                              is_correction=clause.correction or now,
                               reasoning=f"{when} statement that {why}: {clause.text[:80]}",
                               words=(clause.words or clause.text)[:120]))
     clause.words = ""
@@ -402,6 +464,8 @@ def _read(clause: _Clause, trigger: _Trigger) -> Scalar | None:
         return trigger.choice.value
     if kind == "boolean":
         clause.claims.append((trigger.at, trigger.end))
+        if _PARTLY.search(clause.lower) or _PARTLY.search(clause.reply.lower()):
+            return None  # "partly, we have a joint account for bills": neither yes nor no
         before = clause.lower[max(0, trigger.at - 24): trigger.at]
         return not (patterns.negated(before) or patterns.no_longer(clause.lower))
     if kind == "text":
@@ -456,6 +520,10 @@ def _near_span(clause: _Clause, trigger: _Trigger) -> Span | None:
     for index, span in clause.free():
         if not fits(span, trigger.spec):
             continue
+        if (trigger.node, trigger.field) != clause.asked and (
+                _CORRECTS.search(clause.lower[max(0, span.start - 20):span.start])
+                or _CORRECTED.match(clause.lower[span.end:span.end + 20])):
+            continue  # "60, or rather 62, the state pension moved": both are the answer's, not the pension's
         after, before = span.start - trigger.end, trigger.at - span.end
         distance = (0 if span.overlaps(trigger.at, trigger.end) else after if 0 <= after <= KEYWORD_AFTER
                     else 2 * before if 0 <= before <= KEYWORD_BEFORE else None)
@@ -501,9 +569,20 @@ def _answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | 
         masked = _masked(clause)
         match = next(iter(find_choices(spec, masked, near=True)), None)
         return None if match is None else match.value
-    if clause.claims or _REFUSAL.search(clause.lower) or len(clause.reply) > MAX_TEXT_ANSWER_REPLY:
+    before = min([start for start, _ in clause.claims] + [len(clause.text)])
+    if (clause.claims and spec.text != "person") or _REFUSAL.search(clause.lower) \
+            or len(clause.reply) > MAX_TEXT_ANSWER_REPLY:
         return None  # free text after named facts would be guessed, not read; "I'd rather not" is no name
-    text = _TEXT_TIME.sub("", _ANSWER_LEAD.sub("", clause.text, count=1))
+    fixes = [m.end() for m in _REPLACES.finditer(clause.lower[:before])]
+    if fixes and spec.text != "phrase":  # "Sheffield, sorry, Rotherham, just outside sheffield": the name after
+        corrected = next((part.strip() for part in _TEXT_PARTS.split(clause.text[fixes[-1]:before])
+                          if _CAPITALISED.match(part)), None)
+        if corrected is None:
+            return None
+        clause.words = corrected
+        return _text_value(corrected, spec, lower_ok=False)
+    # a name comes first: "I'm Dana Reyes, thirty-one, living in Bath" (the city was taken by its cue)
+    text = _TEXT_TIME.sub("", _ANSWER_LEAD.sub("", clause.text[:before], count=1))
     if spec.text != "phrase" or (spec.max_length or MAX_TEXT_VALUE) <= 120:
         text = _TEXT_END.split(text)[0]  # a name, a town, an employer ends at its comma ("Swindon now, moved for work")
     value = _text_value(text, spec, lower_ok=True)
@@ -515,6 +594,16 @@ def _answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | 
 #: Where a short free-text answer ends: a comma, a dash, "in kent".
 _TEXT_END = re.compile(r",|\s[-–]\s|\s(?:in|near|not)\s")
 _PARTLY = re.compile(r"^\s*(?:partly|partially|sort of|kind of|sometimes|some of|half)\b")
+#: Right before a value: it corrects the value just given ("or rather 62").
+_CORRECTS = re.compile(r"(?:sorry|i meant|i mean|make (?:that|it)|or rather|scratch that|no wait|actually)[\s,]{0,3}$")
+_CORRECTED = re.compile(r"[\s,]{0,3}(?:sorry|i meant|i mean|no,? make (?:that|it)|or rather|scratch that|no wait)\b")
+#: Right after a number: it counts something other than money ("3 months", "2 kids").
+_COUNTED = re.compile(r"\s{0,2}(?:months?|years?|weeks?|days?|kids?|children|people|times)\b")
+#: A clause that states the result of what came before ("so 1,500 for me").
+_CONCLUDES = re.compile(r"\bso\s(?:like\s|about\s|around\s|roughly\s)?[$€£]?\d")
+_TEXT_PARTS = re.compile(r",|\s[-–]\s")
+#: A name or a place written as one: capitalised words only ("John Park", "Rotherham").
+_CAPITALISED = re.compile(r"^\s*[A-Z][\w'’.-]{0,40}(?:\s{1,2}[A-Z][\w'’.-]{0,40}){0,4}\s*$")
 #: A refusal is not an answer.
 _REFUSAL = re.compile(r"\b(?:rather not|prefer not|not telling|won't say|none of your)\b")
 #: Words of time around a free-text answer ("still glasgow", "birmingham now").
@@ -558,7 +647,8 @@ def _number_answer(clause: _Clause, spec: FieldSchema, question: Question) -> Sc
     different times the present one; one value alone. Anything else is asked, not guessed."""
     if spec.unit and spec.kind == "number":
         return _quantity_answer(clause, spec, question)
-    candidates = [(i, span) for i, span in clause.free(answer=True) if fits(span, spec)]
+    candidates = [(i, span) for i, span in clause.free(answer=True) if fits(span, spec)
+                  and not (spec.kind == "money" and _COUNTED.match(clause.lower[span.end:span.end + 16]))]
     if not candidates:
         return None
     chosen, why = _pick(clause, candidates)
@@ -584,7 +674,8 @@ def _doubt(clause: _Clause, span: Span, spec: FieldSchema) -> str:
             and _BIRTH.search(f"{spec.description} {spec.question or ''}".lower()):
         return "a date of birth without its year"
     if spec.kind == "date" and _NEXT_WEEKDAY.search(words.lower()) and isinstance(span.value, str) \
-            and (datetime.date.fromisoformat(span.value) - clause.today).days < 7:
+            and (datetime.date.fromisoformat(span.value) - clause.today).days < 7 \
+            and datetime.date.fromisoformat(span.value).weekday() > clause.today.weekday():  # later this week
         return "'next' may be this week's or the week after"
     if spec.kind == "date" and ambiguous and ambiguous[1] != ambiguous[2] and max(map(int, ambiguous.groups())) <= 12:
         return "day and month could be either way round"
@@ -612,7 +703,9 @@ def _quantity_answer(clause: _Clause, spec: FieldSchema, question: Question) -> 
         if not after and bare and found[-1].unit and isinstance(bare[0].value, int | float):
             clause.words = clause.text[bare[0].start:bare[0].end]  # "68 kilos, sorry I meant 72": 72 kilos
             return units.convert(float(bare[0].value), found[-1].unit, unit)
-        if len(found) == 1 and not _HEDGE.search(_without_dates(clause)) or after:
+        agree = max(q.value for q in found) <= min(q.value for q in found) * 1.02  # "165 cm, about 5'5"
+        hedged = _HEDGE.search(_without_dates(clause).replace(found[0].words.lower(), " "))
+        if (len(found) == 1 or agree) and not hedged or after:
             quantity = (after or found)[0]
             clause.used |= {i for i, span in candidates if span.overlaps(quantity.start, quantity.end)}
             clause.claims.append((quantity.start, quantity.end))
@@ -629,7 +722,11 @@ def _quantity_answer(clause: _Clause, spec: FieldSchema, question: Question) -> 
     if not candidates or (said and clause.cue != "present"):
         return None  # a quantity with its unit elsewhere in the reply is the answer, not a bare number here
     chosen, why = _pick(clause, candidates)
-    if chosen is not None and (_reply_names_unit(clause.reply, unit) or units.dimension(unit) == units.dimension("month")):
+    near_held = isinstance(clause.held, int | float) and chosen is not None \
+        and isinstance(clause.spans[chosen].value, int | float) \
+        and abs(float(clause.spans[chosen].value) - float(clause.held)) <= 0.3 * abs(float(clause.held))
+    if chosen is not None and (_reply_names_unit(clause.reply, unit) or near_held  # "76 now" after 80 kg held
+                               or units.dimension(unit) == units.dimension("month")):
         # a duration is mostly given in the unit its question expects ("12" for a lease in months)
         return _span_value(clause.take(chosen, *_bounds(clause, chosen)), spec.kind, spec.per)
     index, span = candidates[0]
@@ -738,7 +835,7 @@ def with_conflicts(updates: list[FactUpdate], values: dict[str, dict[str, Scalar
     out = []
     for update in updates:
         current = values.get(update.node, {}).get(update.field)
-        asked = question is not None and question.kind in ("field", "rephrase") \
+        asked = question is not None and question.kind in _ASKED_KINDS \
             and (update.node, update.field) == (question.node, question.field)
         contradicts = (update.current and not update.is_correction and not update.skipped and not asked
                        and current is not None and current != update.value)

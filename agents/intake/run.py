@@ -38,6 +38,9 @@ class IntakeRunSummary(RunSummary):
     subject: str = ""
     """The person talked to (``--subject``), whose memory persists; '' for a run's own memory."""
 
+    not_understood: list[str] = field(default_factory=list)
+    """``Node.field`` the person could not answer in three tries (status ``incomplete``)."""
+
     def to_json(self) -> dict[str, Any]:
         """summary.json: the published artefact is the graph (``graph_path``), not a parser."""
         document = super().to_json()
@@ -63,6 +66,8 @@ class IntakeRunSummary(RunSummary):
             f"  wall time     {self.wall_seconds:.1f} s",
         ]
         lines += [f"  problem       {problem}" for problem in self.problems[:5]]
+        if self.not_understood:
+            lines.append(f"  not understood {', '.join(self.not_understood[:10])}")
         return lines
 
 
@@ -124,7 +129,7 @@ def _summary(context: IntakeContext, state: IntakeState, wall: float) -> IntakeR
         judged="" if "status" not in state else ("compared with expected.json" if context.target.expected
                                                  else "complete, no open conflict"),
         traversal=context.memory.traversal(), problems=problems, unparsed=state.get("unparsed", 0),
-        subject=context.subject,
+        subject=context.subject, not_understood=list(state.get("not_understood", [])),
     )
 
 

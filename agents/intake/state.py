@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, TypedDict
 
 from agents.intake.replies import Replies
 from agents.intake.memory import GraphMemory
@@ -20,7 +20,8 @@ from agents.intake.target import IntakeTarget
 from agents.ports.artefacts import ArtefactStore
 from agents.ports.events import NodeEvent
 
-FinalStatus = Literal["passed", "failed"]
+#: A verdict of agents/ports/status.py: passed, failed, or incomplete (fields not understood).
+FinalStatus = str
 
 
 class IntakeState(TypedDict, total=False):
@@ -52,6 +53,8 @@ class IntakeState(TypedDict, total=False):
     """Set by finish."""
     problems: list[str]
     """What the judgement found wrong."""
+    not_understood: list[str]
+    """``Node.field`` the person could not answer in three tries (the run is ``incomplete``)."""
     events: Annotated[list[NodeEvent], operator.add]
     """One entry per node run."""
 

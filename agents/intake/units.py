@@ -41,7 +41,7 @@ _UNIT = (r"(?:kilogrammes|kilograms|kilogram|kilos|kilo|kgs|kg|grams|g|pounds|po
 _NUM = r"\d{1,4}(?:[.,]\d{1,2})?"
 _QUANTITY = re.compile(
     rf"(?<![\w.,])(?P<a>{_NUM}|an?|one|half(?:\s{{1,2}}an?)?)(?:\s{{1,2}}(?:full|whole))?[\s-]{{0,2}}(?P<ua>{_UNIT})"
-    rf"(?:(?<=['’\"”])|(?<=\dm)|(?![\w]))"
+    rf"(?:(?<=['’\"”])|(?<=\dm)|(?![\w]))(?P<half>\s{{1,2}}and\s{{1,2}}a\s{{1,2}}half\b)?"
     rf"(?:\s{{0,2}}(?:and\s{{1,2}})?(?P<b>\d{{1,2}}(?:\.\d{{1,2}})?)\s{{0,2}}(?P<ub>{_UNIT})?(?![\w.,]))?",
     re.IGNORECASE)
 #: A length said as two bare numbers, feet then inches ("I'm five eleven"): only for a length field.
@@ -84,8 +84,8 @@ def quantities(text: str, unit: str) -> list[Quantity]:
         first = _WORDS.get(match["ua"].lower())
         if first is None or dimension(first) != wanted:
             continue
-        value = _to(_count(match["a"]), first, unit)
-        end = match.end("ua")
+        value = _to(_count(match["a"]) + (0.5 if match["half"] else 0.0), first, unit)  # "a year and a half"
+        end = match.end("half") if match["half"] else match.end("ua")
         if match["b"] is not None:
             second = _WORDS.get((match["ub"] or "").lower()) or _IMPLIED.get(first)
             if second is not None and second != first and dimension(second) == wanted and first in _IMPLIED:

@@ -38,7 +38,8 @@ def conversation(memory: GraphMemory) -> tuple[dict[str, Any], ...]:
     """The latest turns, as the info role is given them: question, reply, understood, refused."""
     turns = memory.transcript()[-CONVERSATION_TURNS:]
     return tuple({"question": t["question"], "reply": t["reply"], "understood": t["resolution"]["reasoning"],
-                  "rejected": t["resolution"].get("rejected", [])} for t in turns)
+                  "rejected": t["resolution"].get("rejected", []), "unsure": t["resolution"].get("unsure", [])}
+                 for t in turns)
 
 
 def decision_input(target: IntakeTarget, memory: GraphMemory, previous: str, asked: list[str],

@@ -12,16 +12,18 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from agents.llm.accounting import OK, CallLedger, CallRecord, LLMMetrics, RequestRecord, default_metrics, log_request
 from agents.llm.classify import classify
 from agents.llm.config import LLMConfig
 from agents.llm.errors import LLMError
+from agents.llm.providers import inline_refs, structured
 
 MAX_BACKOFF = 60.0
 Role = Literal["system", "user", "assistant"]
@@ -56,8 +58,10 @@ class ChatClient:
         self.metrics = metrics or default_metrics()
         self._sleep = sleep
 
-    def complete(self, messages: Sequence[ChatMessage], purpose: str = "chat") -> ChatReply:
-        """Ask for one completion of ``messages``.
+    def complete(self, messages: Sequence[ChatMessage], purpose: str = "chat",
+                 schema: dict[str, Any] | None = None) -> ChatReply:
+        """Ask for one completion of ``messages`` (with ``schema``: structured output in that JSON Schema,
+        as the provider offers it: :func:`agents.llm.providers.structured`).
 
         Raises:
             LLMError: the request failed for good (not transient, or retries used up).
@@ -65,7 +69,9 @@ class ChatClient:
         requests: list[RequestRecord] = []
         prompt_chars = sum(len(m.content) for m in messages)
         try:
-            text = self._retrying()(self._request, _to_langchain(messages), purpose, requests)
+            model = self.model if schema is None else structured(self.model, self.config.provider,
+                                                                  inline_refs(schema), purpose)
+            text = self._retrying()(self._request, _to_langchain(messages), purpose, requests, model)
         except LLMError as exc:
             exc.tries = len(requests)
             self._keep(purpose, exc.kind.value, requests, prompt_chars, 0)
@@ -84,10 +90,11 @@ class ChatClient:
             reraise=True,
         )
 
-    def _request(self, messages: list[BaseMessage], purpose: str, requests: list[RequestRecord]) -> str:
+    def _request(self, messages: list[BaseMessage], purpose: str, requests: list[RequestRecord],
+                 model: Runnable[Any, Any] | None = None) -> str:
         started = time.monotonic()
         try:
-            reply = self.model.invoke(messages)
+            reply = (model or self.model).invoke(messages)
         except Exception as exc:  # noqa: BLE001 - every provider error is classified, none escapes raw
             error = classify(exc, self.config.secrets())
             self._count(purpose, requests, RequestRecord(

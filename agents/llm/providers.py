@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Generator
 
 import httpx
+from typing import Any
+
 from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import Runnable
 from pydantic import SecretStr
 
 from agents.llm.config import LLMConfig, is_hosted_openai
@@ -39,6 +42,39 @@ def build_chat_model(config: LLMConfig) -> BaseChatModel:
     """The LangChain chat model for ``config.provider``, talking to ``config.base_url``."""
     builders = {"gemini": _gemini, "openai": _openai, "ollama": _ollama}
     return builders[config.provider](config)
+
+
+def structured(model: BaseChatModel, provider: str, schema: dict[str, Any], name: str) -> Runnable[Any, Any]:
+    """``model`` asked to answer in ``schema`` (a JSON Schema without references), each provider its way:
+    OpenAI's ``response_format`` with ``json_schema`` (llama.cpp's server makes it a grammar, so even a
+    tiny model answers in the schema), Ollama's ``format``, Gemini's ``response_schema``."""
+    if provider == "openai":
+        return model.bind(response_format={"type": "json_schema",
+                                           "json_schema": {"name": name[:64], "schema": schema, "strict": False}})
+    if provider == "ollama":
+        return model.model_copy(update={"format": schema})
+    if provider == "gemini":
+        return model.model_copy(update={"response_mime_type": "application/json", "response_schema": schema})
+    return model
+
+
+def inline_refs(schema: dict[str, Any], depth: int = 6) -> dict[str, Any]:
+    """``schema`` with its ``$ref``s to ``#/$defs/...`` replaced by their definitions (Gemini takes no
+    references), ``title``s dropped; bounded in depth (a recursive model is cut to ``{}``)."""
+    defs = schema.get("$defs", {})
+
+    def walk(node: Any, left: int) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                return walk(defs.get(ref.rsplit("/", 1)[-1], {}), left - 1) if left > 0 else {}
+            return {k: walk(v, left) for k, v in node.items() if k not in ("$defs", "title")}
+        if isinstance(node, list):
+            return [walk(item, left) for item in node]
+        return node
+
+    inlined: dict[str, Any] = walk(schema, depth)
+    return inlined
 
 
 def _gemini(config: LLMConfig) -> BaseChatModel:

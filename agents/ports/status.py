@@ -43,6 +43,8 @@ STATUSES: tuple[Status, ...] = (
            "no expected result to compare; the work agrees with its input's own figures"),
     Status("unverified", "verdict", 0, "none", "passed", "the work ran but nothing could check it"),
     Status("failed", "verdict", 1, "failure", "failed", "the agent gave up: every attempt failed its checks"),
+    Status("incomplete", "verdict", 1, "none", "incomplete",
+           "the conversation ended, but the person could not answer some fields (listed as not understood)"),
     Status("no-go", "verdict", 1, "none", "no-go",
            "the agent decided not to go on: its inputs cannot support the work (one line says why)"),
     Status("error", "fault", 3, "none", "error", "the run broke (the machine's or sandloop's fault)"),
@@ -66,7 +68,7 @@ SUCCESS: frozenset[str] = frozenset(s.name for s in STATUSES if s.outcome == "su
 FAILURE: frozenset[str] = frozenset(s.name for s in STATUSES if s.outcome == "failure")
 
 #: The status of a service's run row (the API's ``status`` and its OpenAPI enum).
-RunStatus = Literal["queued", "running", "waiting", "passed", "failed", "no-go", "error", "cancelled"]
+RunStatus = Literal["queued", "running", "waiting", "passed", "failed", "incomplete", "no-go", "error", "cancelled"]
 #: Every status a run row can hold.
 RUN_STATUSES: tuple[str, ...] = get_args(RunStatus)
 #: Run-row statuses that hold an agent's verdict (the run's exit code is the CLI's).

@@ -220,6 +220,16 @@ class SqlMemoryStores:
                                    hint="SBX_STATE_DSN names the store's database, upgraded (db upgrade), "
                                         "with the memory tables granted (docs/kubernetes.md)") from None
 
+    def forget_subject(self, subject: str) -> bool:
+        """Erase everything the memory holds about ``subject`` in one transaction; False if it held nothing."""
+        key = f"subject:{subject_key(check_subject(subject))}"
+        with self.engine.begin() as conn:
+            held = conn.execute(select(memory_subjects.c.key).where(memory_subjects.c.key == key)).first() is not None
+            for table in (memory_fields, memory_history, memory_conflicts, memory_commits, memory_conversations,
+                          memory_subjects):
+                conn.execute(table.delete().where(table.c.key == key))
+        return held
+
     def has_subject(self, subject: str) -> bool:
         """Whether ``subject`` has a memory (without creating one)."""
         key = f"subject:{subject_key(check_subject(subject))}"

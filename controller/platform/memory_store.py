@@ -239,6 +239,15 @@ class SqliteMemoryStores:
         """Whether ``subject`` has a memory (without creating one)."""
         return self.subject_path(subject).is_file()
 
+    def forget_subject(self, subject: str) -> bool:
+        """Erase everything the memory holds about ``subject`` (its file, with SQLite's journal files);
+        False if it had no memory."""
+        path = self.subject_path(subject)
+        held = path.is_file()
+        for leftover in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+            leftover.unlink(missing_ok=True)
+        return held
+
     def conversation(self, run_id: str) -> SqliteConversationLog:
         """The conversation log of run ``run_id``, in its folder."""
         return SqliteConversationLog(self.runs_dir / run_id / CONVERSATION_FILE)

@@ -10,7 +10,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from agents.ports.errors import PlatformError
 from controller.entry.console.app import console_app
-from controller.entry.service import checks, conversation, docs, history, problems, routes, stats
+from controller.entry.service import checks, conversation, docs, history, problems, routes, stats, subjects
 from controller.entry.service.limits import BodyLimit
 from controller.entry.service.state import ServiceState
 from controller.platform.observability.exporter import Exporter
@@ -35,6 +35,7 @@ def create_app(state: ServiceState, exporter: Exporter | None = None) -> FastAPI
     app.include_router(conversation.router)
     app.include_router(history.router)
     app.include_router(checks.router)
+    app.include_router(subjects.router)
     app.add_middleware(BodyLimit, limit=state.settings.service.upload_bytes)
     if exporter is not None:
         registry = exporter.registry

@@ -18,7 +18,7 @@ from typing import Any, cast
 from agents.ports.artefacts import SUMMARY_FILE
 from agents.ports.errors import RunPaused
 from agents.ports.replies import read_question
-from agents.ports.status import stored_status
+from agents.ports.status import VERDICT_ROWS, stored_status
 from controller.entry.service.journal import Scrubber
 from controller.entry.service.submit import UPLOADS
 from controller.platform.settings import Settings
@@ -130,8 +130,8 @@ def status_of(code: int, summary: dict[str, Any] | None) -> RunStatus:
 def end_line(status: RunStatus, code: int | None, summary: dict[str, Any] | None, stderr_tail: str) -> str:
     """The run row's one line on how it ended: none for a pass or a failure (the summary says it),
     a no-go's reason (summary.json's ``last_problem``), else the child's error line."""
-    if status in ("passed", "failed"):
-        return ""
+    if status in VERDICT_ROWS and status != "no-go":
+        return ""  # passed, failed, incomplete: the summary says why
     if status == "no-go" and summary is not None:
         return str(summary.get("last_problem") or "the agent decided not to go on")[:500]
     return error_line(code if code is not None else 1, stderr_tail)

@@ -21,6 +21,7 @@ from agents.ports.memory import check_subject
 from agents.registry import agent_for_target
 from agents.targets import check_target_name
 from controller.entry.service.schemas import RunRequest
+from controller.entry.service.subjects import scoped_request
 from controller.platform.artefacts import new_run_id
 from controller.platform.memory_sql import memory_stores
 from controller.platform.settings import Settings, agent_config
@@ -87,7 +88,8 @@ def service_run_id(target: str) -> str:
 
 def accept(settings: Settings, store: RunStore, owner: str, request: RunRequest,
            idempotency: Idempotency | None = None) -> RunRow:
-    """A run on a named target of the service's data folder."""
+    """A run on a named target of the service's data folder (its subject is the owner's: subjects.scoped)."""
+    request = scoped_request(owner, request)
     agent = plan(settings, request, settings.data_dir)
     for _ in range(ID_TRIES - 1):
         try:
@@ -126,6 +128,7 @@ def accept_staged(settings: Settings, store: RunStore, owner: str, request: RunR
     """A run on a target folder that ``fill`` creates (at the path it is given) in a staging folder:
     planned there, then moved under ``runs/uploads/<run id>/`` and queued; a refusal leaves nothing.
     The caller checks the free space (:func:`require_free_space`) for what ``fill`` writes."""
+    request = scoped_request(owner, request)
     staging = settings.runs_dir / UPLOADS / f".staging-{secrets.token_hex(8)}"
     final: Path | None = None
     try:

@@ -303,3 +303,48 @@ class TestApiDocs:
         paths = page.eval_on_selector_all(".opblock-summary-path", "nodes => nodes.map(n => n.textContent)")
         assert any("/v1/runs" in path for path in paths), paths
         assert not refused, refused
+
+
+class TestSubject:
+    def test_a_conversation_with_a_subject_then_its_page_and_another_tenants_404(self, alice: Browser, bob: Browser):
+        """Issue 40: the Subject field on Submit; the subject's page shows its facts; bob cannot see alice's."""
+        page = alice.open("/submit")
+        page.select_option("#run-target", "intake-cross-node")
+        page.check("#run-interactive")
+        page.fill("#run-subject", "Dana Reyes")
+        page.click("#run button[type=submit]")
+        page.wait_for_url(re.compile(r".*/runs/[^/]+$"))
+        run_id = run_id_of(alice)
+        for number, reply in enumerate(script(), start=1):
+            wait_for(lambda: alice.page.query_selector("#reply-form") is not None
+                     or bool(alice.page.reload()) and False, f"question {number}")
+            alice.page.fill("#reply", reply)
+            alice.page.click("#reply-form button[type=submit]")
+            alice.page.wait_for_url(re.compile(f".*/runs/{run_id}(#conversation)?$"))
+        wait_status(alice, "passed")
+        response = alice.page.goto(f"{alice.base}/subjects/Dana Reyes")
+        assert response is not None and response.status == 200
+        facts = alice.page.inner_text("#facts")
+        assert "Personal" in facts and "city" in facts
+        assert "from '" in alice.page.inner_text("#history")  # each value with the words it was read from
+        alice.look("subject")
+        other = bob.page.goto(f"{bob.base}/subjects/Dana Reyes")
+        assert other is not None and other.status == 404
+        # She comes back: her facts are all held, so the conversation opens with them and asks what changed.
+        page = alice.open("/submit")
+        page.select_option("#run-target", "intake-cross-node")
+        page.check("#run-interactive")
+        page.fill("#run-subject", "Dana Reyes")
+        page.click("#run button[type=submit]")
+        page.wait_for_url(re.compile(r".*/runs/[^/]+$"))
+        again = run_id_of(alice)
+        wait_for(lambda: alice.page.query_selector("#reply-form") is not None
+                 or bool(alice.page.reload()) and False, "what changed")
+        assert "Has anything changed?" in alice.page.inner_text("main")
+        alice.page.fill("#reply", "I live in Lisbon now")
+        alice.page.click("#reply-form button[type=submit]")
+        alice.page.wait_for_url(re.compile(f".*/runs/{again}(#conversation)?$"))
+        wait_status(alice, "passed", "failed")
+        alice.page.goto(f"{alice.base}/subjects/Dana Reyes")
+        assert "Lisbon" in alice.page.inner_text("#facts") and "Porto" in alice.page.inner_text("#history")
+        assert "open" not in alice.page.inner_text("#conflicts-h ~ *")  # "now" replaced it: no conflict

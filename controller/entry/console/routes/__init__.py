@@ -5,8 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from controller.entry.console.routes import (
-    attempt, blueprints, check, compare, live, run, runs, sign_in, submit, targets,
+    attempt, blueprints, check, compare, live, run, runs, sign_in, subjects, submit, targets,
 )
 
 ROUTERS: tuple[APIRouter, ...] = (sign_in.router, runs.router, run.router, attempt.router, live.router, submit.router,
-                                  blueprints.router, check.router, targets.router, compare.router)
+                                  blueprints.router, check.router, targets.router, compare.router, subjects.router)

@@ -20,7 +20,7 @@ from controller.entry.service.uploads import FILES
 from controller.platform.safe_zip import extract
 from controller.platform.settings import ServiceSettings
 
-RUN_FIELDS = ("target", "agent", "max_attempts", "coder", "interactive")
+RUN_FIELDS = ("target", "agent", "max_attempts", "coder", "interactive", "subject")
 CHECK_FIELDS = ("target", "as_of", "jobs")
 
 

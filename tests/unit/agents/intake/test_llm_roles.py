@@ -91,9 +91,11 @@ class TestInfo:
         text = roles(server).ask(self.view()).text
         assert "\x1b" not in text and "\n" not in text and "How much do you earn?" in text
 
-    def test_a_field_already_asked_twice_is_never_asked_again(self, server):
+    def test_a_field_already_asked_three_times_is_never_asked_again(self, server):
+        """Asked, rephrased, and with an example (issue 40): then never again."""
         server.push(Reply(json.dumps({"complete": False, "field": "annual_amount", "question": "Income?"})))
-        question = roles(server).ask(self.view(["Income.annual_amount", "Income.annual_amount#again"]))
+        question = roles(server).ask(self.view(["Income.annual_amount", "Income.annual_amount#again",
+                                                "Income.annual_amount#example"]))
         assert question.field == "employment_status"
 
     def test_nothing_left_asks_no_model(self, server):
@@ -140,3 +142,22 @@ class TestWholeRun:
                                    memory=SqliteMemoryStores(tmp_path / "runs"))
         assert summary.status == "passed" and summary.coder == "openai:m"
         assert len(server.chat_requests) > 6  # the model was asked, for every role
+
+
+class TestStructuredOutputAndTheGate:
+    """Issue 40: every role call asks for its JSON Schema; the model's facts pass the rules' precision gate."""
+
+    def test_the_request_carries_the_role_s_json_schema(self, server):
+        server.push(Reply(json.dumps({"updates": [update("Personal", "age", 34)]})))
+        roles(server).resolve(inp("34"))
+        response_format = server.chat_requests[-1].body["response_format"]
+        schema = response_format["json_schema"]["schema"]
+        assert response_format["type"] == "json_schema" and "updates" in schema["properties"]
+        assert "$ref" not in json.dumps(schema) and "$defs" not in schema  # inlined: every provider takes it
+
+    def test_a_fact_no_word_of_the_reply_names_is_asked_not_stored(self, server):
+        server.push(Reply(json.dumps({"updates": [update("Personal", "age", 34),
+                                                  update("Income", "annual_amount", 34000)]})))
+        result = roles(server).resolve(inp("34"))
+        assert [(u.field, u.value) for u in result.updates] == [("age", 34)]
+        assert [(p.field, p.value) for p in result.unsure] == [("annual_amount", 34000)]

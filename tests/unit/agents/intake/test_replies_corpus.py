@@ -18,29 +18,29 @@ GOAL = 0.95
 #: Classes measured below the goal, with their floor (see docs/intake.md).
 FLOOR: dict[str, float] = {
     'answer_for_question_asked': 0.81,
-    'arithmetic': 0.82,
-    'corrections_in_reply': 0.64,
-    'corrections_of_known': 0.81,
+    'arithmetic': 0.88,
+    'corrections_in_reply': 0.88,
+    'corrections_of_known': 0.93,
     'dates_day_month': 0.94,
     'dates_imprecise': 0.89,
-    'dates_relative': 0.7,
-    'durations': 0.78,
-    'enum_words_in_other_answers': 0.56,
+    'dates_relative': 0.82,
+    'durations': 0.89,
+    'enum_words_in_other_answers': 0.62,
     'fractions_and_multipliers': 0.88,
-    'heights': 0.88,
+    'heights': 0.94,
     'long_rambling': 0.49,
     'moves_and_changes_now': 0.93,
-    'names_and_introductions': 0.82,
+    'names_and_introductions': 0.94,
     'number_words': 0.88,
-    'places_short_word_prefix': 0.89,
+    'places_short_word_prefix': 0.94,
     'present_past_future': 0.87,
     'turned_and_these_days': 0.92,
-    'volunteered_optional_facts': 0.64,
+    'volunteered_optional_facts': 0.7,
     'weights': 0.93,
-    'yes_no_booleans': 0.63,
+    'yes_no_booleans': 0.94,
 }
 #: The goal is 0; measured at the end of the work on issue 40 (docs/intake.md): a change may only lower it.
-MOST_WRONG = 13
+MOST_WRONG = 5
 
 
 @pytest.fixture(scope="module")

@@ -28,13 +28,16 @@ class TestInfoRole:
         assert (question.field, question.kind) == ("annual_amount", "field")
         assert question.text == "How much do you earn a year, before tax?"
 
-    def test_an_unanswered_question_is_rephrased_once_then_left(self):
-        """Never the same question twice: asked → rephrased (saying skip is fine) → next field."""
+    def test_an_unanswered_question_is_rephrased_then_given_an_example_then_left(self):
+        """Never the same question twice: asked → rephrased (saying skip is fine) → with an example of
+        the expected form (issue 40: never give up silently) → next field."""
         first = next_question(info())
         again = next_question(info(asked=[first.key]))
         assert again.field == first.field and again.kind == "rephrase" and again.text != first.text
         assert "skip" in again.text
-        after = next_question(info(asked=[first.key, again.key]))
+        last = next_question(info(asked=[first.key, again.key]))
+        assert last.field == first.field and last.kind == "example" and "For example: 2,500" in last.text
+        after = next_question(info(asked=[first.key, again.key, last.key]))
         assert after.field == "employment_status"
 
     def test_filled_and_skipped_fields_are_not_asked(self):
