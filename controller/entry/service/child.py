@@ -20,7 +20,7 @@ from agents.ports.errors import RunPaused
 from agents.ports.replies import read_question
 from agents.ports.status import VERDICT_ROWS, stored_status
 from controller.entry.service.journal import Scrubber
-from controller.entry.service.submit import UPLOADS
+from controller.entry.service.submit import UPLOADS, upload_dir
 from controller.platform.settings import Settings
 from controller.platform.store import RunRow, RunStatus
 
@@ -92,7 +92,7 @@ def scrubber(settings: Settings, row: RunRow) -> Scrubber:
     """What hides the service's folders in the run's lines, events and artefacts: a check's
     uploads left out, an uploaded run's folder shown as ``data/``."""
     run_dir = settings.runs_dir / row.id
-    upload = run_dir.parent / UPLOADS / row.id if row.options.get("upload") == row.id else None
+    upload = upload_dir(settings, row.id) if row.options.get("upload") == row.id else None
     return Scrubber.for_service(settings, uploads_prefix(row, run_dir), upload)
 
 
