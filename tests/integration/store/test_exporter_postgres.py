@@ -20,6 +20,7 @@ def test_the_exporter_reads_the_store_s_history(tmp_path: Path, postgres_dsn: st
     history.record(run("failed", target="icici"))
     history.record(run("passed", target="icici"))
     store.engine.dispose()
+    (tmp_path / "data" / "icici").mkdir(parents=True)  # /metrics names only data/'s targets (issue 42)
     port = free_port()
     proc = serve(tmp_path, "--metrics-only", "--port", str(port),
                  env_extra={"SBX_SERVICE__STORE": "postgres", "SBX_SERVICE__POSTGRES_DSN": postgres_dsn})
