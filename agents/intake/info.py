@@ -38,6 +38,8 @@ class InfoInput:
     """Held fields older than their freshness, with the date they were given (YYYY-MM-DD)."""
     conversation: tuple[dict[str, Any], ...] = field(default=())
     """The latest turns: question (node, field, text), reply, what was understood, values refused."""
+    cleared: frozenset[str] = frozenset()
+    """Fields a life event emptied ("I was laid off": the held income no longer holds): asked again."""
 
 
 def next_question(inp: InfoInput) -> Question | None:
@@ -57,10 +59,12 @@ def open_questions(inp: InfoInput) -> list[Question]:
         held = inp.values.get(name) is not None and name not in stale
         if held or name in inp.skipped:
             continue
+        changed = Question(inp.node, name, f"Since that change: {inp.schema.question(name)}", kind="event")
         first = Question(inp.node, name, inp.schema.question(name))
         again = Question(inp.node, name, _rephrased(inp.schema.question(name), refused(inp, name)), kind="rephrase")
         example = Question(inp.node, name, _with_example(inp, name), kind="example")
-        out += [q for q in (first, again, example) if q.key not in inp.asked][:1]
+        tries = (changed, again, example) if name in inp.cleared else (first, again, example)
+        out += [q for q in tries if q.key not in inp.asked][:1]
     return [q for q in out if q.key not in inp.asked]
 
 

@@ -25,7 +25,7 @@ from dataclasses import asdict
 from datetime import datetime, timezone
 from typing import Any
 
-from agents.intake.models import Decision, FactUpdate, Question, Resolution, Scalar
+from agents.intake.models import LIFE_EVENT, Decision, FactUpdate, Question, Resolution, Scalar
 from agents.ports.memory import (ConflictWrite, ConversationLog, FieldWrite, GraphStore, MemoryConversationLog,
                                  MemoryView, MemoryWrite)
 
@@ -74,6 +74,11 @@ class GraphMemory:
         """``Node.field`` of every field marked not understood (three unreadable answers) and not answered since."""
         return sorted(f"{node.name}.{f.name}" for node in self.view().nodes for f in node.fields
                       if f.skipped and f.history and f.history[-1].source == "not_understood")
+
+    def cleared(self) -> set[tuple[str, str]]:
+        """(node, field) of every field a life event emptied and no answer has filled since."""
+        return {(node.name, f.name) for node in self.view().nodes for f in node.fields
+                if f.value is None and not f.skipped and f.history and f.history[-1].source == LIFE_EVENT}
 
     def updated_at(self) -> dict[tuple[str, str], str]:
         """When each field with a current value got it (ISO 8601, UTC)."""

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 Scalar = int | float | str | bool
 Temporal = Literal["past", "present", "future"]
-QuestionKind = Literal["field", "rephrase", "confirm", "refresh", "propose", "example", "changes"]
+QuestionKind = Literal["field", "rephrase", "confirm", "refresh", "propose", "example", "changes", "event"]
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class Question:
             return "changes"
         if self.kind == "propose":
             return f"{self.node}.{self.field}#propose:{self.old!r}"
-        suffix = {"rephrase": "#again", "refresh": "#refresh", "example": "#example"}.get(self.kind, "")
+        suffix = {"rephrase": "#again", "refresh": "#refresh", "example": "#example", "event": "#event"}.get(self.kind, "")
         return f"{self.node}.{self.field}{suffix}"
 
     def to_json(self) -> dict[str, Any]:
@@ -99,6 +99,10 @@ class Proposal:
     value: Scalar
     words: str
     why: str
+
+
+#: The source of a value a life event set, or emptied to be asked again ("I was laid off": the income).
+LIFE_EVENT = "life_event"
 
 
 @dataclass(frozen=True)

@@ -38,11 +38,12 @@ _NO = re.compile(r"^\s{0,5}(?:no|nope|nah|n|false|not any ?more|not really|never
 _NEGATION = re.compile(r"\b(?:no|not|don'?t|do not|doesn'?t|haven'?t|have no|never|without|none)\b")
 CORRECTION = re.compile(
     r"\b(?:actually|sorry|i meant|i mean|make that|or rather|scratch that|correction|i was wrong|to correct|mistake|"
-    r"let me correct|wait(?=[,!.]|\s(?:no|sorry|actually|i mean)))\b"
+    r"let me correct|hang on|hold on|wait(?=[,!.]|\s(?:no|sorry|actually|i mean)))\b"
 )
 _NO_LONGER = re.compile(r"\b(?:no longer|not anymore|not any more|any longer)\b")
 _FUTURE = re.compile(
-    r"\b(?:will|won'?t|going to|gonna|plan to|planning to|expect to|hope to|next (?:week|month|year)|"
+    r"\b(?:will|won'?t|going to|gonna|plan to|planning to|expect to|hope to|getting married|"
+    r"next (?:week|month|year|spring|summer|autumn|fall|winter)|"
     r"soon|in the future|from next|(?:i|we|she|he) (?:start|begin))\b|'ll\b"
 )
 _PAST = re.compile(r"\b(?:used to|previously|formerly|last (?:year|month)|years? ago|in the past|before that|"
@@ -56,6 +57,14 @@ _EVENTS = {
     "new_child": re.compile(r"\b(?:had a baby|new baby|baby on the way|expecting a baby|pregnant)\b"),
 }
 EVENT_NAMES = tuple(_EVENTS)
+#: A clause that says the event's value itself ("no income", "earning nothing"): nothing is assumed.
+_STATED_NONE = re.compile(r"\b(?:no|zero|nil) (?:income|salary|pay|earnings|wages?)\b|\bnot earning\b|"
+                          r"\bearn(?:ing)? nothing\b|\bnothing coming in\b|\blost my income\b")
+
+
+def states_none(clause: str) -> bool:
+    """The clause says outright that there is no income (what a job loss declares)."""
+    return bool(_STATED_NONE.search(clause))
 
 
 def clauses(text: str) -> list[str]:

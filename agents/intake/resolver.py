@@ -41,7 +41,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from agents.intake import patterns, reading, text_values, units
-from agents.intake.models import FactUpdate, Proposal, Question, Rejection, Resolution, Scalar, Temporal
+from agents.intake.models import LIFE_EVENT, FactUpdate, Proposal, Question, Rejection, Resolution, Scalar, Temporal
 from agents.intake.reading import Span
 from agents.intake.schema import FieldSchema, NodeSchema
 from agents.intake.values import ChoiceMatch, check, find_choices
@@ -173,6 +173,9 @@ def resolve(inp: ResolverInput) -> Resolution:
         answered = True
     rejected = [r for r in rejected if not any((u.node, u.field) == (r.node, r.field) for u in updates)]
     updates = _competing(updates, unsure, question)
+    updates = _one_number_of_many(reply, question, inp.schemas, updates, unsure)
+    updates = _turning(reply, question, inp.schemas, updates)
+    updates = _gated(reply, inp.schemas, updates, unsure)
     if len(reply) > LONG_REPLY:
         updates, unsure = _story(updates, unsure, question)
     sure = {(u.node, u.field) for u in updates if u.current}
@@ -183,7 +186,7 @@ def resolve(inp: ResolverInput) -> Resolution:
 
 
 #: Questions that ask for a field's value (its answer replaces a held value, without a conflict).
-_ASKED_KINDS = ("field", "rephrase", "example", "propose")
+_ASKED_KINDS = ("field", "rephrase", "example", "propose", "event")
 #: The source of a field marked after three unreadable answers (the run ends ``incomplete``).
 NOT_UNDERSTOOD = "not_understood"
 
@@ -211,6 +214,130 @@ def _story(updates: list[FactUpdate], unsure: list[Proposal],
         else:
             kept.append(update)
     return kept, unsure
+
+
+def _one_number_of_many(reply: str, question: Question, schemas: dict[str, NodeSchema],
+                        updates: list[FactUpdate], unsure: list[Proposal]) -> list[FactUpdate]:
+    """The asked number read from a reply that holds another number no fact took ("my mum 150 and my
+    dad 100"), or that adds ("600 on top"), or pays "every two weeks", or counts people it also names
+    ("me, my wife and our 2 boys"): a sum or a conversion the reader did not make, so it is asked."""
+    spec = _spec(schemas, question.node, question.field)
+    if spec is None or spec.kind not in ("money", "number") or spec.unit or question.kind not in _ASKED_KINDS:
+        return updates
+    answer = next((u for u in updates if (u.node, u.field) == (question.node, question.field) and u.current
+                   and isinstance(u.value, int | float) and not isinstance(u.value, bool)
+                   and u.source == "user_input" and u.words), None)
+    if answer is None or answer.value is None or len(reply) > LONG_REPLY:  # a story's are asked by _story
+        return updates
+    text = reading.digits_for_words(reply).lower()
+    if _SETTLES.search(text):  # a total, a correction or a time picked the value among the others
+        return updates
+    for update in updates:  # the numbers other facts were read from are theirs
+        for words in {update.words.lower(), reading.digits_for_words(update.words).lower()} - {""}:
+            at = text.find(words)
+            if at >= 0:
+                text = text[:at] + " " * len(words) + text[at + len(words):]
+    others = [m for m in _LOOSE_NUMBER.finditer(text) if not _TIME_COUNT.match(text[m.end():m.end() + 12])]
+    why = ("another number beside it" if others else "an amount that adds to another" if _ADDS.search(text)
+           else "an amount paid every few weeks" if spec.kind == "money" and _EVERY_N.search(text)
+           else "a count beside the people it names" if spec.kind == "number" and _PEOPLE.search(text) else "")
+    if not why:
+        return updates
+    unsure.append(Proposal(question.node, question.field, answer.value, answer.words, why))
+    return [u for u in updates if u is not answer]
+
+
+#: A number left in a reply once the facts took theirs (a year alone is a date's, not an amount).
+_LOOSE_NUMBER = re.compile(r"(?<![\d.,])(?!(?:19|20)\d\d\b)\d[\d,.]*")
+_TIME_COUNT = re.compile(r"\s?(?:years?|yrs?|months?|weeks?|days?|hours?|am|pm|o'clock|st|nd|rd|th)\b")
+#: Words by which the reader chose one value among several: a total, a correction, a time, a denial.
+_SETTLES = re.compile(r"\b(?:so|total|comes to|making|which is|in total|all in|altogether|between us|combined|"
+                      r"sorry|i mean|i meant|make (?:that|it)|or rather|scratch that|actually|no wait|not|"
+                      r"now|currently|at the moment|these days|used to|was|were|will|'ll|going to|once|next|"
+                      r"from|until|ago|last|this year)\b|=")
+_ADDS = re.compile(r"\b(?:on top|plus|in addition|as well as|extra)\b")
+_EVERY_N = re.compile(r"\bevery (?:\d+|other) (?:weeks?|months?)\b|\bfortnight|\bbi-?weekly\b")
+_PEOPLE = re.compile(r"\b(?:me|myself)\s?(?:,|and)\s?(?:my|our|the)\b|"
+                     r"\bmy (?:wife|husband|partner|girlfriend|boyfriend|mum|mom|dad|son|daughter)\b")
+
+
+def _spec(schemas: dict[str, NodeSchema], node: str, name: str) -> FieldSchema | None:
+    """The schema of ``node``'s field ``name``, if the schemas have it."""
+    schema = schemas.get(node)
+    return schema.properties.get(name) if schema else None
+
+
+def _gated(reply: str, schemas: dict[str, NodeSchema], updates: list[FactUpdate],
+           unsure: list[Proposal]) -> list[FactUpdate]:
+    """Every update through the gates that turn a doubt into a question (:class:`Proposal`)."""
+    kept = []
+    for update in updates:
+        passed = _hedged_option(reply, update, schemas, unsure)
+        passed = passed and _whole_name(reply, passed, schemas, unsure)
+        if passed is not None:
+            kept.append(passed)
+    return kept
+
+
+def _turning(reply: str, question: Question, schemas: dict[str, NodeSchema],
+             updates: list[FactUpdate]) -> list[FactUpdate]:
+    """"Turning 30 in August" to "how old are you?": 29 until the birthday, not 30 and not unanswered."""
+    turning = _TURNING.search(reading.digits_for_words(reply).lower())
+    spec = _spec(schemas, question.node, question.field)
+    if turning is None or spec is None or "age" not in question.field.split("_") or question.kind not in _ASKED_KINDS:
+        return updates
+    age = int(turning.group(1)) - 1
+    if not check(question.field, spec, age).ok:
+        return updates
+    kept = [u for u in updates if (u.node, u.field) != (question.node, question.field) or u.value == age]
+    if any((u.node, u.field) == (question.node, question.field) for u in kept):
+        return kept
+    return [*kept, FactUpdate(question.node, question.field, age, words=turning.group(),
+                              reasoning=f"{turning.group()}: {age} until the birthday")]
+
+
+_TURNING = re.compile(r"\b(?:turning|turn|i'll be|ill be|will be)\s(\d{1,3})\b(?!\s(?:years?\s)?ago)")
+
+
+def _hedged_option(reply: str, update: FactUpdate, schemas: dict[str, NodeSchema],
+                   unsure: list[Proposal]) -> FactUpdate | None:
+    """An option said with a hedge ("single since the divorce i suppose", "technically self-employed") is
+    the person's doubt about which option fits: asked, not stored."""
+    spec = _spec(schemas, update.node, update.field)
+    if spec is None or spec.kind != "choice" or update.value is None or not update.current \
+            or update.source != "user_input" or not _OPTION_HEDGE.search(reply.lower()):
+        return update
+    unsure.append(Proposal(update.node, update.field, update.value, update.words, "an option said with a doubt"))
+    return None
+
+
+#: A doubt about which option fits (a hedge on a number, "about 60k", is still the number given).
+_OPTION_HEDGE = re.compile(r"\b(?:i suppose|technically|sort of|kind of|more or less|on paper|not really|not sure|"
+                           r"in a way)\b")
+
+
+def _whole_name(reply: str, update: FactUpdate, schemas: dict[str, NodeSchema],
+                unsure: list[Proposal]) -> FactUpdate | None:
+    """A person's name read with a nickname beside it ("people call me Sam but it's Samantha Ortiz") is
+    asked, never picked; the name said again in full later ("it's Kathryn, not Katherine. Kathryn
+    Doyle") is the whole name."""
+    spec = _spec(schemas, update.node, update.field)
+    if spec is None or spec.text != "person" or not isinstance(update.value, str) or not update.current:
+        return update
+    lower = reply.lower()
+    if _OTHER_NAME.search(lower) or (_NICKNAME.search(lower) and re.search(r"\bbut\b", lower)):
+        unsure.append(Proposal(update.node, update.field, update.value, update.words, "a nickname beside the name"))
+        return None
+    fuller = re.search(rf"\b{re.escape(update.value)}((?:\s[A-Z][\w'’-]{{1,40}}){{1,3}})\b", reply)
+    if fuller is None:
+        return update
+    return replace(update, value=fuller.group(), words=fuller.group(),
+                   reasoning=f"{update.reasoning}; the name said again in full")
+
+
+#: Words that put a second name beside the one read: a name on paper; a nickname "but" another name.
+_OTHER_NAME = re.compile(r"\b(?:officially|on paper|legally|(?:full|real|proper|birth|maiden|legal) name)\b")
+_NICKNAME = re.compile(r"\b(?:call(?:s|ed)? me|known as|go(?:es)? by|nickname)\b")
 
 
 def _competing(updates: list[FactUpdate], unsure: list[Proposal], question: Question) -> list[FactUpdate]:
@@ -410,10 +537,19 @@ def _event_facts(clause: _Clause, schemas: dict[str, NodeSchema]) -> tuple[list[
     if not found or clause.cue == "future":
         return [], None
     event = found[0]
-    updates = [FactUpdate(node, name, spec.on_event[event], is_correction=True, confidence=0.95, source="life_event",
-                          reasoning=f"life event {event}: {clause.text[:80]}")
-               for node, schema in schemas.items() for name, spec in schema.properties.items()
-               if event in spec.on_event]
+    updates = []
+    for node, schema in schemas.items():
+        for name, spec in schema.properties.items():
+            if event not in spec.on_event:
+                continue
+            value: Scalar | None = spec.on_event[event]
+            why = f"life event {event}: {clause.text[:80]}"
+            if spec.kind in ("money", "number") and not patterns.states_none(clause.lower):
+                # "I was made redundant" does not say the income is 0 (notice pay, benefits, a second
+                # job): the held value goes to the history and the field is asked again, never assumed
+                value, why = None, f"{why}; the held value no longer holds, asked again"
+            updates.append(FactUpdate(node, name, value, is_correction=True, confidence=0.95, source=LIFE_EVENT,
+                                      reasoning=why))
     return updates, event
 
 
@@ -583,6 +719,8 @@ def _answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | 
         return _text_value(corrected, spec, lower_ok=False)
     # a name comes first: "I'm Dana Reyes, thirty-one, living in Bath" (the city was taken by its cue)
     text = _TEXT_TIME.sub("", _ANSWER_LEAD.sub("", clause.text[:before], count=1))
+    if spec.text == "place":  # "down in st ives": the place starts after its lead, not at "down"
+        text = text_values.without_place_lead(text)
     if spec.text != "phrase" or (spec.max_length or MAX_TEXT_VALUE) <= 120:
         text = _TEXT_END.split(text)[0]  # a name, a town, an employer ends at its comma ("Swindon now, moved for work")
     value = _text_value(text, spec, lower_ok=True)
@@ -605,14 +743,19 @@ _TEXT_PARTS = re.compile(r",|\s[-–]\s")
 #: A name or a place written as one: capitalised words only ("John Park", "Rotherham").
 _CAPITALISED = re.compile(r"^\s*[A-Z][\w'’.-]{0,40}(?:\s{1,2}[A-Z][\w'’.-]{0,40}){0,4}\s*$")
 #: A refusal is not an answer.
-_REFUSAL = re.compile(r"\b(?:rather not|prefer not|not telling|won't say|none of your)\b")
+_REFUSAL = re.compile(r"\b(?:rather not|prefer not|not telling|won't say|none of your)\b|"
+                      r"^\W*(?:why|what|how|who)\b[^?]{0,60}\?|"  # a question back ("why does that matter?")
+                      r"\bwhy (?:does|do|would|is|are) (?:that|it|this|you)\b|\bwhat(?:'s| is| does) it (?:to|matter)\b")
 #: Words of time around a free-text answer ("still glasgow", "birmingham now").
 _TEXT_TIME = re.compile(r"^\s*still\s|\s(?:now|these days|at the moment|currently|nowadays)\b", re.IGNORECASE)
 
 
+#: A whole answer that says the amount is none ("nothing at the moment", "zero, i'm between jobs").
+_NOTHING = re.compile(r"^\s*(?:nothing|none|nil|zero|zilch|not a (?:penny|cent|thing)|no income|no money)\b")
 #: A value said after these replaces the ones before it ("68 kilos, sorry I meant 72"; "4, no make that 5").
 _REPLACES = re.compile(r"\b(?:sorry|i meant|i mean|make (?:that|it)|or rather|scratch that|actually|no wait|"
-                       r"correction)\b|\*|\bno,?\s(?=\d)")
+                       r"correction|hang on|hold on|oh wait)\b|\*|\bno,?\s(?=\d)|"
+                       r"\bi (?:said|told you)\b.{0,40}\bbut (?:it'?s|its|it is)\b")
 #: A value said after these is the sum the reply arrives at ("1,200 plus 300, so 1,500"; "= 10000").
 _TOTAL_BEFORE = re.compile(r"\b(?:so|total(?: of)?|comes to|making|which is)\b|=")
 _TOTAL_AFTER = re.compile(r"^\s{0,2}(?:in total|all in|altogether|total|between us|all together|combined)\b")
@@ -649,6 +792,9 @@ def _number_answer(clause: _Clause, spec: FieldSchema, question: Question) -> Sc
         return _quantity_answer(clause, spec, question)
     candidates = [(i, span) for i, span in clause.free(answer=True) if fits(span, spec)
                   and not (spec.kind == "money" and _COUNTED.match(clause.lower[span.end:span.end + 16]))]
+    if not candidates and spec.kind == "money" and _NOTHING.match(clause.lower):
+        clause.words = clause.text.strip()[:120]  # "nothing at the moment" to "how much do you earn?"
+        return 0
     if not candidates:
         return None
     chosen, why = _pick(clause, candidates)

@@ -30,7 +30,8 @@ _STOP = frozenset({"and", "but", "with", "since", "for", "because", "where", "ne
 #: Words that only join a phrase to what came after it; cut from its end.
 _TRAILING = re.compile(r"(?:[\s,;:-]+|\b(?:by|and|with|in|at|for|to|so|that|until|before|from|of|the|a|an|"
                        r"or|but|then|around|about|on)\b)+$", re.IGNORECASE)
-_PLACE_LEAD = re.compile(r"^\s*(?:(?:the\s+)?(?:city|town|village|suburbs?|outskirts|centre|center)\s+of\s+)?",
+_PLACE_LEAD = re.compile(r"^\s*(?:(?:down|up|over|out|back|based|living|live)\s+in\s+)?"
+                         r"(?:(?:the\s+)?(?:city|town|village|suburbs?|outskirts|centre|center)\s+of\s+)?",
                          re.IGNORECASE)
 _LEADING = re.compile(r"^(?:[\s,;:-]+|\b(?:is|was|to|be|that|a|an)\b)+", re.IGNORECASE)
 
@@ -42,8 +43,13 @@ def person(text: str, *, lower_ok: bool) -> str | None:
 
 def place(text: str) -> str | None:
     """The place name at the start of ``text`` (see the module doc), or None."""
-    text = _PLACE_LEAD.sub("", text)
+    text = without_place_lead(text)
     return _capitalised(text, _PLACE_PARTICLES) or _lower_words(text, 3)
+
+
+def without_place_lead(text: str) -> str:
+    """``text`` without the words that lead to a place ("down in st ives", "the city of Porto")."""
+    return _PLACE_LEAD.sub("", text)
 
 
 def phrase(text: str, limit: int) -> str | None:

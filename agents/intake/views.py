@@ -19,8 +19,9 @@ def info_input(target: IntakeTarget, memory: GraphMemory, node: str, asked: list
     values = memory.get_all_nodes_data().get(node, {})
     skipped = frozenset(field for n, field in memory.skipped() if n == node)
     conflicts = tuple(c for c in memory.conflicts(open_only=True) if c["node"] == node)
+    cleared = frozenset(field for n, field in memory.cleared() if n == node)
     return InfoInput(node, target.schemas[node], values, skipped, conflicts, frozenset(asked),
-                     stale_fields(target, memory, node), conversation(memory))
+                     stale_fields(target, memory, node), conversation(memory), cleared=cleared)
 
 
 def stale_fields(target: IntakeTarget, memory: GraphMemory, node: str) -> tuple[tuple[str, str], ...]:

@@ -333,7 +333,8 @@ def check_intake_reply(reply: str) -> None:
         for update in found.updates:
             spec = schemas.get(update.node, None)
             field = spec.properties.get(update.field) if spec else None
-            if field is None or not (update.skipped or isinstance(update.value, kinds[field.type])):
+            cleared = update.value is None and update.source == "life_event"  # "I was laid off": asked again
+            if field is None or not (update.skipped or cleared or isinstance(update.value, kinds[field.type])):
                 raise ContractBroken(f"update {update.node}.{update.field}={update.value!r} breaks the schemas")
             if not update.skipped and update.value is not None and not check(update.field, field, update.value).ok:
                 raise ContractBroken(f"update {update.node}.{update.field}={update.value!r} fails its JSON Schema")

@@ -57,6 +57,25 @@ FIXED = (
     "places_short_word_prefix/inverness-with-in",
     "money_currency/two-currencies-unsure",
     "evasive_answers/not-sure",
+    # stored wrong before the second round (2026-11-28), read right since
+    "corrections_of_known/name-misspelt-in-record",                 # the name said again in full
+    "enum_words_in_other_answers/marital-single-since-divorce",     # an option said with a doubt: asked
+    "turned_and_these_days/turning-next-week",                      # "turning 65": 64 until the birthday
+    "turned_and_these_days/turning_30_in_august",
+    "moves_and_changes_now/unemployed-now",                         # a job loss alone: income asked, not 0
+    "evasive_answers/landlord_why_does_it_matter",                  # a question back is no answer
+    "places_short_word_prefix/st_ives_the_cornwall_one",            # "down in st ives"
+    "present_past_future/engaged_wedding_next_spring",              # "getting married next spring": future
+)
+#: Stored wrong before the second round; now asked (a question, never a guess), none stored wrong.
+ASKED_NOW = (
+    "arithmetic/spend_rent_plus_rest",                              # "600 on top": a sum not made
+    "arithmetic/support_mum_and_dad_summed",                        # two amounts for one field
+    "arithmetic/occupants_listed_people",                           # "me, my wife and our 2 boys"
+    "arithmetic/income_fortnightly_pay",                            # "every two weeks"
+    "names_and_introductions/goes-by-but-full-name",                # a nickname beside the name
+    "names_and_introductions/nickname_vs_paper_name",
+    "corrections_in_reply/move_in_hang_on",                         # "oh hang on no, the 8th"
 )
 CASES = {case.id: case for case in load()}
 
@@ -70,6 +89,12 @@ def harness() -> Harness:
 def test_a_class_of_the_issue_is_read_right(case_id: str, harness: Harness) -> None:
     outcome = harness.run(CASES[case_id])
     assert outcome.passed, (outcome.wrong, outcome.missed, outcome.asked)
+
+
+@pytest.mark.parametrize("case_id", ASKED_NOW)
+def test_a_reply_the_reader_cannot_settle_is_asked(case_id: str, harness: Harness) -> None:
+    outcome = harness.run(CASES[case_id])
+    assert not outcome.wrong and CASES[case_id].asks in outcome.asked, (outcome.wrong, outcome.asked)
 
 
 def test_every_stored_value_keeps_its_words(harness: Harness) -> None:

@@ -76,15 +76,26 @@ class TestCorrections:
 
 
 class TestLifeEvents:
-    @pytest.mark.parametrize("reply", ["I lost my job", "I was laid off last week", "I'm unemployed now"])
-    def test_job_loss_sets_income_and_shifts_priority(self, reply):
-        """The seed's scenario 2: income 0, status unemployed, a priority shift; values as corrections."""
+    @pytest.mark.parametrize("reply", ["I lost my job, no income", "I was laid off last week, so no income now"])
+    def test_job_loss_with_no_income_sets_income_and_shifts_priority(self, reply):
+        """The seed's scenario 2 ("I lost my job, no income"): income 0, status unemployed, a priority
+        shift; values as corrections."""
         result = resolve(inp(reply, values={"Income": {"annual_amount": 80000}}))
         found = facts(result)
         assert result.priority_shift == "job_loss"
         assert found[("Income", "annual_amount")].value == 0 and found[("Income", "annual_amount")].is_correction
         assert found[("Income", "employment_status")].value == "unemployed"
         assert not result.conflicts_detected
+
+    @pytest.mark.parametrize("reply", ["I lost my job", "I was laid off last week", "I'm unemployed now"])
+    def test_job_loss_alone_empties_the_income_to_ask_it_again(self, reply):
+        """A job loss does not say the income is 0 (notice pay, benefits, a second job): the held
+        salary goes to the history (a correction to None) and the field is asked again, not guessed."""
+        result = resolve(inp(reply, values={"Income": {"annual_amount": 80000}}))
+        found = facts(result)
+        assert result.priority_shift == "job_loss"
+        assert found[("Income", "annual_amount")].value is None and found[("Income", "annual_amount")].is_correction
+        assert found[("Income", "employment_status")].value == "unemployed"
 
 
 class TestAnswers:
