@@ -67,7 +67,10 @@ llm-smoke: $(STAMP) ## Each agent's OpenAI-compatible path against a real small 
 serve: $(STAMP) ## The service on 127.0.0.1:9466: runs over HTTP (/docs), /metrics, /healthz, /readyz [ARGS="--port 8080"]
 	@$(PY) -m controller serve $(ARGS)
 
+# make test: first the host programs a few tests drive (Tesseract, PostgreSQL, Chromium), installed
+# with apt-get when missing on a Debian machine as root, else named in one line (tools/host_packages.py).
 test: $(STAMP) ## Run the whole test suite (unit, then integration against the Docker engine)
+	@$(PY) -m tools.host_packages
 	@$(PY) -m pytest
 
 test-unit: $(STAMP) ## Run only the tests that need no Docker
