@@ -69,9 +69,10 @@ serve: $(STAMP) ## The service on 127.0.0.1:9466: runs over HTTP (/docs), /metri
 
 # make test: first the host programs a few tests drive (Tesseract, PostgreSQL, Chromium), installed
 # with apt-get when missing on a Debian machine as root, else named in one line (tools/host_packages.py).
+# --durations: the 25 slowest tests, printed before the summary line (where CI's time goes).
 test: $(STAMP) ## Run the whole test suite (unit, then integration against the Docker engine)
 	@$(PY) -m tools.host_packages
-	@$(PY) -m pytest
+	@$(PY) -m pytest --durations=25
 
 test-unit: $(STAMP) ## Run only the tests that need no Docker
 	@$(PY) -m pytest tests/unit
