@@ -67,11 +67,19 @@ llm-smoke: $(STAMP) ## Each agent's OpenAI-compatible path against a real small 
 serve: $(STAMP) ## The service on 127.0.0.1:9466: runs over HTTP (/docs), /metrics, /healthz, /readyz [ARGS="--port 8080"]
 	@$(PY) -m controller serve $(ARGS)
 
-test: $(STAMP) ## Run the whole test suite (unit, then integration against the Docker engine)
-	@$(PY) -m pytest
+# make test: first the host programs a few tests drive (Tesseract, PostgreSQL, Chromium), installed
+# with apt-get when missing on a Debian machine as root, else named in one line (tools/host_packages.py).
+# --durations: the 25 slowest tests, printed before the summary line (where CI's time goes).
+# XDIST: an opt-in parallel run (pytest-xdist), e.g. XDIST="-n auto --dist loadgroup --no-loadscope-reorder":
+# the unit tests over the workers, then every integration test on one worker in order (one work unit:
+# tests/conftest.py). Serial by default: a unit test failed beside another in parallel (docs/development.md).
+XDIST ?=
+test: $(STAMP) ## Run the whole test suite (unit, then integration against the Docker engine) [XDIST="-n auto --dist loadgroup --no-loadscope-reorder"]
+	@$(PY) -m tools.host_packages
+	@$(PY) -m pytest $(XDIST) --durations=25
 
-test-unit: $(STAMP) ## Run only the tests that need no Docker
-	@$(PY) -m pytest tests/unit
+test-unit: $(STAMP) ## Run only the tests that need no Docker [XDIST="-n auto"]
+	@$(PY) -m pytest $(XDIST) tests/unit
 
 FUZZ_SECONDS ?= 60
 fuzz: $(STAMP) ## Fuzz every decoder of untrusted bytes for FUZZ_SECONDS (60) in all; ends "N passed, M failed"

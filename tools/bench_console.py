@@ -36,6 +36,7 @@ from controller.entry.service.state import ServiceState
 from controller.platform.settings import PROJECT_ROOT, Settings
 from controller.platform.store import NewRun
 from controller.platform.store.sqlite import SqliteStore
+from tools.host_packages import CHROMIUM
 
 RUNS = 10_000
 LINES = 1_000_000
@@ -131,7 +132,7 @@ def node_latency(root: Path, runs: int = 5) -> None:
     samples: list[float] = []
     try:
         with sync_playwright() as driver:
-            browser = driver.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+            browser = driver.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
             page = browser.new_page()
             for _ in range(runs):
                 run_id = httpx.post(f"{service.url}/v1/runs", json={"target": "icici"}, timeout=60).json()["id"]
@@ -155,10 +156,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder:
         runs_page(Path(folder) / "list")
         big_run(Path(folder) / "big")
-        if Path("/usr/bin/chromium").exists():
+        if Path(CHROMIUM).exists():
             node_latency(Path(folder) / "live")
         else:
-            print("  a node's end on an open run page   not measured: /usr/bin/chromium is missing")
+            print(f"  a node's end on an open run page   not measured: {CHROMIUM} is missing")
     return 0
 
 

@@ -6,8 +6,9 @@ A 3-page statement of a borderless bank is scanned as a scanner would (``tests/c
 Each run's ``sandloop-ocr`` line gives the peak memory (the container's memory cgroup,
 page cache included, as the limit counts it; and the parser process's own) and the OCR
 seconds; the wall time is the sandbox's. Prints medians and the largest peak; asserts
-nothing (speed is not a test). The analysis reads the project's own generated PDF in this
-process (a trusted file), as ``tools.bench`` does.
+nothing (speed is not a test). The scan is read (and OCR'd) as a run reads it: by the
+statement probe in a sandbox of the same image (``StatementReader``), so the host needs no
+Tesseract.
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+from agents.bank_parser.analysis import analyze
 from agents.bank_parser.coders.offline import OfflineCoder
 from agents.bank_parser.evaluate import IMAGE_NAME, execute_parser, parser_spec
 from agents.bank_parser.repairs import OcrCost, read_ocr_cost
+from agents.bank_parser.statement_reader import StatementReader
 from agents.ports.errors import PlatformError, UsageError
 from agents.ports.sandbox import SandboxSpec
 from controller.platform.progress import Progress
@@ -28,26 +31,18 @@ from controller.platform.sandbox.docker import DockerSandbox
 from controller.platform.sandbox.labels import this_owner
 from controller.platform.settings import Settings, load_settings
 from controller.runner.services import DockerServices, open_session
-from tools.bench import analyze_trusted
 
 BANK, ROWS, SEED = "brightwater", 100, 7  # three pages
 
 
 def run_bench(repeat: int, settings: Settings) -> int:
     """Scan, write the parser, run it ``repeat`` times in sandboxes, print the figures."""
-    from tests.corpus.cases import SKEW, write_scanned  # lazy: the test corpus generator, for this bench only
-
     progress = Progress()
-    with tempfile.TemporaryDirectory(prefix="sandloop-bench-scan-") as tmp:
-        folder = write_scanned(Path(tmp), BANK, ROWS, SEED, angle=SKEW)
-        progress.say(f"analysing the scan of {BANK} ({ROWS} rows) in this process")
-        code = OfflineCoder().candidates(analyze_trusted(folder / "statement.pdf", folder / "result.csv"))[0].code
-        pdf = (folder / "statement.pdf").read_bytes()
     runs: list[tuple[OcrCost, float]] = []
     with open_session(settings, progress.say) as services:
         if not isinstance(services, DockerServices):
             raise UsageError("make bench runs scans on a Docker engine", hint="unset SBX_SANDBOX_BACKEND")
-        spec = parser_spec(services.image(IMAGE_NAME), code, pdf, settings.sandbox, {"agent": "bench"})
+        spec = _scan_parser_spec(services, settings, progress)
         backend = DockerSandbox(services.client, user=settings.sandbox_user, owner=this_owner())
         try:
             for index in range(repeat):
@@ -57,6 +52,21 @@ def run_bench(repeat: int, settings: Settings) -> int:
             backend.close()
     _print(runs, settings.sandbox.memory_mb)
     return 0
+
+
+def _scan_parser_spec(services: DockerServices, settings: Settings, progress: Progress) -> SandboxSpec:
+    """The scan, read in a sandbox as a run reads it, and the offline coder's parser for it."""
+    from tests.corpus.cases import SKEW, write_scanned  # lazy: the test corpus generator, for this bench only
+
+    image = services.image(IMAGE_NAME)
+    reader = StatementReader(services.backend, image, settings.sandbox, settings.analysis,
+                             {"agent": "bench", "attempt": "analysis"})
+    with tempfile.TemporaryDirectory(prefix="sandloop-bench-scan-") as tmp:
+        folder = write_scanned(Path(tmp), BANK, ROWS, SEED, angle=SKEW)
+        progress.say(f"reading the scan of {BANK} ({ROWS} rows) in a sandbox, as a run does")
+        code = OfflineCoder().candidates(analyze(folder / "statement.pdf", folder / "result.csv", reader))[0].code
+        pdf = (folder / "statement.pdf").read_bytes()
+    return parser_spec(image, code, pdf, settings.sandbox, {"agent": "bench"})
 
 
 def _once(backend: DockerSandbox, spec: SandboxSpec) -> tuple[OcrCost, float]:

@@ -9,7 +9,6 @@ fixture compares the engine's dangling anonymous volumes before and after the se
 
 from __future__ import annotations
 
-import glob
 import os
 import re
 import secrets
@@ -20,6 +19,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.host import missing
+from tools.host_packages import postgres_binary
 
 _ANONYMOUS = re.compile(r"^[0-9a-f]{64}$")
 
@@ -50,12 +52,8 @@ def no_anonymous_volumes_left() -> Iterator[None]:
 
 # A throwaway PostgreSQL server from the host's Debian packages (postgresql), on a Unix socket in a
 # temporary folder (no TCP port at all), one database per test. Skipped, with the reason, only
-# where it cannot start: no PostgreSQL binaries on the host (CI installs them, .ci/run).
-
-def _binary(name: str) -> str | None:
-    found = shutil.which(name) or sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"))[-1:] or None
-    return found if isinstance(found, str) else (found[0] if found else None)
-
+# where it cannot start: no PostgreSQL binaries on the host (make test installs them as root on
+# Debian: tools/host_packages.py), and then a failure under CI=true.
 
 def _as_postgres(command: list[str]) -> list[str]:
     """initdb and postgres refuse to run as root: run them as the postgres system user then."""
@@ -65,9 +63,9 @@ def _as_postgres(command: list[str]) -> list[str]:
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[str]:
     """The libpq connection string of a fresh server (database ``postgres``)."""
-    initdb, pg_ctl = _binary("initdb"), _binary("pg_ctl")
+    initdb, pg_ctl = postgres_binary("initdb"), postgres_binary("pg_ctl")
     if initdb is None or pg_ctl is None:
-        pytest.skip("PostgreSQL is not installed on this host (Debian: apt-get install postgresql)")
+        missing("PostgreSQL, not installed on this host (Debian: apt-get install postgresql)")
     root = Path(tempfile.mkdtemp(prefix="sandloop-pg-"))  # under /tmp: reachable by the postgres user
     data, sock = root / "data", root / "sock"
     sock.mkdir()

@@ -19,6 +19,7 @@ import docker
 import docker.errors
 
 from agents.ports.errors import ImageBuildError
+from controller.platform import apt
 from controller.platform.settings import Settings
 
 Say = Callable[[str], None]
@@ -72,13 +73,13 @@ def _find_debootstrap(say: Say) -> str:
     found = shutil.which("debootstrap") or shutil.which("debootstrap", path="/usr/sbin:/sbin")
     if found:
         return found
-    if os.geteuid() != 0 or not shutil.which("apt-get"):
+    if not apt.can_install():
         raise ImageBuildError(
             "debootstrap is needed to make the base image and is not installed",
             hint="install it (sudo apt-get install debootstrap) and run make images as root",
         )
     say("installing debootstrap with apt-get")
-    for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "debootstrap"]):
+    for command in apt.install_commands(["debootstrap"]):
         _checked(command, "installing debootstrap")
     return shutil.which("debootstrap", path="/usr/sbin:/sbin:/usr/bin") or "debootstrap"
 

@@ -23,9 +23,10 @@ from playwright.sync_api import Page, Playwright, sync_playwright
 
 from controller.platform.settings import PROJECT_ROOT
 from tests.integration.blueprints import no_go_target
+from tests.host import missing
 from tests.integration.service.harness import Service, free_port
+from tools.host_packages import CHROMIUM
 
-CHROMIUM = "/usr/bin/chromium"
 BLOCKING = ("serious", "critical")
 HOSTILE = "<script>alert(1)</script>"
 
@@ -59,9 +60,7 @@ class Browser:
 @pytest.fixture(scope="session")
 def playwright() -> Iterator[Playwright]:
     if not Path(CHROMIUM).exists():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{CHROMIUM} is missing: .ci/run installs Debian's chromium")
-        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
+        missing(f"{CHROMIUM}, not installed on this host (Debian: apt-get install chromium)")
     with sync_playwright() as driver:
         yield driver
 

@@ -21,11 +21,20 @@ from agents.ports.errors import TargetError
 from agents.bank_parser.output_schema import OutputSchema
 from agents.ports.sandbox import SandboxLimits
 from agents.targets import TargetConfig
+from tests.host import missing
 from tests.corpus.cases import WITHHELD, write_hostile, write_nocsv, write_scanned, _bank
 
 SEED = 7
-needs_tesseract = pytest.mark.skipif(shutil.which("tesseract") is None and not __import__("os").environ.get("CI"),
-                                     reason="tesseract-ocr is not installed on this host")
+
+
+@pytest.fixture
+def tesseract() -> None:
+    """OCR in this process (the probe's code, not a sandbox) needs the host's Tesseract."""
+    if shutil.which("tesseract") is None:
+        missing("tesseract, not installed on this host (Debian: apt-get install tesseract-ocr)")
+
+
+needs_tesseract = pytest.mark.usefixtures("tesseract")
 
 
 class TestRefusals:
