@@ -36,7 +36,8 @@ from agents.ports.errors import PlatformError, TargetError
 from controller.entry.service.check_submit import remove_staging, staged_upload, zip_limits
 from controller.entry.service.problems import Problem, validation_line
 from controller.entry.service.schemas import Coder, RunRequest, form_fields
-from controller.entry.service.submit import plan, queue, scrub_staging, service_run_id, upload_dir
+from controller.entry.service.submit import plan, queue, scrub_staging, service_run_id
+from controller.platform.uploads import upload_dir
 from controller.entry.service.uploads import require_free_space, tree_bytes
 from controller.platform.safe_zip import Budget, extract
 from controller.platform.settings import Settings

@@ -27,10 +27,11 @@ from starlette.requests import Request
 
 from agents.ports.errors import PlatformError, TargetError
 from controller.entry.service.check_models import CheckRequest
-from controller.entry.service.child import SUBMISSIONS
+from controller.runner.dispatch import SUBMISSIONS
 from controller.entry.service.problems import Problem
 from controller.entry.service.schemas import RunRequest
-from controller.entry.service.submit import UPLOADS, plan, queue, scrub_staging, service_run_id, upload_dir
+from controller.entry.service.submit import plan, queue, scrub_staging, service_run_id
+from controller.platform.uploads import UPLOADS, upload_dir
 from controller.entry.service.uploads import FILES, MAX_FIELD_BYTES, require_free_space, tree_bytes
 from controller.platform.safe_zip import Budget, ZipLimits, ZipRefused, extract
 from controller.platform.settings import ServiceSettings, Settings

@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse
 
 from controller.entry.service.auth import Principal, principal
 from controller.entry.service.check_models import CheckOut, CheckRequest
-from controller.entry.service.child import is_check
+from controller.runner.dispatch import is_check
 from controller.entry.service.check_submit import accept_check, read_check_upload
 from controller.entry.service.problems import Problem
 from controller.entry.service.idempotency import idempotency

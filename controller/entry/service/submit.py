@@ -27,9 +27,9 @@ from controller.platform.memory_sql import memory_stores
 from controller.platform.settings import Settings, agent_config
 from controller.runner.follows import require_followed
 from controller.entry.service.uploads import require_free_space, tree_bytes
+from controller.platform.uploads import UPLOADS, upload_dir
 from controller.platform.store import DuplicateRunId, Idempotency, NewRun, RunRow, RunStore
 
-UPLOADS = "uploads"
 #: Ids tried before a collision is reported (at 48 random bits a second try is already unheard of).
 ID_TRIES = 3
 
@@ -97,11 +97,6 @@ def accept(settings: Settings, store: RunStore, owner: str, request: RunRequest,
         except DuplicateRunId:
             continue
     return queue(settings, store, owner, agent, request, service_run_id(request.target), idempotency=idempotency)
-
-
-def upload_dir(settings: Settings, run_id: str) -> Path:
-    """Where an uploaded run's target folder lives: ``runs/uploads/<run id>/<target>/``."""
-    return settings.runs_dir / UPLOADS / run_id
 
 
 def scrub_staging(exc: PlatformError, staging: Path) -> None:

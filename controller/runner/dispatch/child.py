@@ -19,8 +19,8 @@ from agents.ports.artefacts import SUMMARY_FILE
 from agents.ports.errors import RunPaused
 from agents.ports.replies import read_question
 from agents.ports.status import VERDICT_ROWS, stored_status
-from controller.entry.service.journal import Scrubber
-from controller.entry.service.submit import UPLOADS, upload_dir
+from controller.runner.dispatch.journal import Scrubber
+from controller.platform.uploads import UPLOADS, upload_dir
 from controller.platform.settings import Settings
 from controller.platform.store import RunRow, RunStatus
 
