@@ -36,10 +36,6 @@ class RunArtifacts:
 
     run_dir: Path
 
-    def attempt_dir(self, attempt: int) -> Path:
-        """The folder of attempt ``attempt`` (1-based)."""
-        return self.run_dir / "attempts" / str(attempt)
-
     def write(self, relative: str, data: bytes | str) -> Path:
         """Write a file below the run folder and return its path."""
         path = self.run_dir / relative
