@@ -24,6 +24,9 @@ from typing import Any
 
 from agents.ports.artefacts import write_atomic
 
+#: The runner's record of a run (what resume reads); the service's workers look for it too.
+RUN_RECORD = "run.json"
+
 
 def new_run_id(target: str) -> str:
     """A sortable, unique run id such as ``20261122-041500-icici-3fa2``."""

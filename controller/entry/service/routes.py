@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from agents.ports.artefacts import SUMMARY_FILE
 from controller.entry.service import artefacts, blueprint_submit, events
 from controller.entry.service.auth import Principal, principal
-from controller.entry.service.problems import Problem, validation_line
+from controller.entry.service.problems import Problem, refuse_while_draining, validation_line
 from controller.entry.service.schemas import PROBLEMS, ArtefactEntry, RunList, RunOut, RunRequest
 from controller.entry.service.state import ServiceState
 from controller.entry.service.check_models import CheckOut
@@ -71,8 +71,7 @@ async def submit_run(request: Request, caller: Caller) -> JSONResponse:
     ``blueprint`` part: docs/api.md); 202 once it is stored durably. With an ``Idempotency-Key`` a
     repeated request gets the run the first one made (200)."""
     state = _state(request)
-    if state.draining.is_set():
-        raise Problem(503, "the service is shutting down and accepts no runs", headers={"Retry-After": "30"})
+    refuse_while_draining(state.draining.is_set(), "runs")
     submission = await _submission(request, state, caller)
     key = idempotency(request, "/v1/runs", submission.fields, submission.files)
     if (earlier := await run_in_threadpool(replayed, state, caller, key)) is not None:
