@@ -8,7 +8,6 @@ the parser: shape, columns, dtypes and the first mismatching cells.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pandas as pd
 
@@ -78,11 +77,6 @@ class Comparison:
             lines += [f"  row {c.row}, {c.column!r}: expected {c.expected}, got {c.actual}"
                       for c in self.cells]
         return "\n".join(lines)
-
-
-def read_expected(csv_path: Path) -> pd.DataFrame:
-    """Read the expected answer exactly as the seed's check does: ``pd.read_csv``."""
-    return pd.read_csv(csv_path)
 
 
 def compare_frames(actual: pd.DataFrame, expected: pd.DataFrame) -> Comparison:

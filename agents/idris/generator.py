@@ -27,9 +27,6 @@ from fractions import Fraction
 from agents.idris.model import DocumentAnalysis, Invariant, Party
 from agents.idris.names import Names
 
-#: Type and constructor names the module defines; a project may not be named like them.
-DEFINED_TYPES = ("Money", "Date", "Period", "Amounts", "LineItem", "Party", "Role")
-
 
 @dataclass(frozen=True)
 class Style:

@@ -65,10 +65,3 @@ def to_ident(text: str) -> str:
     head, *rest = words
     ident = head[0].lower() + head[1:] + "".join(w[:1].upper() + w[1:] for w in rest)
     return ident if ident[0].isalpha() else f"field{ident}"
-
-
-def to_type_name(text: str) -> str:
-    """An upper-camel Idris type name made of ``text``'s ASCII words (``Document`` if none)."""
-    words = re.findall(r"[A-Za-z][A-Za-z0-9]*|\d+", text)
-    name = "".join(w[:1].upper() + w[1:] for w in words)
-    return name if name and name[0].isalpha() else f"Document{name}"

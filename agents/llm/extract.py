@@ -116,11 +116,6 @@ def extract_fenced(reply: str, tags: frozenset[str], marker: str) -> Extraction:
     return Extraction(None, None, f"{where} has no {marker.strip()!r} line", candidate=blocks[-1].body if blocks else "")
 
 
-def check_python(code: str, required: str = "parse") -> str:
-    """'' if ``code`` parses and binds ``required`` at top level, else the one-line problem."""
-    return _problem(code, required)
-
-
 def _from_blocks(blocks: list[Block], required: str) -> Extraction:
     good = [b for b in blocks if _defines(b.body, required)]
     if good:

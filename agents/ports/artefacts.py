@@ -24,10 +24,6 @@ class ArtefactStore(Protocol):
         """The run's folder."""
         ...
 
-    def attempt_dir(self, attempt: int) -> Path:
-        """The folder of attempt ``attempt`` (1-based)."""
-        ...
-
     def write(self, relative: str, data: bytes | str) -> Path:
         """Write a file below the run folder and return its path."""
         ...

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import secrets
 import signal
@@ -44,7 +43,7 @@ from agents.ports.memory import check_subject
 from agents.registry import agent_for_target
 from agents.target_chains import Chain, chains
 from controller.runner.agent_runner import Runner
-from controller.platform.settings import Settings
+from controller.platform.settings import Settings, child_env
 from agents.targets import known_targets
 
 #: Status of a target by the child's exit code, when it left no summary.json to read.
@@ -202,18 +201,6 @@ def child_options(args: argparse.Namespace) -> list[str]:
         if value is not None and value != "":
             out += [option, str(value)]
     return out
-
-
-def child_env(settings: Settings) -> dict[str, str]:
-    """The environment of a child: ours, with the folders this batch resolved made explicit."""
-    return {
-        **os.environ,
-        "SBX_DATA_DIR": str(settings.data_dir),
-        "SBX_RUNS_DIR": str(settings.runs_dir),
-        "SBX_PARSERS_DIR": str(settings.parsers_dir),
-        "SBX_CACHE_DIR": str(settings.cache_dir),
-        "SBX_MAX_ATTEMPTS": str(settings.max_attempts),
-    }
 
 
 class BatchRunner:

@@ -24,6 +24,9 @@ from typing import Any
 
 from agents.ports.artefacts import write_atomic
 
+#: The runner's record of a run (what resume reads); the service's workers look for it too.
+RUN_RECORD = "run.json"
+
 
 def new_run_id(target: str) -> str:
     """A sortable, unique run id such as ``20261122-041500-icici-3fa2``."""
@@ -35,10 +38,6 @@ class RunArtifacts:
     """Writes the files of one run under its folder: the :class:`~agents.ports.artefacts.ArtefactStore` agents get."""
 
     run_dir: Path
-
-    def attempt_dir(self, attempt: int) -> Path:
-        """The folder of attempt ``attempt`` (1-based)."""
-        return self.run_dir / "attempts" / str(attempt)
 
     def write(self, relative: str, data: bytes | str) -> Path:
         """Write a file below the run folder and return its path."""

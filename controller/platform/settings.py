@@ -7,6 +7,7 @@ directory. Library code never reads the environment itself; it receives a ``Sett
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -320,3 +321,18 @@ def state_dsn(settings: Settings) -> str | None:
     """Where runs keep checkpoints and graph memories (SBX_STATE_DSN's value); None: SQLite files."""
     dsn = settings.state_dsn
     return dsn.get_secret_value() if dsn is not None and dsn.get_secret_value() else None
+
+
+def child_env(settings: Settings) -> dict[str, str]:
+    """The environment of a ``python -m controller`` child: ours, with the folders these settings resolved made explicit.
+
+    Used by ``run --all`` and by the service's workers, so that a child builds the same settings.
+    """
+    return {
+        **os.environ,
+        "SBX_DATA_DIR": str(settings.data_dir),
+        "SBX_RUNS_DIR": str(settings.runs_dir),
+        "SBX_PARSERS_DIR": str(settings.parsers_dir),
+        "SBX_CACHE_DIR": str(settings.cache_dir),
+        "SBX_MAX_ATTEMPTS": str(settings.max_attempts),
+    }

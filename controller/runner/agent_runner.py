@@ -33,7 +33,7 @@ from agents.ports.outcome import RunSummary
 from agents.ports.run import CheckContext, CheckRequest, CheckVerdict, Plan, ReplayOutcome, RunContext
 from agents.registry import get_agent
 from agents.ports.artefacts import SUMMARY_FILE, write_atomic
-from controller.platform.artefacts import RunArtifacts, new_run_id
+from controller.platform.artefacts import RUN_RECORD, RunArtifacts, new_run_id
 from controller.platform.checkpoints import Checkpoint, close_checkpoint, open_checkpoint
 from controller.platform.images.base import image_exists
 from controller.platform.memory_sql import memory_stores
@@ -45,7 +45,6 @@ from controller.runner.follows import require_followed
 from controller.runner.no_sandbox import NoSandboxServices
 from controller.runner.services import DockerServices, Services, open_session
 
-RUN_RECORD = "run.json"
 #: 2: the ports layout (checkpoints name agents.ports types); runs recorded as 1 cannot resume.
 RUN_RECORD_VERSION = 2
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")

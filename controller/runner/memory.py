@@ -16,15 +16,9 @@ from sqlalchemy.exc import SQLAlchemyError
 from agents.ports.errors import TargetError
 from agents.ports.memory import LogEntry, MemoryView, check_subject
 from agents.registry import get_agent
-from controller.platform.memory_sql import MemoryBackend
-from controller.platform.memory_sql import memory_stores as stores_of
+from controller.platform.memory_sql import memory_stores
 from controller.platform.settings import Settings, state_dsn
 from controller.runner.agent_runner import load_run
-
-
-def memory_stores(settings: Settings) -> MemoryBackend:
-    """The stores every run of these settings writes its graph memories to (SBX_STATE_DSN's, or the files)."""
-    return stores_of(settings)
 
 
 def run_memory(settings: Settings, run_id: str) -> MemoryView:

@@ -18,7 +18,7 @@ import os
 import sys
 from pathlib import Path
 
-from controller.entry.service import child
+from controller.runner.dispatch import child
 from controller.entry.service.server import run_service
 from controller.platform.settings import load_settings
 from controller.platform.store import RunRow, open_store

@@ -67,3 +67,23 @@ def test_the_cycle_check_fails_on_a_cycle():
     broken = grimp.build_graph("agents", "controller")
     broken.add_import(importer="agents.ports.errors", imported="agents.registry")
     assert cyclic(broken, ("agents.ports.errors", "agents.registry")) == ["agents.ports.errors", "agents.registry"]
+
+
+def inner_dispatch_imports(graph: grimp.ImportGraph) -> list[tuple[str, str]]:
+    """Direct imports of the dispatch package's inner modules from outside it."""
+    return sorted((i["importer"], i["imported"])
+                  for i in graph.find_matching_direct_imports(import_expression="controller.** -> controller.runner.dispatch.*")
+                  if not i["importer"].startswith("controller.runner.dispatch"))
+
+
+def test_the_service_reaches_its_engine_only_through_the_dispatch_package(graph):
+    """HTTP (controller.entry) imports controller.runner.dispatch, never one of its inner modules."""
+    assert inner_dispatch_imports(graph) == []
+    assert graph.find_matching_direct_imports(import_expression="controller.entry.** -> controller.runner.dispatch")
+
+
+def test_the_dispatch_check_fails_on_an_inner_import():
+    """The same check finds a route that imports the workers module directly."""
+    broken = grimp.build_graph("agents", "controller")
+    broken.add_import(importer="controller.entry.service.routes", imported="controller.runner.dispatch.workers")
+    assert inner_dispatch_imports(broken) == [("controller.entry.service.routes", "controller.runner.dispatch.workers")]

@@ -76,7 +76,8 @@ def test_the_store_and_the_api_use_the_tables_run_statuses() -> None:
 
 @pytest.mark.parametrize("name", statuses.VERDICTS)
 def test_the_service_stores_each_verdict_as_the_table_says(name: str) -> None:
-    from controller.entry.service import child, client
+    from controller.entry.service import client
+    from controller.runner.dispatch import child
 
     stored = child.status_of(statuses.EXIT_CODES[name], {"status": name, "last_problem": "why"})
     assert stored == statuses.BY_NAME[name].stored_as

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from agents.lessons import GIVEN_FILE, HANDOFF_FILE as LESSONS_HANDOFF
-from controller.entry.service.journal import Scrubber
+from controller.runner.dispatch import Scrubber
 from controller.entry.service.problems import Problem
 from controller.platform.checkpoints import CHECKPOINT_FILE
 from controller.platform.fence import CLAIM_FILE

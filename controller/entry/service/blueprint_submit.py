@@ -32,12 +32,12 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
 
-from agents.ports.errors import PlatformError, TargetError
-from controller.entry.service.check_submit import remove_staging, staged_upload, zip_limits
+from agents.ports.errors import TargetError
+from controller.entry.service.check_submit import zip_limits, zip_problems
 from controller.entry.service.problems import Problem, validation_line
 from controller.entry.service.schemas import Coder, RunRequest, form_fields
-from controller.entry.service.submit import plan, queue, scrub_staging, service_run_id, upload_dir
-from controller.entry.service.uploads import require_free_space, tree_bytes
+from controller.entry.service.submit import Staging, accept_staged, plan, write_files
+from controller.entry.service.uploads import require_free_space
 from controller.platform.safe_zip import Budget, extract
 from controller.platform.settings import Settings
 from controller.platform.store import Idempotency, RunRow, RunStore
@@ -189,28 +189,19 @@ def accept_blueprint(settings: Settings, store: RunStore, owner: str, upload: Bl
     """
     require_free_space(settings, len(upload.blueprint) + sum(map(len, upload.files.values()))
                        + sum(len(data) for _, data in upload.bundles))
-    with staged_upload(settings) as staged:
-        staging = staged.staging
-        folder = staging / upload.request.target
-        folder.mkdir(parents=True)
-        (folder / "target.toml").write_text('agent = "blueprint"\n', encoding="utf-8")
-        (folder / "blueprint.json").write_bytes(upload.blueprint)
-        for name, data in upload.files.items():
-            (folder / name).write_bytes(data)
+    request = upload.request
+
+    def fill(staging: Path) -> None:
+        folder = staging / request.target
+        write_files(folder, {"target.toml": b'agent = "blueprint"\n', "blueprint.json": upload.blueprint, **upload.files})
         _unbundle(upload.bundles, folder, staging, settings)
-        try:
-            agent = plan(settings, upload.request, staging)
-        except PlatformError as exc:
-            scrub_staging(exc, staging)
-            raise
-        run_id = service_run_id(upload.request.target)
-        staged.final = upload_dir(settings, run_id)
-        os.rename(staging, staged.final)
-        row = queue(settings, store, owner, agent, upload.request, run_id, {"upload": run_id, "blueprint": True},
-                    idempotency=idempotency, upload_bytes=max(1, tree_bytes(staged.final)))
-        if row.id != run_id:  # an earlier request with the same key made the run
-            remove_staging(staging, staged.final)
-        return row
+
+    def options(_staging: Path, run_id: str) -> dict[str, Any]:
+        return {"upload": run_id, "blueprint": True}
+
+    with zip_problems():
+        return accept_staged(settings, store, owner, request,
+                             Staging(fill, lambda staging: plan(settings, request, staging), options), idempotency)
 
 
 def request_files(upload: BlueprintUpload) -> list[tuple[str, str, bytes]]:

@@ -12,10 +12,7 @@ nothing. The check is a run row (``options.kind = "check"``) that a worker runs 
 
 from __future__ import annotations
 
-import os
 import re
-import secrets
-import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -25,13 +22,14 @@ from typing import Any
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
 
-from agents.ports.errors import PlatformError, TargetError
+from agents.base import Agent
+from agents.ports.errors import TargetError
 from controller.entry.service.check_models import CheckRequest
-from controller.entry.service.child import SUBMISSIONS
+from controller.runner.dispatch import SUBMISSIONS
 from controller.entry.service.problems import Problem
 from controller.entry.service.schemas import RunRequest
-from controller.entry.service.submit import UPLOADS, plan, queue, scrub_staging, service_run_id, upload_dir
-from controller.entry.service.uploads import FILES, MAX_FIELD_BYTES, require_free_space, tree_bytes
+from controller.entry.service.submit import Staging, accept_staged, plan, write_files
+from controller.entry.service.uploads import FILES, MAX_FIELD_BYTES, require_free_space
 from controller.platform.safe_zip import Budget, ZipLimits, ZipRefused, extract
 from controller.platform.settings import ServiceSettings, Settings
 from controller.platform.store import Idempotency, RunRow, RunStore
@@ -140,27 +138,13 @@ def stage_submissions(upload: CheckUpload, folder: Path, limits: ZipLimits) -> l
     return paths
 
 
-@dataclass
-class Staged:
-    """An upload being staged: its staging folder, and its final folder once it was moved there."""
-
-    staging: Path
-    final: Path | None = None
-
-
 @contextmanager
-def staged_upload(settings: Settings) -> Iterator[Staged]:
-    """A fresh staging folder under runs/uploads/; whatever goes wrong inside, nothing is left (a
-    refused zip becomes its 413 or 422)."""
-    staged = Staged(settings.runs_dir / UPLOADS / f".staging-{secrets.token_hex(8)}")
+def zip_problems() -> Iterator[None]:
+    """A refused zip becomes its 413 or 422 (the upload's pipeline has removed what was written)."""
     try:
-        yield staged
+        yield
     except ZipRefused as exc:
-        remove_staging(staged.staging, staged.final)
         raise Problem(413 if exc.too_big else 422, exc.one_line()) from None
-    except BaseException:
-        remove_staging(staged.staging, staged.final)
-        raise
 
 
 def accept_check(settings: Settings, store: RunStore, owner: str, upload: CheckUpload,
@@ -174,46 +158,30 @@ def accept_check(settings: Settings, store: RunStore, owner: str, upload: CheckU
     """
     require_free_space(settings, sum(len(data) for _, data in (*upload.parsers, *upload.zips))
                        + sum(len(data) for data in upload.target_files.values()))
-    with staged_upload(settings) as staged:
-        staging = staged.staging
-        staging.mkdir(parents=True)
-        request = upload.request
-        uploaded = bool(upload.target_files)
+    request = upload.request
+    uploaded = bool(upload.target_files)
+
+    def fill(staging: Path) -> None:
         if uploaded:
-            (staging / request.target).mkdir()
-            for name, data in upload.target_files.items():
-                (staging / request.target / name).write_bytes(data)
-        agent = _plan(settings, request.target, staging if uploaded else settings.data_dir, staging)
+            write_files(staging / request.target, upload.target_files)
+
+    def options(staging: Path, run_id: str) -> dict[str, Any]:
         paths = stage_submissions(upload, staging / SUBMISSIONS, zip_limits(settings.service))
-        run_id = service_run_id(request.target)
-        staged.final = upload_dir(settings, run_id)
-        os.rename(staging, staged.final)
-        extra: dict[str, Any] = {"kind": "check", "paths": paths,
-                                 **request.model_dump(exclude={"target"}, exclude_none=True)}
-        if uploaded:
-            extra["upload"] = run_id
-        row = queue(settings, store, owner, agent, RunRequest(target=request.target), run_id, extra,
-                    idempotency=idempotency, upload_bytes=max(1, tree_bytes(staged.final)))
-        if row.id != run_id:  # an earlier request with the same key made the check
-            remove_staging(staging, staged.final)
-        return row
+        return {"kind": "check", "paths": paths, **request.model_dump(exclude={"target"}, exclude_none=True),
+                **({"upload": run_id} if uploaded else {})}
+
+    def plan_check(staging: Path) -> Agent:
+        return _plan(settings, request.target, staging if uploaded else settings.data_dir)
+
+    with zip_problems():
+        return accept_staged(settings, store, owner, RunRequest(target=request.target),
+                             Staging(fill, plan_check, options), idempotency)
 
 
-def _plan(settings: Settings, target: str, data_dir: Path, staging: Path) -> Any:
+def _plan(settings: Settings, target: str, data_dir: Path) -> Agent:
     """The target's agent, once the target was checked as ``check`` needs it (a parser agent's)."""
-    try:
-        agent = plan(settings, RunRequest(target=target), data_dir)
-    except PlatformError as exc:
-        scrub_staging(exc, staging)
-        raise
+    agent = plan(settings, RunRequest(target=target), data_dir)
     if agent.info.artefact != "parser":
         raise TargetError(f"{target} is a target of the {agent.name} agent, which checks a {agent.info.artefact}: "
                           "the service checks parsers", hint="check it with the command line")
     return agent
-
-
-def remove_staging(staging: Path, final: Path | None) -> None:
-    """Remove a refused upload's staging folder and, if it was moved there already, its final folder."""
-    shutil.rmtree(staging, ignore_errors=True)
-    if final is not None:
-        shutil.rmtree(final, ignore_errors=True)

@@ -15,9 +15,9 @@ from fastapi.responses import JSONResponse
 
 from controller.entry.service.auth import Principal, principal
 from controller.entry.service.check_models import CheckOut, CheckRequest
-from controller.entry.service.child import is_check
+from controller.runner.dispatch import is_check
 from controller.entry.service.check_submit import accept_check, read_check_upload
-from controller.entry.service.problems import Problem
+from controller.entry.service.problems import Problem, refuse_while_draining
 from controller.entry.service.idempotency import idempotency
 from controller.entry.service.routes import replayed, submitted, visible_run
 from controller.entry.service.schemas import PROBLEMS
@@ -48,8 +48,7 @@ async def submit_check(request: Request, caller: Caller) -> JSONResponse:
     """Queue a check: ``target`` (a folder of the service's data/) or an uploaded target (``statement``,
     ``result``, ``target_toml``), and ``parser`` (.py) or ``submission`` (.zip) file parts; 202 once stored."""
     state: ServiceState = request.app.state.service
-    if state.draining.is_set():
-        raise Problem(503, "the service is shutting down and accepts no checks", headers={"Retry-After": "30"})
+    refuse_while_draining(state.draining.is_set(), "checks")
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind != "multipart/form-data":
         raise Problem(415, f"send multipart/form-data, not {kind[:60]!r}")

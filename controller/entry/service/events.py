@@ -21,12 +21,8 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from agents.ports.replies import PendingQuestion
 from controller.platform.store import RunEvent, RunRow
 
-CONSOLE_FILE = "console.txt"
-#: Longest line kept; the rest of a longer one is dropped (a hostile parser's message).
-MAX_LINE = 64 * 1024
 #: Events read from the store at once.
 BATCH = 500
 POLL_SECONDS = 0.25
@@ -41,34 +37,6 @@ MAX_ID = 10**12
 Load = Callable[[], RunRow | None]
 Read = Callable[[int], list[RunEvent]]
 Pause = Callable[[float], Awaitable[None]]
-
-
-def node_event(line: str) -> tuple[str, dict[str, Any]] | None:
-    """The journal entry of one events.jsonl record, if it is a node's start or end."""
-    try:
-        record = json.loads(line)
-    except ValueError:
-        return None
-    if not isinstance(record, dict) or record.get("event") not in ("node.started", "node.finished"):
-        return None
-    node, attempt = str(record.get("node", ""))[:64], _int(record.get("attempt"))
-    if record["event"] == "node.started":
-        return "node_started", {"node": node, "attempt": attempt}
-    return "node", {"node": node, "attempt": attempt, "outcome": str(record.get("outcome", ""))[:64],
-                    "seconds": _float(record.get("duration_seconds")), "detail": str(record.get("detail", ""))[:500]}
-
-
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _float(value: object) -> float:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
-
-
-def question_event(run_id: str, pending: PendingQuestion) -> dict[str, Any]:
-    """The ``question`` event: what a waiting run asks, and where the reply goes."""
-    return {"id": run_id, "turn": pending.turn, "question": pending.question, "reply": f"/v1/runs/{run_id}/input"}
 
 
 def sse(event: str, data: dict[str, Any], event_id: int | None = None) -> str:

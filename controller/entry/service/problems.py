@@ -99,3 +99,13 @@ def install(app: FastAPI) -> None:
         log.error("service.bug", path=request.url.path, error_type=type(exc).__name__, exc_info=exc)
         return problem_response(500, f"unexpected {type(exc).__name__}: a bug in sandloop, please report it",
                                 request.url.path)
+
+
+def refuse_while_draining(draining: bool, what: str) -> None:
+    """A shutting-down service accepts nothing new: 503 with a Retry-After.
+
+    Raises:
+        Problem: 503 while ``draining``.
+    """
+    if draining:
+        raise Problem(503, f"the service is shutting down and accepts no {what}", headers={"Retry-After": "30"})

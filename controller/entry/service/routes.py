@@ -13,13 +13,14 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import ValidationError
 
 from agents.ports.artefacts import SUMMARY_FILE
-from controller.entry.service import artefacts, blueprint_submit, child, events
+from controller.entry.service import artefacts, blueprint_submit, events
 from controller.entry.service.auth import Principal, principal
-from controller.entry.service.problems import Problem, validation_line
+from controller.entry.service.problems import Problem, refuse_while_draining, validation_line
 from controller.entry.service.schemas import PROBLEMS, ArtefactEntry, RunList, RunOut, RunRequest
 from controller.entry.service.state import ServiceState
 from controller.entry.service.check_models import CheckOut
-from controller.entry.service.housekeeping import remove_upload
+from controller.runner import dispatch
+from controller.runner.dispatch import remove_upload
 from controller.entry.service.idempotency import REPLAYED, idempotency
 from controller.entry.service.submit import accept, accept_upload
 from controller.entry.service.uploads import read_upload
@@ -70,8 +71,7 @@ async def submit_run(request: Request, caller: Caller) -> JSONResponse:
     ``blueprint`` part: docs/api.md); 202 once it is stored durably. With an ``Idempotency-Key`` a
     repeated request gets the run the first one made (200)."""
     state = _state(request)
-    if state.draining.is_set():
-        raise Problem(503, "the service is shutting down and accepts no runs", headers={"Retry-After": "30"})
+    refuse_while_draining(state.draining.is_set(), "runs")
     submission = await _submission(request, state, caller)
     key = idempotency(request, "/v1/runs", submission.fields, submission.files)
     if (earlier := await run_in_threadpool(replayed, state, caller, key)) is not None:
@@ -122,7 +122,7 @@ def replayed(state: ServiceState, caller: Principal, key: Idempotency | None) ->
     earlier = state.store.replay(caller.name, key, keep_seconds=state.settings.service.idempotency_seconds)
     if earlier is None:
         return None
-    document = CheckOut.of(earlier) if child.is_check(earlier) else RunOut.of(earlier)
+    document = CheckOut.of(earlier) if dispatch.is_check(earlier) else RunOut.of(earlier)
     return accepted(document, 200, {REPLAYED: "true"})
 
 
@@ -189,7 +189,7 @@ def resume_run(run_id: RunId, request: Request, caller: Caller) -> RunOut:
     run_dir = state.settings.runs_dir / row.id
     if row.status not in ("error", "cancelled"):
         raise Problem(409, f"run {run_id} is {row.status}: only a run that ended in error or was cancelled resumes")
-    if not child.resumable(run_dir):
+    if not dispatch.resumable(run_dir):
         raise Problem(409, f"run {run_id} has no run.json: it stopped before it started; submit it again")
     if (run_dir / SUMMARY_FILE).is_file():
         raise Problem(409, f"run {run_id} already finished (see its summary.json): submit it again")
@@ -244,7 +244,7 @@ def get_artefact(run_id: RunId, path: str, request: Request, caller: Caller) -> 
     run_dir = state.settings.runs_dir / row.id
     file = artefacts.safe_file(run_dir, path)
     body, size = artefacts.served(artefacts.open_file(file),
-                                  child.scrubber(state.settings, row))
+                                  dispatch.scrubber(state.settings, row))
     media = ("application/json" if file.suffix == ".json"
              else "text/plain; charset=utf-8" if file.suffix in _TEXT else "application/octet-stream")
     return StreamingResponse(body, media_type=media,

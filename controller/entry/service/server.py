@@ -3,7 +3,7 @@
 Listens on 127.0.0.1 by default; refuses a non-loopback address while no token exists (one
 line, exit 2), since anyone who reaches the port could then run code on the engine. SIGTERM
 or SIGINT: the service stops accepting runs (503) and ends its event streams, uvicorn stops,
-then the workers drain (see :mod:`controller.entry.service.workers`).
+then the workers drain (see :mod:`controller.runner.dispatch.workers`).
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from agents.ports.errors import ConfigError
 from controller.entry.service.app import create_app
 from controller.entry.service.readiness import images_probe
 from controller.entry.service.state import ServiceState, engine_probe
-from controller.entry.service import child
-from controller.entry.service.workers import Command, WorkerPool
+from controller.runner import dispatch
+from controller.runner.dispatch import Command, WorkerPool
 from controller.platform import shared_state
-from controller.entry.service.warm_metrics import WarmSandboxCollector
+from controller.platform.sandbox.warm_metrics import WarmSandboxCollector
 from controller.platform.observability.exporter import Exporter
 from controller.platform.settings import Settings
 from controller.platform.store import RunStore
@@ -88,7 +88,7 @@ class DrainingServer(uvicorn.Server):
 
 
 def run_service(settings: Settings, store: RunStore, exporter: Exporter | None, host: str, port: int, *,
-                command: Command = child.command) -> None:
+                command: Command = dispatch.command) -> None:
     """Serve until SIGTERM/SIGINT, then drain the workers; ``command`` is each run's child."""
     check_exposure(host, store)
     shared_state.adopt_files(settings, store)  # PostgreSQL: an earlier release's history and lessons files

@@ -3,7 +3,9 @@
 A run is on a named target of the service's data folder, or on an uploaded one: the parts
 are written under fixed names (the client's file names are never used as paths) into a
 staging folder, planned there, and moved under ``runs/uploads/<run id>/`` in one rename
-before the run is queued; anything refused removes what was written.
+before the run is queued; anything refused removes what was written. :func:`accept_staged` is
+that one pipeline for every upload: a run's folder here, a check (:mod:`.check_submit`) and a
+blueprint run (:mod:`.blueprint_submit`) each say only what they write (:class:`Staging`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import os
 import secrets
 import shutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +30,9 @@ from controller.platform.memory_sql import memory_stores
 from controller.platform.settings import Settings, agent_config
 from controller.runner.follows import require_followed
 from controller.entry.service.uploads import require_free_space, tree_bytes
+from controller.platform.uploads import UPLOADS, upload_dir
 from controller.platform.store import DuplicateRunId, Idempotency, NewRun, RunRow, RunStore
 
-UPLOADS = "uploads"
 #: Ids tried before a collision is reported (at 48 random bits a second try is already unheard of).
 ID_TRIES = 3
 
@@ -99,14 +102,16 @@ def accept(settings: Settings, store: RunStore, owner: str, request: RunRequest,
     return queue(settings, store, owner, agent, request, service_run_id(request.target), idempotency=idempotency)
 
 
-def upload_dir(settings: Settings, run_id: str) -> Path:
-    """Where an uploaded run's target folder lives: ``runs/uploads/<run id>/<target>/``."""
-    return settings.runs_dir / UPLOADS / run_id
-
-
 def scrub_staging(exc: PlatformError, staging: Path) -> None:
     """Say the upload's names in ``exc``'s message, not the service's folders."""
     exc.message = exc.message.replace(f"{staging}/", "").replace(str(staging), "the upload")
+
+
+def write_files(folder: Path, files: dict[str, bytes]) -> None:
+    """Create ``folder`` with ``files`` (fixed or checked plain names) in it."""
+    folder.mkdir()
+    for name, data in files.items():
+        (folder / name).write_bytes(data)
 
 
 def accept_upload(settings: Settings, store: RunStore, owner: str, request: RunRequest,
@@ -114,41 +119,61 @@ def accept_upload(settings: Settings, store: RunStore, owner: str, request: RunR
     """A run on an uploaded target: ``files`` maps fixed file names (statement.pdf, …) to their bytes.
     A replayed request (the same ``idempotency``) keeps nothing of this one's upload."""
     require_free_space(settings, sum(len(data) for data in files.values()))
-
-    def write(target: Path) -> None:
-        target.mkdir()
-        for name, data in files.items():
-            (target / name).write_bytes(data)
-
-    return accept_staged(settings, store, owner, request, write, idempotency)
+    return accept_folder(settings, store, owner, request, lambda target: write_files(target, files), idempotency)
 
 
-def accept_staged(settings: Settings, store: RunStore, owner: str, request: RunRequest,
-                  fill: Callable[[Path], None], idempotency: Idempotency | None = None) -> RunRow:
-    """A run on a target folder that ``fill`` creates (at the path it is given) in a staging folder:
-    planned there, then moved under ``runs/uploads/<run id>/`` and queued; a refusal leaves nothing.
-    The caller checks the free space (:func:`require_free_space`) for what ``fill`` writes."""
-    request = scoped_request(owner, request)
-    staging = settings.runs_dir / UPLOADS / f".staging-{secrets.token_hex(8)}"
+@dataclass(frozen=True)
+class Staging:
+    """What one kind of submission (a run on an uploaded folder, a check, a blueprint run) does in
+    its staging folder; :func:`accept_staged` does the rest, the same for every kind."""
+
+    fill: Callable[[Path], None]
+    """Write what planning needs into the staging folder (it exists and is empty)."""
+    plan: Callable[[Path], Agent]
+    """The planned agent, given the staging folder (a refusal's message is scrubbed of the folder)."""
+    options: Callable[[Path, str], dict[str, Any]] = lambda _staging, run_id: {"upload": run_id}
+    """Once planned, given the staging folder and the run id: write the rest, and the row's options."""
+
+
+def accept_staged(settings: Settings, store: RunStore, owner: str, request: RunRequest, staging: Staging,
+                  idempotency: Idempotency | None = None) -> RunRow:
+    """The one pipeline of every upload: stage, plan, rename under ``runs/uploads/<run id>/``, queue
+    (with ``idempotency``: the earlier run of the same request, and this one's folder removed); a
+    refusal leaves nothing. The caller checks the free space (:func:`require_free_space`) first."""
+    folder = settings.runs_dir / UPLOADS / f".staging-{secrets.token_hex(8)}"
     final: Path | None = None
     try:
-        staging.mkdir(parents=True)
-        fill(staging / check_target_name(request.target))  # a plain name: never a path out of the staging folder
+        folder.mkdir(parents=True)
+        staging.fill(folder)
         try:
-            agent = plan(settings, request, staging)
+            agent = staging.plan(folder)
         except PlatformError as exc:
-            scrub_staging(exc, staging)
+            scrub_staging(exc, folder)
             raise
         run_id = service_run_id(request.target)
+        options = staging.options(folder, run_id)
         final = upload_dir(settings, run_id)
-        os.rename(staging, final)
-        row = queue(settings, store, owner, agent, request, run_id, {"upload": run_id}, idempotency=idempotency,
+        os.rename(folder, final)
+        row = queue(settings, store, owner, agent, request, run_id, options, idempotency=idempotency,
                     upload_bytes=max(1, tree_bytes(final)))
         if row.id != run_id:  # an earlier request with the same key made the run
             shutil.rmtree(final, ignore_errors=True)
         return row
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)
         if final is not None:
             shutil.rmtree(final, ignore_errors=True)
         raise
+
+
+def accept_folder(settings: Settings, store: RunStore, owner: str, request: RunRequest,
+                  fill: Callable[[Path], None], idempotency: Idempotency | None = None) -> RunRow:
+    """A run on a target folder that ``fill`` creates (at the path it is given) in a staging folder.
+    The caller checks the free space (:func:`require_free_space`) for what ``fill`` writes."""
+    request = scoped_request(owner, request)
+
+    def fill_target(staging: Path) -> None:
+        fill(staging / check_target_name(request.target))  # a plain name: never a path out of the staging folder
+
+    return accept_staged(settings, store, owner, request,
+                         Staging(fill_target, lambda staging: plan(settings, request, staging)), idempotency)

@@ -24,8 +24,6 @@ from agents.ports.errors import ImageBuildError, PlatformError
 from controller.platform.images.wheelhouse import WheelhouseSpec, engine_arch, ensure_wheelhouse
 from controller.platform.settings import PROJECT_ROOT, load_settings
 
-DISTRIBUTION = "sandloop"
-
 
 def runtime_requirements(pyproject: Path = PROJECT_ROOT / "pyproject.toml") -> tuple[str, ...]:
     """sandloop's own dependencies from pyproject.toml (no extras), and pip for the image."""

@@ -1,6 +1,6 @@
 """Warm containers handed from the service's workers to a run's process (issue 32).
 
-The service's workers keep warm containers (:mod:`controller.entry.service.sandbox_pool`) on
+The service's workers keep warm containers (:mod:`controller.platform.sandbox.worker_sandboxes`) on
 one engine connection for the life of the service. Two small JSON documents carry what the
 two sides must tell each other, both parsed with bounds and validated, anything else ignored:
 

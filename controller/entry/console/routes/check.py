@@ -18,8 +18,8 @@ from controller.entry.console.views.check_page import (
 )
 from controller.entry.console.views.code import highlighted
 from controller.entry.console.views.lines import window
-from controller.entry.service.child import is_check
-from controller.entry.service.events import CONSOLE_FILE
+from controller.runner.dispatch import is_check
+from controller.runner.dispatch import CONSOLE_FILE
 
 router = APIRouter()
 Name = Annotated[str, Path(min_length=1, max_length=200)]

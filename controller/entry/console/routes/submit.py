@@ -33,7 +33,7 @@ from controller.entry.service.check_submit import CheckUpload, accept_check, che
 from controller.entry.service.problems import Problem, status_of, validation_line
 from controller.entry.service.schemas import RunRequest, form_fields
 from controller.entry.service.auth import Principal
-from controller.entry.service.submit import accept, accept_staged, accept_upload
+from controller.entry.service.submit import accept, accept_folder, accept_upload
 from controller.entry.service.uploads import require_free_space
 from controller.platform.store import RunRow
 
@@ -138,7 +138,7 @@ async def submit_upload(request: Request, who: Viewer) -> Response:
         if folder:
             data = await folder[0].read()
             require_free_space(settings, len(data))
-            return await run_in_threadpool(accept_staged, settings, store, who.name, run,
+            return await run_in_threadpool(accept_folder, settings, store, who.name, run,
                                            lambda target: unzip_into(data, target, settings.service))
         files = await target_files(form)
         if "statement.pdf" not in files:

@@ -9,7 +9,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from controller.entry.service.submit import UPLOADS
+from controller.platform.uploads import UPLOADS
 from controller.entry.console.views.attempts import Attempt, read_json, read_text
 from controller.entry.console.views.code import highlighted
 from controller.entry.console.views.frames import expected_frame, produced_frame

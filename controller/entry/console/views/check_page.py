@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from controller.entry.service.check_models import CheckOut, CheckSummary
-from controller.entry.service.child import SUBMISSIONS
-from controller.entry.service.submit import upload_dir
+from controller.runner.dispatch import SUBMISSIONS
+from controller.platform.uploads import upload_dir
 from controller.platform.settings import Settings
 from controller.platform.store import RunRow
 

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from controller.entry.service.events import MAX_LINE
+from controller.runner.dispatch import MAX_LINE
 
 WINDOW = 1000
 CHUNK = 1024 * 1024

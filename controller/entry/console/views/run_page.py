@@ -19,8 +19,9 @@ from controller.entry.console.views.lines import Window, window
 from controller.entry.console.views.nodes import NodeStates, node_states
 from controller.entry.console.views.run_rows import duration_of
 from controller.entry.console.views.summary import summary_facts
-from controller.entry.service import artefacts, child
-from controller.entry.service.events import CONSOLE_FILE
+from controller.entry.service import artefacts
+from controller.runner import dispatch
+from controller.runner.dispatch import CONSOLE_FILE
 from controller.platform.settings import Settings
 from controller.platform.store import RunRow, RunStore
 
@@ -48,7 +49,7 @@ class RunView:
 
 def resumable(row: RunRow, run_dir: Path) -> bool:
     """Whether Resume would be accepted (the API's rule: ended in error or cancelled, started, unfinished)."""
-    return (row.status in ("error", "cancelled") and child.resumable(run_dir)
+    return (row.status in ("error", "cancelled") and dispatch.resumable(run_dir)
             and not (run_dir / SUMMARY_FILE).is_file())
 
 

@@ -8,7 +8,7 @@ from typing import Any, get_args
 from urllib.parse import quote, urlencode
 
 from controller.entry.service.auth import Principal
-from controller.entry.service.child import is_check
+from controller.runner.dispatch import is_check
 from controller.platform.store import RunRow, RunStatus, RunStore
 
 STATUSES: tuple[str, ...] = get_args(RunStatus)

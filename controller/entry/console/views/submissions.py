@@ -4,7 +4,7 @@ The forms post what the API takes (the same field names), so each is accepted by
 service's own code (``submit.accept``, ``submit.accept_upload``, ``check_submit.accept_check``)
 and refused with its lines. A target folder may also come as one zip (a blueprint's folder, an
 intake target's): it is extracted within the service's zip bounds into the staging folder
-that ``submit.accept_staged`` plans and moves; a zip of one folder is that folder.
+that ``submit.accept_folder`` plans and moves; a zip of one folder is that folder.
 """
 
 from __future__ import annotations

@@ -18,10 +18,11 @@ import httpx
 import pytest
 
 from agents.ports.replies import PendingQuestion, read_reply, write_question, write_reply
-from controller.entry.service import child, events
-from controller.entry.service.events import question_event
+from controller.entry.service import events
+from controller.runner.dispatch import child
+from controller.runner.dispatch.journal import question_event
 from controller.entry.service.client import LeftWaiting, answer, follow
-from controller.entry.service.workers import WorkerPool
+from controller.runner.dispatch.workers import WorkerPool
 from controller.platform.store import NewRun, RunRow
 from controller.platform.store.sqlite import SqliteStore
 from tests.unit.controller.entry.service.conftest import Service, make_settings

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.entry.service.workers import WorkerPool
+from controller.runner.dispatch.workers import WorkerPool
 from tests.conftest import ICICI
 from tests.unit.controller.entry.service.conftest import Service, make_service
 from tests.unit.controller.entry.service.test_app import assert_problem

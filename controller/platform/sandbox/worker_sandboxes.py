@@ -29,7 +29,7 @@ with ``hands_out``) of warm containers for each kind of a run's first execution:
 
 Each container still serves exactly one execution, created by the backend's one launch path
 with the spec's limits, user, read-only root and no network. The warm fork parent
-(:mod:`controller.entry.service.launch`) holds none of this: the connection is opened in the
+(:mod:`controller.runner.dispatch.launch`) holds none of this: the connection is opened in the
 service process, lazily, when the first key is learned.
 """
 

@@ -1,6 +1,6 @@
 """What runs inside a warm run process: the CLI, in a fork of a parent that imported everything.
 
-A warm run process (:mod:`controller.entry.service.launch`) is forked from multiprocessing's
+A warm run process (:mod:`controller.runner.dispatch.launch`) is forked from multiprocessing's
 fork server, which imported :data:`PRELOAD` once when the service started. Here, in the fork,
 it becomes exactly what a cold ``python -m controller run`` child is: its own process group,
 the standard streams the worker gave it (stdin a pipe the service never writes to, stdout the

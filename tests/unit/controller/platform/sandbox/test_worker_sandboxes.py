@@ -13,9 +13,9 @@ import pytest
 
 from agents.ports.errors import EngineUnavailable
 from agents.ports.sandbox import SandboxLimits, SandboxSpec
-from controller.entry.service import sandbox_pool
-from controller.entry.service.sandbox_pool import MAX_HANDED_PER_RUN, MAX_KEYS, WorkerSandboxes, wanted
-from controller.entry.service.workers import WorkerPool
+from controller.platform.sandbox import worker_sandboxes
+from controller.platform.sandbox.worker_sandboxes import MAX_HANDED_PER_RUN, MAX_KEYS, WorkerSandboxes, wanted
+from controller.runner.dispatch.workers import WorkerPool
 from controller.platform.sandbox.handoff import HANDOFF_ENV, REPORT_FILE, Report, WarmKeyModel, parse_handoff, write_report
 from controller.platform.sandbox.pool import WarmContainer, WarmKey
 from controller.platform.store import NewRun
@@ -99,8 +99,8 @@ class FakeClient:
 def fakes(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, Any]]:
     removed: list[tuple[Any, Any]] = []
     FakeBackend.made = []
-    monkeypatch.setattr(sandbox_pool, "DockerSandbox", FakeBackend)
-    monkeypatch.setattr(sandbox_pool, "remove_now", lambda c, v: removed.append((c.id, v.name)))
+    monkeypatch.setattr(worker_sandboxes, "DockerSandbox", FakeBackend)
+    monkeypatch.setattr(worker_sandboxes, "remove_now", lambda c, v: removed.append((c.id, v.name)))
     return removed
 
 

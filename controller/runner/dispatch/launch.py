@@ -4,8 +4,8 @@ A fresh ``python -m controller run`` pays the interpreter, LangGraph, pandas and
 agent's import before the run does anything: about 1.5 CPU-seconds, more than ICICI's whole
 sandboxed work. With ``SBX_SERVICE__WARM_WORKERS`` (the default) the service starts
 multiprocessing's fork server once, with the controller and the agents imported
-(:data:`controller.entry.service.warm_child.PRELOAD`), and each run's process is a fork of it
-(:func:`controller.entry.service.warm_child.run`), as gunicorn's ``preload_app`` and Celery's
+(:data:`controller.runner.dispatch.warm_child.PRELOAD`), and each run's process is a fork of it
+(:func:`controller.runner.dispatch.warm_child.run`), as gunicorn's ``preload_app`` and Celery's
 prefork pool do. The fork server is a separate process that only forks: it holds no thread,
 lock, engine connection or store of the service's, so a fork inherits none of them.
 
@@ -32,7 +32,7 @@ from typing import IO, Any, Protocol
 
 import structlog
 
-from controller.entry.service import warm_child
+from controller.runner.dispatch import warm_child
 
 log = structlog.get_logger("sandloop.service")
 

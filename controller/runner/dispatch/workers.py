@@ -1,9 +1,9 @@
 """The service's workers: claim queued runs, run each as a child process, keep leases alive.
 
 ``SBX_PARALLEL_RUNS`` worker threads each claim one run at a time from the store and run it
-as ``python -m controller run`` (see :mod:`controller.entry.service.child`), forked from a warm
-parent unless ``SBX_SERVICE__WARM_WORKERS`` is off (:mod:`controller.entry.service.launch`), journaling its
-lines and nodes in the store for the event stream (:mod:`controller.entry.service.journal`).
+as ``python -m controller run`` (see :mod:`controller.runner.dispatch.child`), forked from a warm
+parent unless ``SBX_SERVICE__WARM_WORKERS`` is off (:mod:`controller.runner.dispatch.launch`), journaling its
+lines and nodes in the store for the event stream (:mod:`controller.runner.dispatch.journal`).
 One supervisor thread renews this process's leases every ``renew_seconds``, delivers
 cancellations to the children (SIGINT to the process group, SIGKILL after
 ``CANCEL_GRACE_SECONDS``), takes over runs whose worker died, and sweeps uploads.
@@ -41,19 +41,17 @@ from typing import IO, Any
 import structlog
 
 from agents.ports.replies import read_question
-from controller.entry.batch import child_env
-from controller.entry.service import child, housekeeping
-from controller.entry.service.events import question_event
-from controller.entry.service.journal import RunJournal, Scrubber
-from controller.entry.service.launch import Launcher, RunProcess
-from controller.entry.service.sandbox_pool import WorkerSandboxes, wanted
-from controller.entry.service.warm_child import LATE_PREFIX
-from controller.entry.service.submit import upload_dir
+from controller.runner.dispatch import child, housekeeping
+from controller.runner.dispatch.journal import RunJournal, Scrubber, question_event
+from controller.runner.dispatch.launch import Launcher, RunProcess
+from controller.platform.sandbox.worker_sandboxes import WorkerSandboxes, wanted
+from controller.runner.dispatch.warm_child import LATE_PREFIX
 from controller.platform import shared_state
 from controller.platform.fence import write_claim
 from controller.platform.sandbox.handoff import HANDOFF_ENV
-from controller.platform.settings import Settings
+from controller.platform.settings import Settings, child_env
 from controller.platform.store import RunRow, RunStatus, RunStore, StoreError
+from controller.platform.uploads import upload_dir
 
 log = structlog.get_logger("sandloop.service")
 CANCEL_GRACE_SECONDS = 10.0

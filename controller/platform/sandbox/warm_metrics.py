@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from controller.entry.service.sandbox_pool import WorkerSandboxes
+from controller.platform.sandbox.worker_sandboxes import WorkerSandboxes
 
 HANDED_TOTAL = "sbx_service_warm_sandboxes_handed_total"
 TAKEN_TOTAL = "sbx_service_warm_sandboxes_taken_total"

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.entry.service import warm_child
-from controller.entry.service.launch import CONTROLLER, Launcher, WarmProcess
+from controller.runner.dispatch import warm_child
+from controller.runner.dispatch.launch import CONTROLLER, Launcher, WarmProcess
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +104,7 @@ class TestLateImports:
 
     def test_the_preload_names_modules_that_exist(self):
         """Every preloaded module imports (the fork server skips one that does not, silently)."""
-        code = "import sys; from controller.entry.service import warm_child as w; w.preload(); print('ok')"
+        code = "import sys; from controller.runner.dispatch import warm_child as w; w.preload(); print('ok')"
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
         assert done.stdout.strip() == "ok", done.stderr[-2000:]
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from prometheus_client import CollectorRegistry, generate_latest
 
-from controller.entry.service.warm_metrics import WarmSandboxCollector
-from tests.unit.controller.entry.service.test_sandbox_pool import sandboxes
+from controller.platform.sandbox.warm_metrics import WarmSandboxCollector
+from tests.unit.controller.platform.sandbox.test_worker_sandboxes import sandboxes
 
 
 def test_each_scrape_reads_the_live_counts(tmp_path: Path):

@@ -17,7 +17,7 @@ import time
 
 import structlog
 
-from controller.entry.service.submit import UPLOADS, upload_dir
+from controller.platform.uploads import UPLOADS, upload_dir
 from controller.platform.settings import Settings
 from controller.platform.store import RunStore, StoreError
 

@@ -16,6 +16,7 @@ event is logged once and the run goes on: its lines are in console.txt either wa
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -25,7 +26,7 @@ from typing import Any
 
 import structlog
 
-from controller.entry.service.events import CONSOLE_FILE, MAX_LINE, node_event
+from agents.ports.replies import PendingQuestion
 from controller.platform.observability.recorder import EVENTS_FILE
 from controller.platform.settings import Settings
 from controller.platform.store import RunStore, StoreError
@@ -37,6 +38,38 @@ TICK_SECONDS = 0.05
 #: Most bytes of events.jsonl read per look.
 READ_CHUNK = 1024 * 1024
 Entry = tuple[str, dict[str, Any]]
+
+CONSOLE_FILE = "console.txt"
+#: Longest line kept; the rest of a longer one is dropped (a hostile parser's message).
+MAX_LINE = 64 * 1024
+
+
+def node_event(line: str) -> tuple[str, dict[str, Any]] | None:
+    """The journal entry of one events.jsonl record, if it is a node's start or end."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(record, dict) or record.get("event") not in ("node.started", "node.finished"):
+        return None
+    node, attempt = str(record.get("node", ""))[:64], _int(record.get("attempt"))
+    if record["event"] == "node.started":
+        return "node_started", {"node": node, "attempt": attempt}
+    return "node", {"node": node, "attempt": attempt, "outcome": str(record.get("outcome", ""))[:64],
+                    "seconds": _float(record.get("duration_seconds")), "detail": str(record.get("detail", ""))[:500]}
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _float(value: object) -> float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+
+
+def question_event(run_id: str, pending: PendingQuestion) -> dict[str, Any]:
+    """The ``question`` event: what a waiting run asks, and where the reply goes."""
+    return {"id": run_id, "turn": pending.turn, "question": pending.question, "reply": f"/v1/runs/{run_id}/input"}
 
 
 class Tail:
