@@ -57,6 +57,19 @@ def started_ticks(pid: int) -> int | None:
         return None
 
 
+def alive(pid: int, started: int | None = None) -> bool:
+    """Whether process ``pid`` exists and, when ``started`` is known, is the one that started then
+    (a pid comes back: a container's first process is pid 1 after every restart)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    now_started = started_ticks(pid) if started is not None else None
+    return now_started is None or now_started == started
+
+
 def pid_namespace() -> str | None:
     """This process's PID namespace (the inode of ``/proc/self/ns/pid``); None without /proc."""
     try:

@@ -15,14 +15,13 @@ than that, or once its pid is gone.
 
 from __future__ import annotations
 
-import os
 import socket
 import time
 
 import docker
 import docker.errors
 
-from controller.platform.sandbox.labels import CREATED, MANAGED, Owner, pid_namespace, started_ticks
+from controller.platform.sandbox.labels import CREATED, MANAGED, Owner, alive, pid_namespace
 
 DEFAULT_MAX_AGE_SECONDS = 6 * 3600
 
@@ -41,7 +40,7 @@ def is_leftover(labels: dict[str, str], *, now: float, max_age: float, host: str
     owner = Owner.of(labels)
     here = owner is not None and owner.host == host
     if owner is not None and here and owner.started is not None and owner.pidns == (pidns or pid_namespace()):
-        return not _alive(owner.pid, owner.started)
+        return not alive(owner.pid, owner.started)
     try:
         age = now - float(labels.get(CREATED, "0"))
     except ValueError:
@@ -49,7 +48,7 @@ def is_leftover(labels: dict[str, str], *, now: float, max_age: float, host: str
     if age > max_age:
         return True
     # Labelled without its start time (an older controller, a test's owner): the pid alone says it.
-    return owner is not None and here and owner.pidns is None and not _alive(owner.pid)
+    return owner is not None and here and owner.pidns is None and not alive(owner.pid)
 
 
 def reap_leftovers(
@@ -69,18 +68,6 @@ def reap_leftovers(
         if is_leftover(labels, now=now, max_age=max_age, host=host, pidns=pidns):
             removed += _quietly(lambda v=volume: v.remove(force=True))
     return removed
-
-
-def _alive(pid: int, started: int | None = None) -> bool:
-    """Whether process ``pid`` exists and, when ``started`` is known, is the one that started then."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    now_started = started_ticks(pid) if started is not None else None
-    return now_started is None or now_started == started
 
 
 def _quietly(action: object) -> int:

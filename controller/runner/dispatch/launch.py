@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -64,6 +65,11 @@ class Launcher:
         if self._warm is not None:
             threading.Thread(target=self._warm.start, name="sandloop-warm-parent", daemon=True).start()
 
+    def stop(self) -> None:
+        """Stop the fork server (after the runs' processes have ended)."""
+        if self._warm is not None:
+            self._warm.stop()
+
     @property
     def warm(self) -> WarmForks | None:
         """The warm forks, if enabled."""
@@ -83,14 +89,42 @@ class WarmForks:
     def __init__(self) -> None:
         self._context = multiprocessing.get_context("forkserver")
         self._context.set_forkserver_preload([warm_child.__name__, *warm_child.PRELOAD])
+        self._lock = threading.Lock()  # the server is started, or stopped, not both at once
+        self._stopped = False
 
     def start(self) -> None:
         """Start the fork server and wait until it has imported the preload (a first fork returns)."""
-        forkserver.ensure_running()
+        with self._lock:
+            if self._stopped:
+                return
+            forkserver.ensure_running()
         process = self._context.Process(target=warm_child.ready, name="sandloop-warm-up")
-        process.start()
+        try:
+            process.start()
+        except (OSError, EOFError) as exc:  # EOFError: the server ended before it forked
+            if not self._stopped:  # else the service stopped it mid-preload: nothing to say
+                log.error("service.warm_parent_failed", error=f"{type(exc).__name__}: {exc}")
+            return
         process.join()
         log.info("service.warm_parent", pid=self.server_pid(), exit_code=process.exitcode)
+
+    def stop(self) -> None:
+        """Kill the fork server. It would end by itself when the service's end of its pipe closes, but
+        only once its preload is imported (seconds, tens under load), holding the service's stderr
+        all that time: a process never outlives the service that started it."""
+        with self._lock:
+            self._stopped = True
+            pid = self.server_pid()
+            if pid is None:
+                return
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass  # it had ended already
+            # multiprocessing's own stop: closes its pipe, reaps the process, removes its socket, so
+            # that a later start (a test's next service in this process) starts a new server.
+            forkserver._forkserver._stop()  # type: ignore[attr-defined]
+            log.info("service.warm_parent_stopped", pid=pid)
 
     def server_pid(self) -> int | None:
         """The fork server's pid (what every warm run's process is a child of), once it runs."""

@@ -49,6 +49,7 @@ from controller.runner.dispatch.warm_child import LATE_PREFIX
 from controller.platform import shared_state
 from controller.platform.fence import write_claim
 from controller.platform.sandbox.handoff import HANDOFF_ENV
+from controller.platform.sandbox.labels import alive, started_ticks
 from controller.platform.settings import Settings, child_env
 from controller.platform.store import RunRow, RunStatus, RunStore, StoreError
 from controller.platform.uploads import upload_dir
@@ -65,17 +66,8 @@ Command = Callable[[RunRow, Path], list[str]]
 def new_worker_id() -> str:
     """This process's identity in the store's leases: host, pid and the process's start time (a pid
     comes back after a restart: a container's service is pid 1 every time), and a random part."""
-    return f"{socket.gethostname()}:{os.getpid()}.{process_started(os.getpid())}:{secrets.token_hex(3)}"
-
-
-def process_started(pid: int) -> str:
-    """When process ``pid`` started, in the kernel's clock ticks since boot ("" if unknown)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return ""
-    fields = stat.rpartition(")")[2].split()  # the command name may hold spaces; it ends at the last ")"
-    return fields[19] if len(fields) > 19 else ""
+    started = started_ticks(os.getpid())
+    return f"{socket.gethostname()}:{os.getpid()}.{'' if started is None else started}:{secrets.token_hex(3)}"
 
 
 #: The service's own store settings: a run's child never opens the store, so it never gets its DSN.
@@ -156,6 +148,7 @@ class WorkerPool:
             signal_group(proc, signal.SIGKILL)
         for thread in self._threads:
             thread.join(30.0)
+        self._launcher.stop()
         if self.sandboxes is not None:
             self.sandboxes.close()
         log.info("service.workers_stopped", worker=self.worker_id)
@@ -395,19 +388,7 @@ class WorkerPool:
         pid, _, started = rest.partition(":")[0].partition(".")
         if host != socket.gethostname() or not pid.isdigit():
             return False
-        return not _alive(int(pid), started)
-
-
-def _alive(pid: int, started: str) -> bool:
-    """Whether process ``pid`` lives and is the one that started at ``started`` (if known)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    now = process_started(pid)
-    return not (started and now and now != started)  # the pid names another process now
+        return not alive(int(pid), int(started) if started.isdigit() else None)
 
 
 def _note_late_imports(row: RunRow, tail: str) -> None:

@@ -44,6 +44,27 @@ def get(url: str, deadline: float = 30.0) -> str:
             time.sleep(0.2)
 
 
+def children(pid: int) -> dict[int, str]:
+    """``pid``'s child processes and their command lines, read from /proc."""
+    found = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+            if int(fields[1]) == pid:
+                found[int(stat.parent.name)] = (stat.parent / "cmdline").read_text().replace("\0", " ")
+        except OSError:
+            continue  # ended meanwhile
+    return found
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie waiting for its new parent to reap it."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 class TestServe:
     @pytest.mark.parametrize(("args", "first", "last"), [
         ((), "service.workers_started", "service.stopped"),
@@ -71,6 +92,28 @@ class TestServe:
         assert proc.returncode == 0, stderr
         events = [json.loads(line)["event"] for line in stderr.splitlines()]
         assert (events[0], events[-1]) == (first, last)
+
+    def test_sigterm_while_warming_up_leaves_no_process_behind(self, tmp_path):
+        """SIGTERM as soon as the service answers, its warm parent still importing: that parent is
+        gone when the service has exited (it no longer finishes its imports first, holding the
+        service's stderr), and every other process it started ends too."""
+        port = free_port()
+        proc = serve(tmp_path, "--port", str(port))
+        try:
+            get(f"http://127.0.0.1:{port}/healthz")
+            started = children(proc.pid)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=15)
+        warm_parent = [pid for pid, command in started.items() if "multiprocessing.forkserver" in command]
+        assert warm_parent, f"the service started no warm parent: {started}"
+        assert [pid for pid in warm_parent if running(pid)] == []
+        _, stderr = proc.communicate(timeout=15)
+        assert proc.returncode == 0, stderr
+        deadline = time.monotonic() + 3.0  # multiprocessing's resource tracker ends on its pipe's EOF
+        while (left := [pid for pid in started if running(pid)]) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert left == []
 
     def test_port_out_of_range_is_one_line(self, tmp_path):
         """--port 70000 is refused with one error line and exit 2."""
