@@ -39,6 +39,7 @@ _NEGATION = re.compile(r"\b(?:no|not|don'?t|do not|doesn'?t|haven'?t|have no|nev
 CORRECTION = re.compile(
     r"\b(?:actually|sorry|i meant|i mean|make that|or rather|scratch that|correction|i was wrong|to correct|mistake|"
     r"let me correct|hang on|hold on|wait(?=[,!.]|\s(?:no|sorry|actually|i mean)))\b"
+    r"|\bi (?:said|told you)\b.{0,40}\bbut (?:it'?s|its|it is)\b"  # "i said 2 kids before but its 3"
 )
 _NO_LONGER = re.compile(r"\b(?:no longer|not anymore|not any more|any longer)\b")
 _FUTURE = re.compile(

@@ -237,6 +237,7 @@ def _one_number_of_many(reply: str, question: Question, schemas: dict[str, NodeS
             at = text.find(words)
             if at >= 0:
                 text = text[:at] + " " * len(words) + text[at + len(words):]
+    text = _TAKEN_BACK.sub(" ", text)  # "i said 2 kids before but its 3": the 2 is no other amount
     others = [m for m in _LOOSE_NUMBER.finditer(text) if not _TIME_COUNT.match(text[m.end():m.end() + 12])]
     why = ("another number beside it" if others else "an amount that adds to another" if _ADDS.search(text)
            else "an amount paid every few weeks" if spec.kind == "money" and _EVERY_N.search(text)
@@ -249,6 +250,7 @@ def _one_number_of_many(reply: str, question: Question, schemas: dict[str, NodeS
 
 #: A number left in a reply once the facts took theirs (a year alone is a date's, not an amount).
 _LOOSE_NUMBER = re.compile(r"(?<![\d.,])(?!(?:19|20)\d\d\b)\d[\d,.]*")
+_TAKEN_BACK = re.compile(r"\bi (?:said|told you|put|wrote|gave)\W{1,3}\d[\d,.]*")
 _TIME_COUNT = re.compile(r"\s?(?:years?|yrs?|months?|weeks?|days?|hours?|am|pm|o'clock|st|nd|rd|th)\b")
 #: Words by which the reader chose one value among several: a total, a correction, a time, a denial.
 _SETTLES = re.compile(r"\b(?:so|total|comes to|making|which is|in total|all in|altogether|between us|combined|"
@@ -435,6 +437,9 @@ def _clause_facts(clause: _Clause, inp: ResolverInput, *,
         if asked and answered and not clause.correction and trigger.how == "choice":
             continue  # the asked field is read first from the reply: a later reading is no correction
         story = asked and len(clause.reply) > LONG_REPLY  # in a story even the asked field's option word is asked
+        if not asked and not answered and trigger.how == "choice" and trigger.choice is not None \
+                and trigger.choice.how == "exact" and _asks_text(inp):
+            continue  # "i'm a medium" to "what do you do?": the answer's word, not the risk tolerance's option
         if trigger.how == "choice" and trigger.choice is not None \
                 and ((trigger.choice.how == "exact" and not asked) or story) and not _names_alone(clause, trigger):
             clause.claims.append((trigger.at, trigger.end))  # "student" in "my student loan": asked, not stored
@@ -461,7 +466,9 @@ def _clause_facts(clause: _Clause, inp: ResolverInput, *,
         rejected += refused
         done.add((trigger.node, trigger.field))
     concludes = bool(_CONCLUDES.search(clause.lower))  # "..., so 1,500 for me": the sum the reply arrives at
-    if (not answered or clause.correction or concludes) and (question.node, question.field) not in done \
+    # A correction whose value went to a field it names ("i said 2 kids before but its 3") corrects that field only.
+    corrects_answer = clause.correction and not updates
+    if (not answered or corrects_answer or concludes) and (question.node, question.field) not in done \
             and question.node in inp.schemas and question.kind != "changes":  # "what changed?" asks no field
         spec = inp.schemas[question.node].properties[question.field]
         value = _answer(clause, spec, question)
@@ -478,6 +485,12 @@ def _clause_facts(clause: _Clause, inp: ResolverInput, *,
                       f"is of another time ({when})", updates, [])
             clause.others = []
     return updates, rejected, event
+
+
+def _asks_text(inp: ResolverInput) -> bool:
+    """Whether the question asks a free-text field (its answer may hold any word)."""
+    spec = _spec(inp.schemas, inp.question.node, inp.question.field)
+    return spec is not None and spec.kind == "text" and inp.question.kind in _ASKED_KINDS
 
 
 def _two_options(clause: _Clause, triggers: list[_Trigger], question: Question) -> list[_Trigger]:
@@ -660,6 +673,8 @@ def _near_span(clause: _Clause, trigger: _Trigger) -> Span | None:
                 _CORRECTS.search(clause.lower[max(0, span.start - 20):span.start])
                 or _CORRECTED.match(clause.lower[span.end:span.end + 20])):
             continue  # "60, or rather 62, the state pension moved": both are the answer's, not the pension's
+        if _SAID_BEFORE.search(clause.lower[max(0, span.start - 16):span.start]):
+            continue  # "i said 2 kids before but its 3": the value taken back is no reading of the keyword
         after, before = span.start - trigger.end, trigger.at - span.end
         distance = (0 if span.overlaps(trigger.at, trigger.end) else after if 0 <= after <= KEYWORD_AFTER
                     else 2 * before if 0 <= before <= KEYWORD_BEFORE else None)
@@ -735,6 +750,8 @@ _PARTLY = re.compile(r"^\s*(?:partly|partially|sort of|kind of|sometimes|some of
 #: Right before a value: it corrects the value just given ("or rather 62").
 _CORRECTS = re.compile(r"(?:sorry|i meant|i mean|make (?:that|it)|or rather|scratch that|no wait|actually)[\s,]{0,3}$")
 _CORRECTED = re.compile(r"[\s,]{0,3}(?:sorry|i meant|i mean|no,? make (?:that|it)|or rather|scratch that|no wait)\b")
+#: Right before a value the person takes back ("i said 2 kids before but its 3").
+_SAID_BEFORE = re.compile(r"\bi (?:said|told you|put|wrote|gave)\W{1,3}$")
 #: Right after a number: it counts something other than money ("3 months", "2 kids").
 _COUNTED = re.compile(r"\s{0,2}(?:months?|years?|weeks?|days?|kids?|children|people|times)\b")
 #: A clause that states the result of what came before ("so 1,500 for me").

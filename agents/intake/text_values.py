@@ -35,6 +35,9 @@ _PLACE_LEAD = re.compile(r"^\s*(?:(?:down|up|over|out|back|based|living|live)\s+
                          re.IGNORECASE)
 _LEADING = re.compile(r"^(?:[\s,;:-]+|\b(?:is|was|to|be|that|a|an)\b)+", re.IGNORECASE)
 
+#: A lower-case "the" before a capitalised name is the sentence's, not the name's ("the Student Loans
+#: Company"); "The Hague", written with a capital, keeps it.
+_ARTICLE = re.compile(r"^the\s+(?=[A-Z])")
 
 def person(text: str, *, lower_ok: bool) -> str | None:
     """The name at the start of ``text`` (see the module doc), or None."""
@@ -54,7 +57,7 @@ def without_place_lead(text: str) -> str:
 
 def phrase(text: str, limit: int) -> str | None:
     """``text`` as a phrase: leading and trailing joining words removed, at most ``limit`` characters."""
-    cut = _LEADING.sub("", text.strip(" \t\"'.!?"))
+    cut = _ARTICLE.sub("", _LEADING.sub("", text.strip(" \t\"'.!?")))
     cut = _TRAILING.sub("", cut).strip(" \t\"'.,;:!?")
     return cut[:limit].rstrip() or None
 

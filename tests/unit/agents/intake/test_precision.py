@@ -66,6 +66,10 @@ FIXED = (
     "evasive_answers/landlord_why_does_it_matter",                  # a question back is no answer
     "places_short_word_prefix/st_ives_the_cornwall_one",            # "down in st ives"
     "present_past_future/engaged_wedding_next_spring",              # "getting married next spring": future
+    # the last wrong facts of the corpus (third round, 2026-11-28), read right since
+    "corrections_of_known/forgot_the_baby",                         # "i said 2 kids before but its 3"
+    "enum_words_in_other_answers/occupation-medium-psychic",        # "i'm a medium" answers the occupation
+    "enum_words_in_other_answers/employer-student-loans-company",   # "the Student Loans Company"
 )
 #: Stored wrong before the second round; now asked (a question, never a guess), none stored wrong.
 ASKED_NOW = (

@@ -17,14 +17,14 @@ from tests.intake_replies import Case, Harness, load, rates, run_all, same
 GOAL = 0.95
 #: Classes measured below the goal, with their floor (see docs/intake.md).
 FLOOR: dict[str, float] = {
-    'answer_for_question_asked': 0.8,
+    'answer_for_question_asked': 0.9,
     'arithmetic': 0.68,
     'corrections_in_reply': 0.81,
-    'corrections_of_known': 0.8,
+    'corrections_of_known': 0.85,
     'dates_imprecise': 0.87,
     'dates_relative': 0.86,
     'durations': 0.87,
-    'enum_words_in_other_answers': 0.66,
+    'enum_words_in_other_answers': 0.85,
     'fractions_and_multipliers': 0.9,
     'heights': 0.91,
     'long_rambling': 0.57,
@@ -37,8 +37,8 @@ FLOOR: dict[str, float] = {
     'volunteered_optional_facts': 0.63,
     'yes_no_booleans': 0.91,
 }
-#: The goal is 0; measured at the end of the work on issue 40 (docs/intake.md): a change may only lower it.
-MOST_WRONG = 2
+#: The goal, met on the corpus on 2026-11-28 (docs/intake.md): no wrong fact stored.
+MOST_WRONG = 0
 
 
 @pytest.fixture(scope="module")
