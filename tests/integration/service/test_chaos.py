@@ -15,7 +15,7 @@ At the end:
 - every follower saw every event of its runs' journals exactly once, in order;
 - no upload is left on disk and no sandbox container of the runs is left in the engine.
 
-The figures (kills, takeovers, nodes run again, seconds to drain) are printed; docs/api.md
+The figures (kills, takeovers, nodes run again, seconds to drain) are printed; docs/performance.md
 quotes them.
 """
 

@@ -4,8 +4,6 @@ output of a sandbox links nowhere)."""
 
 from __future__ import annotations
 
-import re
-
 import nh3
 from ansi2html import Ansi2HTMLConverter
 from markupsafe import Markup, escape
@@ -14,7 +12,6 @@ _ESCAPE = "\x1b"
 _CONVERTER = Ansi2HTMLConverter(inline=False, line_wrap=False, escaped=True)
 _TAGS = {"span"}
 _ATTRIBUTES = {"span": {"class"}}
-_STYLE = re.compile(r"<style[^>]*>(.*)</style>", re.S)
 
 
 def ansi_html(text: str) -> Markup:
@@ -23,11 +20,3 @@ def ansi_html(text: str) -> Markup:
         return escape(text)
     converted = _CONVERTER.convert(text, full=False)
     return Markup(nh3.clean(converted, tags=_TAGS, attributes=_ATTRIBUTES, link_rel=None))
-
-
-def stylesheet() -> str:
-    """The ANSI classes for light and dark backgrounds."""
-    light = _STYLE.search(Ansi2HTMLConverter(inline=False, dark_bg=False).produce_headers())
-    dark = _STYLE.search(Ansi2HTMLConverter(inline=False, dark_bg=True).produce_headers())
-    return (f"{light.group(1) if light else ''}\n@media (prefers-color-scheme: dark) {{\n"
-            f"{dark.group(1) if dark else ''}\n}}\n")

@@ -32,10 +32,3 @@ def highlighted(source: str, name: str, anchor: str = "C") -> tuple[Markup, bool
     formatter = HtmlFormatter(linenos="inline", lineanchors=anchor, anchorlinenos=True, cssclass="highlight",
                               wrapcode=True)
     return Markup(highlight(source[:MAX_CHARS], lexer_for(name), formatter)), cut
-
-
-def stylesheet() -> str:
-    """The Pygments classes for light and dark (written into console.css by ``tools/console_css.py``)."""
-    light = HtmlFormatter(style="default").get_style_defs(".highlight")
-    dark = HtmlFormatter(style="github-dark").get_style_defs(".highlight")
-    return f"{light}\n@media (prefers-color-scheme: dark) {{\n{dark}\n}}\n"
