@@ -55,7 +55,7 @@ _DATE = re.compile(
     rf"|{_PREP}\s(?:(?:19|20|21)\d{{2}})\b"
     rf"|(?:the\s)?\d{{1,2}}(?:st|nd|rd|th)?\s(?:of\s)?{_MONTH}\b(?:,?\s(?:19|20)\d\d\b)?"  # the 3rd of July (1979)
     rf"|{_MONTH}\.?\s\d{{1,2}}(?:st|nd|rd|th)?\b(?!\s?\d)"                               # August 1st
-    r"|(?:the\sday\safter\s)?tomorrow|yesterday"
+    r"|(?:the\sday\safter\s)?tomorrow|(?:the\s)?(?:day\sbefore\s)?yesterday"
     rf"|(?:next|last|this)\s{_WEEKDAY}"
     r"|in\s\d{1,2}\s(?:days?|weeks?)|(?:\d{1,2}|a)\s(?:days?|weeks?)\sago)",
     re.IGNORECASE)
@@ -75,7 +75,7 @@ _NUMBER = re.compile(
     r"(?<![\w.,/-])(?P<before>[$€£₹¥]|(?:usd|eur|gbp|inr|chf|cad|aud|jpy)\s?)?"
     r"(?P<digits>\d{1,3}(?:[,.'\u00a0\u202f ]\d{3}){1,4}(?:[.,]\d{1,2})?|\d{1,2}(?:,\d{2}){1,3},\d{3}(?:\.\d{1,2})?"
     r"|\d{1,12}(?:[.,]\d{1,3})?)(?!\d|/\d)"
-    r"(?:\s?(?P<suffix>k|m|bn|grand|thousand|million|billion)\b)?"
+    r"(?:\s?(?P<suffix>k|m|mil|bn|grand|thousand|million|billion|lakhs?|lacs?|crores?)\b)?"
     r"(?:\s?(?P<after>dollars?|euros?|pounds?|rupees?|bucks|usd|eur|gbp|inr)\b)?"
     r"(?P<percent>\s?%|\s?percent\b)?", re.IGNORECASE)
 _NUMBER_WORDS = (r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
@@ -97,8 +97,11 @@ def _part_of(match: re.Match[str]) -> str:
 _DECIMAL_SCALE = re.compile(r"\b(\d{1,3}\.\d{1,2})\s(1000|1000000|1000000000)\b")
 _SCALE_WORD = re.compile(r"(\d)\s?(thousand|million|billion)\b", re.IGNORECASE)
 _SCALE_MARK = {"thousand": "k", "million": "m", "billion": "bn"}
-_SCALE = {"k": 1_000, "grand": 1_000, "thousand": 1_000, "m": 1_000_000, "million": 1_000_000,
-          "bn": 1_000_000_000, "billion": 1_000_000_000}
+_SCALE = {"k": 1_000, "grand": 1_000, "thousand": 1_000, "m": 1_000_000, "mil": 1_000_000, "million": 1_000_000,
+          "bn": 1_000_000_000, "billion": 1_000_000_000,
+          # India's scale words ("12 lakh per annum"): a lakh is 100,000, a crore 10,000,000
+          "lakh": 100_000, "lakhs": 100_000, "lac": 100_000, "lacs": 100_000,
+          "crore": 10_000_000, "crores": 10_000_000}
 
 
 @dataclass(frozen=True)

@@ -63,8 +63,8 @@ _CUE_GAP = re.compile(r"^[\s:,]{0,3}(?:(?:about|around|roughly|nearly|almost|jus
 #: Words dropped before a free-text answer ("It's Lisbon" → "Lisbon").
 _ANSWER_LEAD = re.compile(r"^\s*(?:(?:well|so|ok|okay|hmm|um|yes|yeah|sure|oh|hi|hello|hey)\b[,!.\s]*)?"
                           r"(?:(?:my name is|my name's|name's|i'm called|call me|i live in|i am in|i'm in|i work as|"
-                          r"i work at|i work for|i'm|i am|it's|it is|that's|that is|this is|we're in|we live in|"
-                          r"live in|living in|based in|moved to|in|to)\b)?\s*"
+                          r"i work at|i work for|i'm|i am|it's|its|it is|that's|thats|that is|this is|we're in|"
+                          r"we live in|live in|living in|based in|(?:just\s)?moved (?:here\s)?to|in|to)\b)?\s*"
                           r"(?:my (?:husband|wife|partner|mum|mom|mother|dad|father|son|daughter|brother|sister|"
                           r"friend)\b[,:\s]*)?(?:an?\s)?", re.IGNORECASE)
 
@@ -249,14 +249,16 @@ def _one_number_of_many(reply: str, question: Question, schemas: dict[str, NodeS
 
 
 #: A number left in a reply once the facts took theirs (a year alone is a date's, not an amount).
+_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
 _LOOSE_NUMBER = re.compile(r"(?<![\d.,])(?!(?:19|20)\d\d\b)\d[\d,.]*")
 _TAKEN_BACK = re.compile(r"\bi (?:said|told you|put|wrote|gave)\W{1,3}\d[\d,.]*")
 _TIME_COUNT = re.compile(r"\s?(?:years?|yrs?|months?|weeks?|days?|hours?|am|pm|o'clock|st|nd|rd|th)\b")
 #: Words by which the reader chose one value among several: a total, a correction, a time, a denial.
-_SETTLES = re.compile(r"\b(?:so|total|comes to|making|which is|in total|all in|altogether|between us|combined|"
+_SETTLES = re.compile(r"\b(?:so(?=\s(?:like\s|about\s|around\s|roughly\s)?[$€£]?\d)|total|comes to|making|"
+                      r"which is|in total|all in|altogether|between us|combined|"
                       r"sorry|i mean|i meant|make (?:that|it)|or rather|scratch that|actually|no wait|not|"
                       r"now|currently|at the moment|these days|used to|was|were|will|'ll|going to|once|next|"
-                      r"from|until|ago|last|this year)\b|=")
+                      rf"from(?=\s(?:[$€£]?\d|next|last|this|now|then|{_MONTHS}))|until|ago|last|this year)\b|=")
 _ADDS = re.compile(r"\b(?:on top|plus|in addition|as well as|extra)\b")
 _EVERY_N = re.compile(r"\bevery (?:\d+|other) (?:weeks?|months?)\b|\bfortnight|\bbi-?weekly\b")
 _PEOPLE = re.compile(r"\b(?:me|myself)\s?(?:,|and)\s?(?:my|our|the)\b|"
@@ -315,7 +317,7 @@ def _hedged_option(reply: str, update: FactUpdate, schemas: dict[str, NodeSchema
 
 #: A doubt about which option fits (a hedge on a number, "about 60k", is still the number given).
 _OPTION_HEDGE = re.compile(r"\b(?:i suppose|technically|sort of|kind of|more or less|on paper|not really|not sure|"
-                           r"in a way)\b")
+                           r"in a way|might be|maybe|probably|semi|or something)\b")
 
 
 def _whole_name(reply: str, update: FactUpdate, schemas: dict[str, NodeSchema],
@@ -324,12 +326,16 @@ def _whole_name(reply: str, update: FactUpdate, schemas: dict[str, NodeSchema],
     asked, never picked; the name said again in full later ("it's Kathryn, not Katherine. Kathryn
     Doyle") is the whole name."""
     spec = _spec(schemas, update.node, update.field)
-    if spec is None or spec.text != "person" or not isinstance(update.value, str) or not update.current:
+    if spec is None or spec.kind != "text" or not isinstance(update.value, str) or not update.current:
         return update
     lower = reply.lower()
-    if _OTHER_NAME.search(lower) or (_NICKNAME.search(lower) and re.search(r"\bbut\b", lower)):
+    # A form of the user's own says no kind of text: a short phrase beside "on paper" may be a name too.
+    short = spec.text == "person" or (spec.text == "phrase" and len(update.value) <= _SHORT_PHRASE)
+    if short and (_OTHER_NAME.search(lower) or (_NICKNAME.search(lower) and re.search(r"\bbut\b", lower))):
         unsure.append(Proposal(update.node, update.field, update.value, update.words, "a nickname beside the name"))
         return None
+    if spec.text != "person":
+        return update
     fuller = re.search(rf"\b{re.escape(update.value)}((?:\s[A-Z][\w'’-]{{1,40}}){{1,3}})\b", reply)
     if fuller is None:
         return update
@@ -337,6 +343,7 @@ def _whole_name(reply: str, update: FactUpdate, schemas: dict[str, NodeSchema],
                    reasoning=f"{update.reasoning}; the name said again in full")
 
 
+_SHORT_PHRASE = 40
 #: Words that put a second name beside the one read: a name on paper; a nickname "but" another name.
 _OTHER_NAME = re.compile(r"\b(?:officially|on paper|legally|(?:full|real|proper|birth|maiden|legal) name)\b")
 _NICKNAME = re.compile(r"\b(?:call(?:s|ed)? me|known as|go(?:es)? by|nickname)\b")
@@ -535,6 +542,8 @@ def _keep(node: str, name: str, spec: FieldSchema, value: Scalar, clause: _Claus
         return
     frame = _frame(inp.schemas, node, name)
     when = frame if spec.kind in ("date", "year") else clause.when or clause.cue or frame
+    if when == "present" and frame == "future" and clause.cue is None:
+        when = frame  # a plan's field ("60, or rather 62" to "when do you want to retire?"): unmarked is the plan
     clause.when = None
     now = clause.cue == "present" and bool(_NOW_REPLACES.search(clause.lower))  # "I live in Leeds now": an update
     updates.append(FactUpdate(node, name, checked.value, temporal=when, frame=frame,
@@ -610,6 +619,8 @@ def _read(clause: _Clause, trigger: _Trigger) -> Scalar | None:
         if trigger.choice is None:
             return None
         clause.claims.append((trigger.at, trigger.end))
+        if _WAS.search(clause.lower[max(0, trigger.at - 24):trigger.at]):
+            clause.when = "past"  # "was married, hes passed now": the option of another time
         return trigger.choice.value
     if kind == "boolean":
         clause.claims.append((trigger.at, trigger.end))
@@ -623,6 +634,10 @@ def _read(clause: _Clause, trigger: _Trigger) -> Scalar | None:
     if span is None:
         return 0 if kind == "money" and patterns.no_longer(clause.lower) else None
     return _span_value(span, kind, trigger.spec.per)
+
+
+#: Right before an option: it is of the past ("was married, hes passed now").
+_WAS = re.compile(r"\b(?:was|were|used to be|previously)\s(?:an?\s)?$")
 
 
 def fits(span: Span, spec: FieldSchema) -> bool:
@@ -736,6 +751,12 @@ def _answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | 
     text = _TEXT_TIME.sub("", _ANSWER_LEAD.sub("", clause.text[:before], count=1))
     if spec.text == "place":  # "down in st ives": the place starts after its lead, not at "down"
         text = text_values.without_place_lead(text)
+        two = _TWO_PLACES.match(_TEXT_TIME.sub("", text).split(",")[0])
+        if two:  # "single bedroom flat in leeds", "Stratford in London": which one is the answer is asked
+            said = two[1] if _CAPITALISED.match(two[1]) else two[2]
+            clause.unsure.append(Proposal(question.node, question.field, text_values.place(said) or said.strip(),
+                                          clause.text[:120], "a place beside another"))
+            return None
     if spec.text != "phrase" or (spec.max_length or MAX_TEXT_VALUE) <= 120:
         text = _TEXT_END.split(text)[0]  # a name, a town, an employer ends at its comma ("Swindon now, moved for work")
     value = _text_value(text, spec, lower_ok=True)
@@ -744,8 +765,11 @@ def _answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | 
     return value
 
 
-#: Where a short free-text answer ends: a comma, a dash, "in kent".
-_TEXT_END = re.compile(r",|\s[-–]\s|\s(?:in|near|not)\s")
+#: A place answer that names two ("single bedroom flat in leeds"): the thing, then where it is.
+_TWO_PLACES = re.compile(r"^\s*(\S.{0,60}?)\s(?:in|near)\s(\S.{0,60}?)\s*$")
+#: Where a short free-text answer ends: a comma, a dash, "in kent", "from leeds", a time.
+_TEXT_END = re.compile(r",|\s[-–]\s|\s(?:in|near|not|from|since|until)\s|"
+                       r"\s(?:last|next|this)\s(?:week|month|year)\b")  # "glasgow last week from edinburgh"
 _PARTLY = re.compile(r"^\s*(?:partly|partially|sort of|kind of|sometimes|some of|half)\b")
 #: Right before a value: it corrects the value just given ("or rather 62").
 _CORRECTS = re.compile(r"(?:sorry|i meant|i mean|make (?:that|it)|or rather|scratch that|no wait|actually)[\s,]{0,3}$")
@@ -764,7 +788,7 @@ _REFUSAL = re.compile(r"\b(?:rather not|prefer not|not telling|won't say|none of
                       r"^\W*(?:why|what|how|who)\b[^?]{0,60}\?|"  # a question back ("why does that matter?")
                       r"\bwhy (?:does|do|would|is|are) (?:that|it|this|you)\b|\bwhat(?:'s| is| does) it (?:to|matter)\b")
 #: Words of time around a free-text answer ("still glasgow", "birmingham now").
-_TEXT_TIME = re.compile(r"^\s*still\s|\s(?:now|these days|at the moment|currently|nowadays)\b", re.IGNORECASE)
+_TEXT_TIME = re.compile(r"^\s*(?:still|currently|at the moment|right now)\s|\s(?:now|these days|at the moment|currently|nowadays)\b", re.IGNORECASE)
 
 
 #: A whole answer that says the amount is none ("nothing at the moment", "zero, i'm between jobs").
@@ -779,7 +803,7 @@ _TOTAL_AFTER = re.compile(r"^\s{0,2}(?:in total|all in|altogether|total|between 
 #: Two values offered for one ("2 or 3", "between 75 and 80", "6-12"): the person is unsure, so is the agent.
 _HEDGE = re.compile(r"\b(?:or(?! so\b| thereabouts\b)|either|between|maybe(?=\s\d)|depending|depends|somewhere|early|late|mid|"
                     r"couple|few|several|half|quarter|quarters|dozen|odd)\b|\d\s?-\s?\d|\d0s\b|"
-                    r"\bplus\b|\bdue\b")
+                    r"\bplus\b|\bdue\b|\d\s?-?\s?something\b")  # "400 something": 400 to 499
 _BIRTH = re.compile(r"\bbirth|\bborn\b")
 _NEXT_WEEKDAY = re.compile(r"\bnext\s(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b")
 _CURRENCY = re.compile(r"[$€£₹¥]|\b(?:usd|eur|gbp|inr|dollars?|euros?|pounds?|rupees?)\b")
@@ -788,7 +812,6 @@ _NET = re.compile(r"\b(?:take home|takes home|take-home|net|after tax)\b")
 #: A date written with two numbers that could each be the month ("04/08/2026").
 _AMBIGUOUS_DATE = re.compile(r"^(\d{1,2})[/.](\d{1,2})[/.]\d{2,4}$")
 #: Said right before or after a value: the time it is of ("used to be 2,700"; "3,100 now").
-_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
 #: Said right before a value, the time it is of ("used to be 2,700"; "from 11k"; "will be 4").
 _BEFORE_PAST = re.compile(r"\b(?:used to(?: be)?|was|were|from|previously|before|last (?:year|month|week))"
                           r"\W{0,3}(?:\w+\W{1,3}){0,2}$")
@@ -820,6 +843,12 @@ def _number_answer(clause: _Clause, spec: FieldSchema, question: Question) -> Sc
     if chosen is not None:
         why = _doubt(clause, clause.spans[chosen], spec)
         chosen = None if why else chosen
+    scaled = None if chosen is None or spec.kind != "money" else _unscaled(clause.spans[chosen], candidates)
+    if scaled is not None and chosen is not None:  # "52k, hang on ... its 55 now": 55,000, asked, not 55 stored
+        clause.used.add(chosen)
+        clause.unsure.append(Proposal(question.node, question.field, scaled, clause.text[:120],
+                                      "an amount said without the scale of the one beside it"))
+        return None
     if chosen is None:
         index, span = candidates[0]
         clause.used.add(index)
@@ -827,6 +856,16 @@ def _number_answer(clause: _Clause, spec: FieldSchema, question: Question) -> Sc
                                       clause.text[:120], why))
         return None
     return _span_value(clause.take(chosen, *_bounds(clause, chosen)), spec.kind, spec.per)
+
+
+def _unscaled(span: Span, candidates: list[tuple[int, Span]]) -> int | None:
+    """The chosen bare amount times 1,000 when another amount beside it was said in thousands and
+    the two are alike that way ("52k ... its 55 now"), else None."""
+    if span.money or not isinstance(span.value, int | float) or not 0 < span.value < 1000:
+        return None
+    scaled = int(span.value * 1000)
+    return next((scaled for _, other in candidates if other is not span and other.money
+                 and isinstance(other.value, int | float) and 0.5 <= scaled / max(other.value, 1) <= 2), None)
 
 
 def _doubt(clause: _Clause, span: Span, spec: FieldSchema) -> str:

@@ -26,7 +26,8 @@ _PLACE_PARTICLES = frozenset({"de", "da", "do", "dos", "das", "del", "di", "du",
 _STOP = frozenset({"and", "but", "with", "since", "for", "because", "where", "near", "so", "while", "though",
                    "although", "which", "who", "when", "i", "i'm", "im", "my", "we", "our", "by", "at", "now",
                    "currently", "these", "this", "that", "area", "city", "town", "as", "right", "too",
-                   "also", "nowadays", "today", "years", "year", "is", "was", "am", "are", "it", "it's"})
+                   "also", "nowadays", "today", "years", "year", "is", "was", "am", "are", "it", "it's",
+                   "from", "last", "next"})
 #: Words that only join a phrase to what came after it; cut from its end.
 _TRAILING = re.compile(r"(?:[\s,;:-]+|\b(?:by|and|with|in|at|for|to|so|that|until|before|from|of|the|a|an|"
                        r"or|but|then|around|about|on)\b)+$", re.IGNORECASE)

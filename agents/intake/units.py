@@ -42,7 +42,7 @@ _NUM = r"\d{1,4}(?:[.,]\d{1,2})?"
 _QUANTITY = re.compile(
     rf"(?<![\w.,])(?P<a>{_NUM}|an?|one|half(?:\s{{1,2}}an?)?)(?:\s{{1,2}}(?:full|whole))?[\s-]{{0,2}}(?P<ua>{_UNIT})"
     rf"(?:(?<=['’\"”])|(?<=\dm)|(?![\w]))(?P<half>\s{{1,2}}and\s{{1,2}}a\s{{1,2}}half\b)?"
-    rf"(?:\s{{0,2}}(?:and\s{{1,2}})?(?P<b>\d{{1,2}}(?:\.\d{{1,2}})?)\s{{0,2}}(?P<ub>{_UNIT})?(?![\w.,]))?",
+    rf"(?:\s{{0,2}}(?:and\s{{1,2}})?(?P<b>\d{{1,2}}(?:\.\d{{1,2}})?)\s{{0,2}}(?P<ub>{_UNIT})?(?!\w|[.,]\d))?",
     re.IGNORECASE)
 #: A length said as two bare numbers, feet then inches ("I'm five eleven"): only for a length field.
 _FEET_INCHES = re.compile(r"(?<![\w.,])(?P<a>[4-7])\s{1,2}(?P<b>1[01]|\d)(?![\w.,])")

@@ -70,6 +70,18 @@ FIXED = (
     "corrections_of_known/forgot_the_baby",                         # "i said 2 kids before but its 3"
     "enum_words_in_other_answers/occupation-medium-psychic",        # "i'm a medium" answers the occupation
     "enum_words_in_other_answers/employer-student-loans-company",   # "the Student Loans Company"
+    # a third writer's replies, stored wrong when first run unseen (2026-11-28), read right since
+    "dates_relative/checkup_day_before_yesterday_3",                # "day before yesterday"
+    "evasive_answers/home_value_zillow_nonsense_3",                 # "400 something": a range, asked
+    "evasive_answers/blood_a_pos_or_neg_3",                         # "might be A neg": an option in doubt
+    "fractions_and_multipliers/home_one_and_quarter_mil_3",         # "1.25 mil"
+    "long_rambling/ramble_three_pension_pots_3",                    # "3 pots ... 22k ... 31k": no sum made
+    "money_currency/salary_lakh_pa_3",                              # "12 lakh per annum"
+    "moves_and_changes_now/rental_just_moved_glasgow_3",            # "glasgow last week from edinburgh"
+    "names_and_introductions/patient_fada_name_3",                  # "its Seán O'Brien"
+    "number_words/credit_seven_twenty_something_3",                 # "seven hundred and twenty something"
+    "present_past_future/retire_65_dad_60_3",                       # "my dad retired at 60" is not the answer
+    "turned_and_these_days/employment_semi_retired_shifts_3",       # "retired these days, well semi"
 )
 #: Stored wrong before the second round; now asked (a question, never a guess), none stored wrong.
 ASKED_NOW = (
@@ -80,6 +92,9 @@ ASKED_NOW = (
     "names_and_introductions/goes-by-but-full-name",                # a nickname beside the name
     "names_and_introductions/nickname_vs_paper_name",
     "corrections_in_reply/move_in_hang_on",                         # "oh hang on no, the 8th"
+    "corrections_in_reply/partner_income_raise_3",                  # "52k ... its 55 now": 55,000?
+    "enum_words_in_other_answers/city_single_bedroom_3",            # "single bedroom flat in leeds"
+    "names_and_introductions/applicant_tom_on_paper_3",             # "tom, well thomas whitaker on paper"
 )
 CASES = {case.id: case for case in load()}
 
