@@ -6,7 +6,8 @@ The parser (generated code, so untrusted) prints one line per repair:
 the bounded JSON decoder, its fields type-checked and made printable and short; at most
 :data:`MAX_REPAIRS` are read. A claim is *confirmed* only when its rule is one the runtime
 applies and the repair changed no digit (letters read for digits count as those digits; a
-``re-read``, the cell OCR'd again alone, is a new reading that need only be a number):
+``re-read``, the cell OCR'd again alone, is a new reading that need only be a number; a
+``word``, issue 46, may differ only by OCR's confusions and a space):
 a claim that fails is reported as unconfirmed and counts for nothing. Confirmed repairs let
 the coverage check match the PDF line that still shows the misread cell
 (:func:`agents.bank_parser.verify.verify`). The parser's ``sandloop-ocr`` line (pages, OCR
@@ -19,6 +20,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from agents.bank_parser.coders._words_runtime import reads_alike
 from agents.bounded_json import BoundedJSONError, JSONBounds, loads_bounded
 from agents.untrusted_text import one_line
 
@@ -27,6 +29,8 @@ OCR_MARKER = b"sandloop-ocr "
 MAX_REPAIRS = 200
 MAX_LINE_BYTES = 600
 RULES = ("decimal point", "sign", "parenthesis", "letters", "re-read")
+#: The rule of a word OCR confused, replaced by the statement's own (issue 46): text, not a figure.
+WORD_RULE = "word"
 _BOUNDS = JSONBounds(max_bytes=MAX_LINE_BYTES, max_depth=1, max_values=12)
 #: The letters OCR reads for digits, as the runtime's ``letters`` rule maps them.
 _LETTERS = str.maketrans("SsOolI|", "5500111")
@@ -83,7 +87,10 @@ def _decode(raw: bytes) -> Repair | None:
 
 def confirms(rule: str, before: str, after: str) -> bool:
     """Whether a claimed repair is one the runtime makes: a known rule that changed no digit
-    (``letters``: only turned letters into the digits they look like)."""
+    (``letters``: only turned letters into the digits they look like; ``word``: a text that
+    reads alike with OCR's confusions, a space put in or taken out)."""
+    if rule == WORD_RULE:  # only OCR's confusions (I/l/1, J/], O/0, rn/m) and a space apart
+        return before != after and reads_alike(before.replace(" ", ""), after.replace(" ", ""))
     digits_before, digits_after = re.sub(r"\D", "", before), re.sub(r"\D", "", after)
     if rule == "re-read":  # a new reading of the cell: all the host can tell is that it is a number
         return bool(digits_after)
@@ -167,5 +174,5 @@ def _mib(value: object) -> float:
 
 
 def repaired_rows(repairs: Sequence[Repair]) -> frozenset[int]:
-    """Rows with a confirmed repair."""
-    return frozenset(r.row for r in repairs if r.confirmed)
+    """Rows with a confirmed repair of a figure (a word's repair leaves the figures as read)."""
+    return frozenset(r.row for r in repairs if r.confirmed and r.rule != WORD_RULE)

@@ -36,7 +36,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from agents.bank_parser.repairs import Repair, read_repairs, repaired_rows
+from agents.bank_parser.repairs import WORD_RULE, Repair, read_repairs, repaired_rows
 from agents.bank_parser.statement_facts import StatementFacts, StatementLine
 
 State = Literal["held", "failed", "not made"]
@@ -79,9 +79,11 @@ class Verification:
             names = [c.name for c in self._named(state)]
             if names:
                 parts.append(f"{state}: {', '.join(names)}")
-        confirmed = sum(1 for r in self.repairs if r.confirmed)
-        if confirmed:
-            parts.append(f"repaired: {confirmed} cell(s)")
+        cells = sum(1 for r in self.repairs if r.confirmed and r.rule != WORD_RULE)
+        words = sum(1 for r in self.repairs if r.confirmed and r.rule == WORD_RULE)
+        if cells or words:
+            parts.append("repaired: " + ", ".join(
+                text for count, text in ((cells, f"{cells} cell(s)"), (words, f"{words} word(s)")) if count))
         return "; ".join(parts)
 
     def report(self) -> str:

@@ -31,6 +31,7 @@ from agents.bank_parser.coders._runtime import (
     signed_amount,
 )
 from agents.bank_parser.coders._repair_runtime import repair_rows, report_repairs
+from agents.bank_parser.coders._words_runtime import repair_words
 
 Word = dict[str, Any]
 RawRow = tuple[list[str], float]
@@ -307,7 +308,8 @@ def ocr_collect(pdf: Any, config: SimpleNamespace) -> list[dict[str, str]]:
 
     Each setting in ``config.ocr_settings`` is tried in order; its rows are first repaired
     where the running balance shows a misread (``repair_rows``: the cells around a break are
-    read again alone, enlarged twice, and only then are candidate readings tried).
+    read again alone, enlarged twice, and only then are candidate readings tried), then words
+    OCR confused are replaced by the statement's own (``repair_words``).
     The first setting whose rows then agree on every balance wins, else the one with the
     fewest breaks (then the fewest repairs, then the most rows) once the time budget is spent.
     Its repairs, and the pages read, the seconds their OCR took and the cells read again, are
@@ -333,11 +335,12 @@ def ocr_collect(pdf: Any, config: SimpleNamespace) -> list[dict[str, str]]:
         deadline = started + config.ocr_budget_seconds
         reread = cell_reader(pdf, places, state.get("boxes", []), setting["dpi"], deadline, stats)
         raw, repairs = repair_rows(raw, config, reread)
+        raw, renamed = repair_words(raw, config)
         rows = collect_rows(raw, config)
         breaks = balance_breaks(raw, config) if rows else 10**9
         rank = (breaks, len(repairs), -len(rows))
         if best is None or rank < best[0]:
-            best = (rank, rows, repairs)
+            best = (rank, rows, repairs + renamed)
         if breaks == 0 or time.monotonic() - started > config.ocr_budget_seconds:
             break
     report_ocr(stats)
