@@ -15,6 +15,10 @@
 * ``scan-skewed-<bank>`` (and ``scan-skewed-nocsv-<bank>``): a full page and more of a
   borderless table (66 transactions, as in the scan issue 24 reports) with every page
   turned by 0.7 degrees;
+* ``scan-names-<bank>`` (and ``scan-names-nocsv-<bank>``): every second transaction is paid
+  to or by one of three recurring names, and the last time each is printed it is printed as
+  OCR misreads it (:data:`CONFUSED`: "P lyer", "UP]", "From]", "QuickF uel S tation"); the CSV
+  has the truth, which the parser must take from the statement's other lines (issue 46);
 * ``locked`` (password-protected), ``empty`` (a statement with no transactions) and
   ``letter`` (a PDF that is no statement): each must end with one clear line, exit 2.
 """
@@ -51,6 +55,14 @@ HEADERLESS = (("brightwater", 24, True), ("brightwater", 24, False))
 #: 26 of 66 lines found, "no table header"): (bank, transactions, with CSV).
 SKEWED = (("brightwater", 66, True), ("ironbridge", 66, False))
 SKEW = 0.7
+#: Scans whose names OCR confused on one line (issue 46): (bank, transactions, with CSV).
+NAMES = (("brightwater", 24, True), ("dunmore", 18, False))
+#: (description, as printed on its last line): I read l, I and J read ], words split inside.
+CONFUSED = (
+    ("UPI Payment P Iyer", "UP] Payment P lyer"),
+    ("NEFT From J Fernandes", "NEFT From] Fernandes"),
+    ("Card QuickFuel Station", "Card QuickF uel S tation"),
+)
 HOSTILE = ("locked", "empty", "letter")
 
 
@@ -94,28 +106,44 @@ def amount_field(statement: Statement, index: int, spec: BankSpec) -> Field:
     return "debit" if statement.transactions[index].cents < 0 else "credit"
 
 
+def confused_names(statement: Statement) -> tuple[Statement, Statement]:
+    """(truth, as printed): every second transaction described by one of :data:`CONFUSED` in
+    turn; in the printed statement the last transaction of each prints its misread form."""
+    txns = list(statement.transactions)
+    chosen = list(range(1, len(txns), 2))
+    for k, index in enumerate(chosen):
+        txns[index] = replace(txns[index], description=CONFUSED[k % len(CONFUSED)][0])
+    truth = replace(statement, transactions=tuple(txns))
+    for index in chosen[-len(CONFUSED):]:  # one of each description, its last time
+        txns[index] = replace(txns[index], description=dict(CONFUSED)[txns[index].description])
+    return truth, replace(statement, transactions=tuple(txns))
+
+
 def write_scanned(
     out: Path, bank: str, rows: int, seed: int, *, with_csv: bool = True, faded: bool = False,
-    headerless: bool = False, angle: float | None = None, neighbours: bool = False,
+    headerless: bool = False, angle: float | None = None, neighbours: bool = False, names: bool = False,
 ) -> Path:
     """``scan-<bank>`` (or ``scan-nocsv-<bank>``): a short statement as page images;
     ``faded``: ``scan-faded-…``, two cells printed without their decimal point;
     ``headerless``: ``scan-headerless-…``, the table printed without its header;
     ``angle``: ``scan-skewed-…``, every page turned by that many degrees; ``neighbours``:
-    ``scan-neighbours-…``, two cells side by side printed without their decimal point."""
+    ``scan-neighbours-…``, two cells side by side printed without their decimal point; ``names``:
+    ``scan-names-…``, recurring names printed once as OCR misreads them."""
     spec = replace(_bank(bank), rows=rows)
     if headerless:
         spec = replace(spec, header=False, shaded_header=False)
     kind = "scan-" + ("faded-" if faded else "neighbours-" if neighbours else "headerless-" if headerless
-                      else "skewed-" if angle is not None else "")
+                      else "skewed-" if angle is not None else "names-" if names else "")
     name = kind + ("" if with_csv else "nocsv-") + bank
     folder = _fresh(out / name)
-    statement = make_statement(spec, seed)
+    statement = printed = make_statement(spec, seed)
+    if names:
+        statement, printed = confused_names(statement)
     text_pdf = folder / "text.pdf"
     misread: Faded = frozenset()
     if faded or neighbours:
         misread = (faded_cells if faded else neighbour_cells)(statement, spec)
-    render_pdf(text_pdf, statement, spec, misread)
+    render_pdf(text_pdf, printed, spec, misread)
     scan_pdf(text_pdf, folder / PDF_NAME, seed, angle)
     text_pdf.unlink()
     write_expected(folder / (CSV_NAME if with_csv else WITHHELD), statement, spec)
@@ -152,6 +180,7 @@ def write_cases(out: Path, seed: int, *, hostile: bool = True) -> list[Path]:
     folders += [write_scanned(out, bank, rows, seed, with_csv=csv, neighbours=True) for bank, rows, csv in NEIGHBOURS]
     folders += [write_scanned(out, bank, rows, seed, with_csv=csv, headerless=True) for bank, rows, csv in HEADERLESS]
     folders += [write_scanned(out, bank, rows, seed, with_csv=csv, angle=SKEW) for bank, rows, csv in SKEWED]
+    folders += [write_scanned(out, bank, rows, seed, with_csv=csv, names=True) for bank, rows, csv in NAMES]
     if hostile:
         folders += [write_hostile(out, name) for name in HOSTILE]
     return folders

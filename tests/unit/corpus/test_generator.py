@@ -225,3 +225,37 @@ class TestIssue24Cases:
         with pdfplumber.open(tmp_path / "s.pdf") as pdf:
             words = {w["text"] for w in pdf.pages[0].extract_words()}
         assert "Amount" not in words and "Description" not in words  # "Balance" is in "Opening Balance"
+
+
+class TestIssue46Cases:
+    """Recurring names printed once as OCR misreads them; the CSV keeps the truth."""
+
+    def test_names_case_prints_each_misread_once(self, tmp_path: Path) -> None:
+        """Each recurring description is printed right at least twice and misread once; the
+        amounts (and so the running balance) are the statement's own."""
+        from tests.corpus.cases import CONFUSED, confused_names
+        from tests.corpus.render import render_pdf
+
+        spec = dataclasses.replace(bank("brightwater"), rows=24)
+        statement = make_statement(spec, 7)
+        truth, printed = confused_names(statement)
+        render_pdf(tmp_path / "s.pdf", printed, spec)
+        with pdfplumber.open(tmp_path / "s.pdf") as pdf:
+            text = "\n".join(page.extract_text() or "" for page in pdf.pages)
+        for right, misread in CONFUSED:
+            assert text.count(right) >= 2 and text.count(misread) == 1, (right, misread)
+            assert sum(t.description == right for t in truth.transactions) == text.count(right) + 1
+        assert [t.cents for t in truth.transactions] == [t.cents for t in statement.transactions]
+        assert sum(t.description in dict(CONFUSED).values() for t in printed.transactions) == len(CONFUSED)
+
+    def test_names_case_is_written_with_its_csv(self, tmp_path: Path) -> None:
+        """``scan-names-brightwater``: an image-only PDF and the true descriptions in result.csv."""
+        from tests.corpus.cases import NAMES, write_scanned
+
+        assert ("brightwater", 24, True) in NAMES
+        folder = write_scanned(tmp_path, "brightwater", 24, 7, names=True)
+        assert folder.name == "scan-names-brightwater"
+        with pdfplumber.open(folder / PDF_NAME) as pdf:
+            assert not (pdf.pages[0].extract_text() or "").strip()
+        descriptions = pd.read_csv(folder / CSV_NAME)["Description"].tolist()
+        assert descriptions.count("UPI Payment P Iyer") == 4 and "UP] Payment P lyer" not in descriptions
