@@ -16,8 +16,8 @@
   borderless table (66 transactions, as in the scan issue 24 reports) with every page
   turned by 0.7 degrees;
 * ``scan-names-<bank>`` (and ``scan-names-nocsv-<bank>``): every second transaction is paid
-  to or by one of three recurring names, and the last time each is printed it is printed as
-  OCR misreads it (:data:`CONFUSED`: "P lyer", "UP]", "From]", "QuickF uel S tation"); the CSV
+  to or by one of four recurring names, and the last time each is printed it is printed as
+  OCR misreads it (:data:`CONFUSED`: "UP1", "Iqba1", "From]", "Payrnent", "QuickF uel S tation"); the CSV
   has the truth, which the parser must take from the statement's other lines (issue 46);
 * ``locked`` (password-protected), ``empty`` (a statement with no transactions) and
   ``letter`` (a PDF that is no statement): each must end with one clear line, exit 2.
@@ -56,12 +56,16 @@ HEADERLESS = (("brightwater", 24, True), ("brightwater", 24, False))
 SKEWED = (("brightwater", 66, True), ("ironbridge", 66, False))
 SKEW = 0.7
 #: Scans whose names OCR confused on one line (issue 46): (bank, transactions, with CSV).
-NAMES = (("brightwater", 24, True), ("dunmore", 18, False))
-#: (description, as printed on its last line): I read l, I and J read ], words split inside.
+NAMES = (("brightwater", 24, True), ("dunmore", 24, False))
+#: (description, as printed on its last line): I read 1, J read ] with its space lost, rn for
+#: m, words split inside. Each misread is one Tesseract keeps when it reads the scan (measured in
+#: the image): a Helvetica "Iyer" it reads "lyer" on *every* line, which no majority can mend,
+#: and a printed "lqbal" it reads "Iqbal" itself.
 CONFUSED = (
-    ("UPI Payment P Iyer", "UP] Payment P lyer"),
+    ("UPI Payment J Iqbal", "UP1 Payment J Iqba1"),
     ("NEFT From J Fernandes", "NEFT From] Fernandes"),
     ("Card QuickFuel Station", "Card QuickF uel S tation"),
+    ("IMPS ICICI Bank Payment", "IMPS ICIC1 Bank Payrnent"),
 )
 HOSTILE = ("locked", "empty", "letter")
 

@@ -13,8 +13,8 @@ elsewhere in the same statement, more often, is replaced by it (rule ``word``):
 
 * *reads alike*: equal once ``rn`` is read as ``m``, character by character, where the only
   differences are the confusions I/l/1/|/], J/] and O/0 (:func:`reads_alike`);
-* **substitute**: a word of at least two characters, with a letter, becomes the word it reads
-  alike that the statement has more often;
+* **substitute**: a word of at least two characters, with a letter (or a lone mark such as
+  "]", never a word itself), becomes the word it reads alike that the statement has more often;
 * **merge**: two neighbouring words, one of them found nowhere else, become the one word their
   concatenation reads alike, when the statement has it more often than this pair;
 * **split**: a word becomes the pair of words its text reads alike ("From]" -> "From J"), when
@@ -122,10 +122,12 @@ def word_options(
              if pairs[p] > words[token] and reads_alike(p[0] + p[1], token)]
     if (choice := best_of(split)) is not None:
         return 1, choice
-    if len(token) < 2 or not any(c.isalpha() for c in token):
+    lone_mark = len(token) == 1 and not token.isalnum()  # "]" alone is no word: a J or an I read badly
+    if not lone_mark and (len(token) < 2 or not any(c.isalpha() for c in token)):
         return 1, None
     same = [(words[w], [w]) for w in by_word.get(confusion_key(token), [])[:limit]
-            if w != token and words[w] > words[token] and any(c.isalpha() for c in w) and reads_alike(w, token)]
+            if w != token and words[w] > words[token] and (w.isalpha() if lone_mark else any(c.isalpha() for c in w))
+            and reads_alike(w, token)]
     return 1, best_of(same)
 
 

@@ -90,6 +90,18 @@ class TestRepairWords:
         assert described(fixed) == ["NEFT From J Fernandes"] * 3
         assert made[0]["before"] == "From]" and made[0]["after"] == "From J"
 
+    def test_a_lone_mark_becomes_the_letter(self) -> None:
+        """'NEFT ] Iqbal' (an initial read as ']') becomes 'NEFT J Iqbal'; a lone letter never changes."""
+        raw = rows("NEFT J Iqbal", "NEFT J Iqbal", "NEFT ] Iqbal", "Flat l", "Flat I")
+        fixed, _made = wrt.repair_words(raw, config())
+        assert described(fixed)[:4] == ["NEFT J Iqbal"] * 3 + ["Flat l"]
+
+    def test_i_read_as_one_and_rn_as_m_in_one_line(self) -> None:
+        """The corpus's 'UP1 Payment J Iqba1' and 'Payrnent' are read right elsewhere."""
+        raw = rows("UPI Payment J Iqbal", "UPI Payment J Iqbal", "UP1 Payrnent J Iqba1")
+        fixed, made = wrt.repair_words(raw, config())
+        assert described(fixed) == ["UPI Payment J Iqbal"] * 3 and len(made) == 3
+
     def test_never_invents_a_word(self) -> None:
         """A word the statement holds nowhere else in a right form is left as read."""
         raw = rows("P lyer", "P lyer", "UP] Payment")
