@@ -89,7 +89,7 @@ def confirms(rule: str, before: str, after: str) -> bool:
     """Whether a claimed repair is one the runtime makes: a known rule that changed no digit
     (``letters``: only turned letters into the digits they look like; ``word``: a text that
     reads alike with OCR's confusions, a space put in or taken out)."""
-    if rule == WORD_RULE:  # only OCR's confusions (I/l/1, J/], O/0, rn/m) and a space apart
+    if rule == WORD_RULE:  # only OCR's confusions (I/l/1, J/], O/0, S/$, rn/m) and a space apart
         return before != after and reads_alike(before.replace(" ", ""), after.replace(" ", ""))
     digits_before, digits_after = re.sub(r"\D", "", before), re.sub(r"\D", "", after)
     if rule == "re-read":  # a new reading of the cell: all the host can tell is that it is a number

@@ -12,7 +12,7 @@ two neighbouring words, or one word against a pair) that *reads alike* another o
 elsewhere in the same statement, more often, is replaced by it (rule ``word``):
 
 * *reads alike*: equal once ``rn`` is read as ``m``, character by character, where the only
-  differences are the confusions I/l/1/|/], J/] and O/0 (:func:`reads_alike`);
+  differences are the confusions I/l/1/|/], J/], O/0 and S/$ (:func:`reads_alike`);
 * **substitute**: a word of at least two characters, with a letter (or a lone mark such as
   "]", never a word itself), becomes the word it reads alike that the statement has more often;
 * **merge**: two neighbouring words, one of them found nowhere else, become the one word their
@@ -39,13 +39,13 @@ RawRow = tuple[list[str], float]
 
 def confusion_key(token: str) -> str:
     """A coarse key equal for every two tokens that may read alike (and for a few that do not)."""
-    return token.replace("rn", "m").translate(str.maketrans("Il|]JO", "111110"))
+    return token.replace("rn", "m").translate(str.maketrans("Il|]JO$", "111110S"))
 
 
 def reads_alike(first: str, second: str) -> bool:
     """Whether two tokens are one text read with OCR's confusions: ``rn`` for ``m``, and
-    character by character I/l/1/|/], J/] and O/0."""
-    groups = ("Il1|]", "J]", "O0")
+    character by character I/l/1/|/], J/], O/0 and S/$."""
+    groups = ("Il1|]", "J]", "O0", "S$")
     a, b = first.replace("rn", "m"), second.replace("rn", "m")
     if len(a) != len(b):
         return False
