@@ -31,6 +31,8 @@ MAX_LINE_BYTES = 600
 RULES = ("decimal point", "sign", "parenthesis", "letters", "re-read")
 #: The rule of a word OCR confused, replaced by the statement's own (issue 46): text, not a figure.
 WORD_RULE = "word"
+#: The rule of a line OCR did not read as a row, taken because it alone closes a balance break (issue 46).
+FOUND_RULE = "row found"
 _BOUNDS = JSONBounds(max_bytes=MAX_LINE_BYTES, max_depth=1, max_values=12)
 #: The letters OCR reads for digits, as the runtime's ``letters`` rule maps them.
 _LETTERS = str.maketrans("SsOolI|", "5500111")
@@ -88,10 +90,13 @@ def _decode(raw: bytes) -> Repair | None:
 def confirms(rule: str, before: str, after: str) -> bool:
     """Whether a claimed repair is one the runtime makes: a known rule that changed no digit
     (``letters``: only turned letters into the digits they look like; ``word``: a text that
-    reads alike with OCR's confusions, a space put in or taken out)."""
+    reads alike with OCR's confusions, a space put in or taken out; ``row found``: a line read
+    as a row, which need only hold figures: every check runs on the frame with it)."""
     if rule == WORD_RULE:  # only OCR's confusions (I/l/1, J/], O/0, S/$, rn/m) and a space apart
         return before != after and reads_alike(before.replace(" ", ""), after.replace(" ", ""))
     digits_before, digits_after = re.sub(r"\D", "", before), re.sub(r"\D", "", after)
+    if rule == FOUND_RULE:  # a whole line taken as a row; the running balance check judges it again
+        return bool(digits_after)
     if rule == "re-read":  # a new reading of the cell: all the host can tell is that it is a number
         return bool(digits_after)
     if rule == "letters":

@@ -36,7 +36,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from agents.bank_parser.repairs import WORD_RULE, Repair, read_repairs, repaired_rows
+from agents.bank_parser.repairs import FOUND_RULE, WORD_RULE, Repair, read_repairs, repaired_rows
 from agents.bank_parser.statement_facts import StatementFacts, StatementLine
 
 State = Literal["held", "failed", "not made"]
@@ -79,11 +79,10 @@ class Verification:
             names = [c.name for c in self._named(state)]
             if names:
                 parts.append(f"{state}: {', '.join(names)}")
-        cells = sum(1 for r in self.repairs if r.confirmed and r.rule != WORD_RULE)
-        words = sum(1 for r in self.repairs if r.confirmed and r.rule == WORD_RULE)
-        if cells or words:
-            parts.append("repaired: " + ", ".join(
-                text for count, text in ((cells, f"{cells} cell(s)"), (words, f"{words} word(s)")) if count))
+        kinds = {WORD_RULE: "word(s)", FOUND_RULE: "row(s) found"}
+        counts = Counter(kinds.get(r.rule, "cell(s)") for r in self.repairs if r.confirmed)
+        if counts:
+            parts.append("repaired: " + ", ".join(f"{counts[k]} {k}" for k in ("cell(s)", *kinds.values()) if counts[k]))
         return "; ".join(parts)
 
     def report(self) -> str:

@@ -18,7 +18,9 @@
 * ``scan-names-<bank>`` (and ``scan-names-nocsv-<bank>``): every second transaction is paid
   to or by one of four recurring names, and the last time each is printed it is printed as
   OCR misreads it (:data:`CONFUSED`: "UP1", "Iqba1", "From]", "Payrnent", "QuickF uel S tation"); the CSV
-  has the truth, which the parser must take from the statement's other lines (issue 46);
+  has the truth, which the parser must take from the statement's other lines; and one row is
+  printed faint (:func:`faint_row`; grey 0.55: Tesseract reads brightwater's "11/01/24" as
+  "41/01/24", so the parser drops the row and must find it by the running balance) (issue 46);
 * ``locked`` (password-protected), ``empty`` (a statement with no transactions) and
   ``letter`` (a PDF that is no statement): each must end with one clear line, exit 2.
 """
@@ -123,6 +125,11 @@ def confused_names(statement: Statement) -> tuple[Statement, Statement]:
     return truth, replace(statement, transactions=tuple(txns))
 
 
+def faint_row(statement: Statement) -> int:
+    """The transaction printed faint in a names case: one below the middle that no name took."""
+    return 2 * (len(statement.transactions) // 4) + 2
+
+
 def write_scanned(
     out: Path, bank: str, rows: int, seed: int, *, with_csv: bool = True, faded: bool = False,
     headerless: bool = False, angle: float | None = None, neighbours: bool = False, names: bool = False,
@@ -132,7 +139,7 @@ def write_scanned(
     ``headerless``: ``scan-headerless-…``, the table printed without its header;
     ``angle``: ``scan-skewed-…``, every page turned by that many degrees; ``neighbours``:
     ``scan-neighbours-…``, two cells side by side printed without their decimal point; ``names``:
-    ``scan-names-…``, recurring names printed once as OCR misreads them."""
+    ``scan-names-…``, recurring names printed once as OCR misreads them, and a faint row."""
     spec = replace(_bank(bank), rows=rows)
     if headerless:
         spec = replace(spec, header=False, shaded_header=False)
@@ -147,6 +154,8 @@ def write_scanned(
     misread: Faded = frozenset()
     if faded or neighbours:
         misread = (faded_cells if faded else neighbour_cells)(statement, spec)
+    if names:
+        misread = frozenset({(faint_row(statement), "faint")})
     render_pdf(text_pdf, printed, spec, misread)
     scan_pdf(text_pdf, folder / PDF_NAME, seed, angle)
     text_pdf.unlink()

@@ -31,6 +31,7 @@ from agents.bank_parser.coders._runtime import (
     signed_amount,
 )
 from agents.bank_parser.coders._repair_runtime import repair_rows, report_repairs
+from agents.bank_parser.coders._search_runtime import find_lost_rows, renumber
 from agents.bank_parser.coders._words_runtime import repair_words
 
 Word = dict[str, Any]
@@ -308,8 +309,10 @@ def ocr_collect(pdf: Any, config: SimpleNamespace) -> list[dict[str, str]]:
 
     Each setting in ``config.ocr_settings`` is tried in order; its rows are first repaired
     where the running balance shows a misread (``repair_rows``: the cells around a break are
-    read again alone, enlarged twice, and only then are candidate readings tried), then words
-    OCR confused are replaced by the statement's own (``repair_words``).
+    read again alone, enlarged twice, and only then are candidate readings tried); where the
+    balance still breaks, a line not taken as a row that alone closes the break is taken
+    (``find_lost_rows``); then words OCR confused are replaced by the statement's own
+    (``repair_words``).
     The first setting whose rows then agree on every balance wins, else the one with the
     fewest breaks (then the fewest repairs, then the most rows) once the time budget is spent.
     Its repairs, and the pages read, the seconds their OCR took and the cells read again, are
@@ -335,6 +338,8 @@ def ocr_collect(pdf: Any, config: SimpleNamespace) -> list[dict[str, str]]:
         deadline = started + config.ocr_budget_seconds
         reread = cell_reader(pdf, places, state.get("boxes", []), setting["dpi"], deadline, stats)
         raw, repairs = repair_rows(raw, config, reread)
+        raw, found = find_lost_rows(raw, config, reread)
+        repairs = renumber(repairs, found) + found
         raw, renamed = repair_words(raw, config)
         rows = collect_rows(raw, config)
         breaks = balance_breaks(raw, config) if rows else 10**9

@@ -19,8 +19,9 @@ from types import ModuleType, SimpleNamespace
 import pytest
 
 from agents.bank_parser.coders import _repair_runtime as rrt
+from agents.bank_parser.coders import _search_runtime as srt
 from agents.bank_parser.coders import _words_runtime as wrt
-from agents.bank_parser.coders._template import EXTRACTION, REPAIR, WORDS, ocr_module_source
+from agents.bank_parser.coders._template import EXTRACTION, REPAIR, SEARCH, WORDS, ocr_module_source
 from agents.bank_parser.repairs import read_repairs
 
 D = Decimal
@@ -69,10 +70,11 @@ def opening_row(cents: int = 100_000) -> tuple[list[str], float]:
 AMOUNTS = [-1250, 250_000, -50_000, -215, 10_000, -1_000, -20_000, 3_333]
 
 
-@pytest.mark.parametrize(("module", "functions"), [(rrt, REPAIR), (wrt, WORDS)], ids=["balance", "words"])
+@pytest.mark.parametrize(("module", "functions"), [(rrt, REPAIR), (srt, SEARCH), (wrt, WORDS)],
+                         ids=["balance", "search", "words"])
 class TestModuleRules:
-    """What lets the repair functions (by the balance, issue 24; of words, issue 46) be copied
-    into a parser alone."""
+    """What lets the repair functions (by the balance, issue 24; the search for a lost row and
+    the repair of words, issue 46) be copied into a parser alone."""
 
     def test_imports_only_stdlib_and_the_runtime(self, module: ModuleType, functions: tuple[object, ...]) -> None:
         """The module needs nothing the sandbox image lacks (nothing new runs on the host)."""
@@ -80,7 +82,7 @@ class TestModuleRules:
         modules = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
         modules |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         outside = {m for m in modules if m.split(".")[0] not in sys.stdlib_module_names}
-        assert outside <= {"agents.bank_parser.coders._runtime"}
+        assert outside <= {"agents.bank_parser.coders._runtime", "agents.bank_parser.coders._repair_runtime"}
 
     def test_every_function_is_carried_by_ocr_parsers(self, module: ModuleType, functions: tuple[object, ...]) -> None:
         """Each function of the module is copied into every OCR parser."""
