@@ -20,7 +20,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agents.bank_parser.coders._words_runtime import reads_alike
+from agents.bank_parser.coders._words_runtime import bare, reads_alike
 from agents.bounded_json import BoundedJSONError, JSONBounds, loads_bounded
 from agents.untrusted_text import one_line
 
@@ -92,8 +92,9 @@ def confirms(rule: str, before: str, after: str) -> bool:
     (``letters``: only turned letters into the digits they look like; ``word``: a text that
     reads alike with OCR's confusions, a space put in or taken out; ``row found``: a line read
     as a row, which need only hold figures: every check runs on the frame with it)."""
-    if rule == WORD_RULE:  # only OCR's confusions (I/l/1, J/], O/0, S/$, rn/m) and a space apart
-        return before != after and reads_alike(before.replace(" ", ""), after.replace(" ", ""))
+    if rule == WORD_RULE:  # only OCR's confusions (I/l/1, J/], O/0, S/$, rn/m), a space and a stray mark apart
+        forms = (before.replace(" ", ""), "".join(bare(word) for word in before.split()))
+        return before != after and any(reads_alike(form, after.replace(" ", "")) for form in forms)
     digits_before, digits_after = re.sub(r"\D", "", before), re.sub(r"\D", "", after)
     if rule == FOUND_RULE:  # a whole line taken as a row; the running balance check judges it again
         return bool(digits_after)

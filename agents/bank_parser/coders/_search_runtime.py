@@ -171,13 +171,22 @@ def find_lost_rows(
         found += finds if len(finds) == 1 else []
     for index, cells in found:
         rows[index] = (cells, rows[index][1])
-    return rows, [found_record(rows, raw_rows, index, config) for index, _cells in found]
+    places = frame_places(rows, config) if found else {}
+    return rows, [found_record(rows, raw_rows, index, places[index]) for index, _cells in found]
 
 
-def found_record(rows: list[RawRow], raw_rows: list[RawRow], index: int, config: SimpleNamespace) -> dict[str, Any]:
-    """What one found row is: its position among the frame's rows, the line as OCR read it and
-    the cells it was taken with."""
-    row = sum(1 for cells, _gap in rows[:index] if is_transaction(row_values(cells, config), cells, config))
+def frame_places(rows: list[RawRow], config: SimpleNamespace) -> dict[int, int]:
+    """Raw row -> its position among the frame's rows, for the transactions (one pass)."""
+    places: dict[int, int] = {}
+    for index, (cells, _gap) in enumerate(rows):
+        if is_transaction(row_values(cells, config), cells, config):
+            places[index] = len(places)
+    return places
+
+
+def found_record(rows: list[RawRow], raw_rows: list[RawRow], index: int, row: int) -> dict[str, Any]:
+    """What one found row is: its position ``row`` among the frame's rows, the line as OCR read
+    it and the cells it was taken with."""
     before = " ".join(cell for cell in raw_rows[index][0] if cell.strip())
     after = " | ".join(rows[index][0])
     return {"row": row, "column": "(row)", "before": before, "after": after, "rule": "row found"}

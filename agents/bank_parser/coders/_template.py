@@ -136,6 +136,7 @@ SEARCH = (
     srt.closes,
     srt.gap_finds,
     srt.find_lost_rows,
+    srt.frame_places,
     srt.found_record,
     srt.renumber,
 )
@@ -143,6 +144,7 @@ SEARCH = (
 WORDS = (
     wrt.confusion_key,
     wrt.reads_alike,
+    wrt.bare,
     wrt.text_positions,
     wrt.kept_rows,
     wrt.word_counts,

@@ -13,6 +13,9 @@ elsewhere in the same statement, more often, is replaced by it (rule ``word``):
 
 * *reads alike*: equal once ``rn`` is read as ``m``, character by character, where the only
   differences are the confusions I/l/1/|/], J/], O/0 and S/$ (:func:`reads_alike`);
+* a word may carry one stray mark at either end (``]``, ``|``, ``[``, ``$``: a speck or a rule
+  beside it), dropped when it is compared (:func:`bare`): "UPI]" is "UPI", "S$ tation" is
+  "Station";
 * **substitute**: a word of at least two characters, with a letter (or a lone mark such as
   "]", never a word itself), becomes the word it reads alike that the statement has more often;
 * **merge**: two neighbouring words, one of them found nowhere else, become the one word their
@@ -50,6 +53,14 @@ def reads_alike(first: str, second: str) -> bool:
     if len(a) != len(b):
         return False
     return all(x == y or any(x in g and y in g for g in groups) for x, y in zip(a, b, strict=True))
+
+
+def bare(token: str) -> str:
+    """The token without one stray mark at either end ("UPI]" -> "UPI", "S$" -> "S": a speck or
+    a rule beside a word), when a letter is left; else the token."""
+    core = token[1:] if token[:1] in "[]|$" else token
+    core = core[:-1] if core[-1:] in "[]|$" else core
+    return core if core != token and any(c.isalpha() for c in core) else token
 
 
 def text_positions(config: SimpleNamespace) -> list[int]:
@@ -112,7 +123,7 @@ def word_options(
     by_word, by_pair = index
     token = tokens[i]
     if i + 1 < len(tokens):
-        joined, pair = token + tokens[i + 1], (token, tokens[i + 1])
+        joined, pair = bare(token) + bare(tokens[i + 1]), (token, tokens[i + 1])
         lone = min(words[token], words[tokens[i + 1]]) == pairs[pair]  # a fragment found nowhere else
         merged = [(words[w], [w]) for w in by_word.get(confusion_key(joined), [])[:limit]
                   if lone and words[w] > pairs[pair] and reads_alike(w, joined)]
@@ -125,9 +136,11 @@ def word_options(
     lone_mark = len(token) == 1 and not token.isalnum()  # "]" alone is no word: a J or an I read badly
     if not lone_mark and (len(token) < 2 or not any(c.isalpha() for c in token)):
         return 1, None
-    same = [(words[w], [w]) for w in by_word.get(confusion_key(token), [])[:limit]
+    forms = sorted({token, bare(token)})  # as read, and without a stray mark ("UP]" is both)
+    near = {w for form in forms for w in by_word.get(confusion_key(form), [])[:limit]}
+    same = [(words[w], [w]) for w in sorted(near)
             if w != token and words[w] > words[token] and (w.isalpha() if lone_mark else any(c.isalpha() for c in w))
-            and reads_alike(w, token)]
+            and any(reads_alike(w, form) for form in forms)]
     return 1, best_of(same)
 
 

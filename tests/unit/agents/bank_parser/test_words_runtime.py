@@ -102,6 +102,15 @@ class TestRepairWords:
         fixed, made = wrt.repair_words(raw, config())
         assert described(fixed) == ["UPI Payment J Iqbal"] * 3 and len(made) == 3
 
+    def test_a_stray_mark_beside_a_word(self) -> None:
+        """As Tesseract read the corpus's names case: 'UPI]' and 'S$ tation' (a speck beside
+        the word) are 'UPI' and 'Station'; 'Iyer,' with its comma is left alone."""
+        raw = rows("UPI Card Station Iyer", "UPI Card Station Iyer", "UPI] Card S$ tation Iyer,")
+        fixed, made = wrt.repair_words(raw, config())
+        assert described(fixed)[2] == "UPI Card Station Iyer,"
+        assert [(m["before"], m["after"]) for m in made] == [("UPI]", "UPI"), ("S$ tation", "Station")]
+        assert confirms("word", "UPI]", "UPI") and confirms("word", "S$ tation", "Station")
+
     def test_never_invents_a_word(self) -> None:
         """A word the statement holds nowhere else in a right form is left as read."""
         raw = rows("P lyer", "P lyer", "UP] Payment")
