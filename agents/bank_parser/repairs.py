@@ -33,6 +33,9 @@ RULES = ("decimal point", "sign", "parenthesis", "letters", "re-read")
 WORD_RULE = "word"
 #: The rule of a line OCR did not read as a row, taken because it alone closes a balance break (issue 46).
 FOUND_RULE = "row found"
+#: How a found row's ``before`` starts when its line came from a band of the page read again
+#: (``find_unread_rows``): a line the first reading, and so the analysis's text, never had.
+BAND_MARK = "(band read again)"
 _BOUNDS = JSONBounds(max_bytes=MAX_LINE_BYTES, max_depth=1, max_values=12)
 #: The letters OCR reads for digits, as the runtime's ``letters`` rule maps them.
 _LETTERS = str.maketrans("SsOolI|", "5500111")
@@ -177,6 +180,13 @@ def read_ocr_cost(stderr: bytes) -> OcrCost | None:
 def _mib(value: object) -> float:
     """A memory figure the parser said, or 0.0 (not said) for anything but a plausible number."""
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1e7 else 0.0
+
+
+def unread_rows(repairs: Sequence[Repair]) -> frozenset[int]:
+    """Rows found in a band of the page read again: the statement's text (the analysis's OCR)
+    lacks their line, so the row count and coverage checks leave them out; the running balance
+    confirmed each on both sides."""
+    return frozenset(r.row for r in repairs if r.confirmed and r.rule == FOUND_RULE and r.before.startswith(BAND_MARK))
 
 
 def repaired_rows(repairs: Sequence[Repair]) -> frozenset[int]:

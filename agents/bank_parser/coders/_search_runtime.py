@@ -140,39 +140,67 @@ def gap_finds(
     return finds
 
 
+def broken_links(raw_rows: list[RawRow], config: SimpleNamespace) -> tuple[list[tuple[int, int, Any]], set[int], Any]:
+    """The balance chain's links that do not hold, as (upper raw row, lower raw row, ends: the
+    chain values of both and the bounds of their dates); the raw rows the chain runs through;
+    and its orientation (None: no chain to search by). The chain is the rows and anchors as
+    read (:func:`chain_members`); a *tentative* row is a line to search like any other."""
+    if getattr(config, "balance_index", None) is None or not config.amounts:
+        return [], set(), None
+    members = [(i, part) for i, part in chain_members(raw_rows, config) if part != "tentative"]
+    values = [chain_values(raw_rows[i][0], config) for i, _part in members]
+    orientation = chain_orientation(values)
+    if orientation is None:
+        return [], set(), None
+    links = []
+    for k in range(1, len(members)):
+        if not link_holds(values[k - 1], values[k], orientation):
+            around = (raw_rows[members[k - 1][0]][0], raw_rows[members[k][0]][0])
+            links.append((members[k - 1][0], members[k][0], (values[k - 1], values[k], gap_bounds(around, config))))
+    return links, {index for index, _part in members}, orientation
+
+
 def find_lost_rows(
     raw_rows: list[RawRow], config: SimpleNamespace, reread: Any = None, max_lines: int = 12,
 ) -> tuple[list[RawRow], list[dict[str, Any]]]:
     """The raw rows with each lost row read again where it alone closes a balance break, and
     the rows found (``{"row", "column": "(row)", "before", "after", "rule": "row found"}``).
-    The chain is the rows and anchors as read (:func:`chain_members`); a *tentative* row (one
-    :func:`repair_rows` could not mend) is a line to search like any other.
 
     ``reread(raw row, position)``: a cell read again alone (an OCR parser's ``cell_reader``).
     A gap of more than ``max_lines`` lines between two rows is not searched (a page's worth of
     lines read badly is no lost row)."""
-    if getattr(config, "balance_index", None) is None or not config.amounts:
-        return raw_rows, []
-    members = [(i, part) for i, part in chain_members(raw_rows, config) if part != "tentative"]
-    values = [chain_values(raw_rows[i][0], config) for i, _part in members]
-    orientation = chain_orientation(values)
-    if orientation is None:
-        return raw_rows, []
-    taken = {index for index, _part in members}
+    links, taken, orientation = broken_links(raw_rows, config)
     rows = list(raw_rows)
     found: list[tuple[int, list[str]]] = []
-    for k in range(1, len(members)):
-        if link_holds(values[k - 1], values[k], orientation):
-            continue
-        lines = [i for i in range(members[k - 1][0] + 1, members[k][0]) if i not in taken and raw_rows[i][0]]
-        around = (raw_rows[members[k - 1][0]][0], raw_rows[members[k][0]][0])
-        ends = (values[k - 1], values[k], gap_bounds(around, config))
+    for upper, lower, ends in links:
+        lines = [i for i in range(upper + 1, lower) if i not in taken and raw_rows[i][0]]
         finds = gap_finds(lines[:max_lines], raw_rows, ends, orientation, config, reread)
         found += finds if len(finds) == 1 else []
     for index, cells in found:
         rows[index] = (cells, rows[index][1])
     places = frame_places(rows, config) if found else {}
-    return rows, [found_record(rows, raw_rows, index, places[index]) for index, _cells in found]
+    return rows, [found_record(rows, raw_rows[index][0], index, places[index]) for index, _cells in found]
+
+
+def find_unread_rows(raw_rows: list[RawRow], config: SimpleNamespace, band: Any) -> tuple[list[RawRow], list[dict[str, Any]]]:
+    """Where the balance still breaks, the band of the page between the two rows read again
+    (``band(upper raw row, lower raw row)``: its lines as cells, an OCR parser's
+    ``band_reader``; a line OCR did not read at all the first time); a line of it that alone
+    closes the break is added as a row, below the upper one. Returns the raw rows and the rows
+    found, as :func:`find_lost_rows` does."""
+    links, _taken, orientation = broken_links(raw_rows, config)
+    added: list[tuple[int, list[str], list[str]]] = []
+    for upper, lower, ends in links:
+        lines = [(cells, 0.0) for cells in band(upper, lower)]
+        finds = gap_finds(list(range(len(lines))), lines, ends, orientation, config)
+        added += [(upper, finds[0][1], ["(band read again)", *lines[finds[0][0]][0]])] if len(finds) == 1 else []
+    added.sort(key=lambda item: item[0])
+    rows = list(raw_rows)
+    for upper, cells, _read in reversed(added):
+        rows.insert(upper + 1, (cells, 0.0))
+    inserted = [(upper + 1 + k, read) for k, (upper, _cells, read) in enumerate(added)]
+    places = frame_places(rows, config) if added else {}
+    return rows, [found_record(rows, read, index, places[index]) for index, read in inserted]
 
 
 def frame_places(rows: list[RawRow], config: SimpleNamespace) -> dict[int, int]:
@@ -184,10 +212,10 @@ def frame_places(rows: list[RawRow], config: SimpleNamespace) -> dict[int, int]:
     return places
 
 
-def found_record(rows: list[RawRow], raw_rows: list[RawRow], index: int, row: int) -> dict[str, Any]:
+def found_record(rows: list[RawRow], read: list[str], index: int, row: int) -> dict[str, Any]:
     """What one found row is: its position ``row`` among the frame's rows, the line as OCR read
-    it and the cells it was taken with."""
-    before = " ".join(cell for cell in raw_rows[index][0] if cell.strip())
+    it (``read``: its cells) and the cells it was taken with."""
+    before = " ".join(cell for cell in read if cell.strip())
     after = " | ".join(rows[index][0])
     return {"row": row, "column": "(row)", "before": before, "after": after, "rule": "row found"}
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from agents.bank_parser.coders import _search_runtime as srt
+from agents.bank_parser.repairs import BAND_MARK
 from tests.unit.agents.bank_parser.test_repair_runtime import config, opening_row, statement
 
 AMOUNTS = [-1250, 250_000, -50_000, -215, 10_000, -1_000, -20_000, 3_333]
@@ -143,3 +144,56 @@ class TestOnTheHost:
         result = verify(frame, read_facts([(1, text)]), repairs)
         assert "repaired: 1 row(s) found" in result.summary()
         assert "[repair] row 1 (row): 02/08/2024. Rent 100.00 896.50 -> 02/08/2024 | Rent" in result.report()
+
+    def test_a_row_read_from_the_band_is_left_out_of_count_and_coverage(self) -> None:
+        """The statement's text never had the faint row's line: with the band's claim the row
+        count and coverage hold (and say so); the same row without it fails both."""
+        import json
+
+        import pandas as pd
+
+        from agents.bank_parser.repairs import read_repairs
+        from agents.bank_parser.statement_facts import read_facts
+        from agents.bank_parser.verify import verify
+
+        text = "Opening balance 1,000.00\n01/08/2024 Coffee 3.50 996.50\n03/08/2024 Rent 100.00 796.50\n"
+        frame = pd.DataFrame({"Date": ["2024-08-01", "2024-08-02", "2024-08-03"], "Description": ["Coffee", "Gas", "Rent"],
+                              "Debit": [3.5, 100.0, 100.0], "Credit": [None, None, None],
+                              "Balance": [996.5, 896.5, 796.5]})
+        facts = read_facts([(1, text)])
+        plain = verify(frame, facts)
+        assert {c.name for c in plain.checks if c.state == "failed"} == {"row count", "coverage"}
+        claim = {"row": 1, "column": "(row)", "before": f"{BAND_MARK} 02/08/2024 Gas 100.00 896.50",
+                 "after": "02/08/2024 | Gas | 100.00 |  | 896.50", "rule": "row found"}
+        result = verify(frame, facts, read_repairs(b"sandloop-repair " + json.dumps(claim).encode()))
+        assert result.self_consistent, result.report()
+        assert "(and 1 row(s) found in the page read again)" in result.report()
+
+
+class TestFindUnreadRows:
+    """find_unread_rows: a row OCR did not read at all, found in the band read again."""
+
+    def test_a_row_missing_from_the_lines_is_read_from_the_band(self) -> None:
+        """Row 3 is gone from the OCR lines; the band between rows 2 and 4, read again, holds it
+        (beside a noise line): it is inserted and every balance then holds."""
+        full = statement(AMOUNTS)
+        raw = [row for k, row in enumerate(full) if k != 3]
+        asked: list[tuple[int, int]] = []
+
+        def band(upper: int, lower: int) -> list[list[str]]:
+            asked.append((upper, lower))
+            return [["", "~ . -", "", "", ""], list(full[3][0])]
+
+        fixed, found = srt.find_unread_rows(raw, config(), band)
+        assert asked == [(2, 3)]
+        assert fixed == full
+        assert found[0]["row"] == 3 and found[0]["before"].startswith(BAND_MARK)
+
+    def test_a_band_line_that_does_not_close_is_not_added(self) -> None:
+        """A line read in the band whose amount is a cent off is never added."""
+        full = statement(AMOUNTS)
+        raw = [row for k, row in enumerate(full) if k != 3]
+        wrong = list(full[3][0])
+        wrong[2] = "2.16"
+        fixed, found = srt.find_unread_rows(raw, config(), lambda upper, lower: [wrong])
+        assert found == [] and fixed == raw
