@@ -249,9 +249,9 @@ class TestIssue46Cases:
         assert sum(t.description in dict(CONFUSED).values() for t in printed.transactions) == len(CONFUSED)
 
     def test_one_row_is_printed_faint(self, tmp_path: Path) -> None:
-        """The faint row's text is grey (FAINT_GREY), every other row's black."""
+        """The faint row's text is grey (FAINT_GREYS["faint"]), every other row's black."""
         from tests.corpus.cases import confused_names, faint_row
-        from tests.corpus.render import FAINT_GREY, format_date, render_pdf
+        from tests.corpus.render import FAINT_GREYS, format_date, render_pdf
 
         spec = dataclasses.replace(bank("brightwater"), rows=24)
         _truth, printed = confused_names(make_statement(spec, 7))
@@ -261,14 +261,14 @@ class TestIssue46Cases:
             words = pdf.pages[0].extract_words(extra_attrs=["non_stroking_color"])
         grey = {w["text"] for w in words if w["non_stroking_color"] not in ((0,), (0.0,), 0, [0], None)}
         assert format_date(printed.transactions[row].date, spec.pdf_date) in grey
-        assert FAINT_GREY > 0.5 and len(grey) <= 12  # one row's words only
+        assert FAINT_GREYS["faint"] > 0.5 and len(grey) <= 12  # one row's words only
 
     def test_names_case_is_written_with_its_csv(self, tmp_path: Path) -> None:
         """``scan-names-brightwater``: an image-only PDF and the true descriptions in result.csv."""
         from tests.corpus.cases import NAMES, write_scanned
 
-        assert ("brightwater", 24, True) in NAMES
-        folder = write_scanned(tmp_path, "brightwater", 24, 7, names=True)
+        assert ("brightwater", 24, True, "fainter") in NAMES
+        folder = write_scanned(tmp_path, "brightwater", 24, 7, names="faint")
         assert folder.name == "scan-names-brightwater"
         with pdfplumber.open(folder / PDF_NAME) as pdf:
             assert not (pdf.pages[0].extract_text() or "").strip()
