@@ -6,7 +6,8 @@ The parser (generated code, so untrusted) prints one line per repair:
 the bounded JSON decoder, its fields type-checked and made printable and short; at most
 :data:`MAX_REPAIRS` are read. A claim is *confirmed* only when its rule is one the runtime
 applies and the repair changed no digit (letters read for digits count as those digits; a
-``re-read``, the cell OCR'd again alone, is a new reading that need only be a number):
+``re-read``, the cell OCR'd again alone, is a new reading that need only be a number; a
+``word``, issue 46, may differ only by OCR's confusions and a space):
 a claim that fails is reported as unconfirmed and counts for nothing. Confirmed repairs let
 the coverage check match the PDF line that still shows the misread cell
 (:func:`agents.bank_parser.verify.verify`). The parser's ``sandloop-ocr`` line (pages, OCR
@@ -19,6 +20,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from agents.bank_parser.coders._words_runtime import bare, reads_alike
 from agents.bounded_json import BoundedJSONError, JSONBounds, loads_bounded
 from agents.untrusted_text import one_line
 
@@ -27,6 +29,13 @@ OCR_MARKER = b"sandloop-ocr "
 MAX_REPAIRS = 200
 MAX_LINE_BYTES = 600
 RULES = ("decimal point", "sign", "parenthesis", "letters", "re-read")
+#: The rule of a word OCR confused, replaced by the statement's own (issue 46): text, not a figure.
+WORD_RULE = "word"
+#: The rule of a line OCR did not read as a row, taken because it alone closes a balance break (issue 46).
+FOUND_RULE = "row found"
+#: How a found row's ``before`` starts when its line came from a band of the page read again
+#: (``find_unread_rows``): a line the first reading, and so the analysis's text, never had.
+BAND_MARK = "(band read again)"
 _BOUNDS = JSONBounds(max_bytes=MAX_LINE_BYTES, max_depth=1, max_values=12)
 #: The letters OCR reads for digits, as the runtime's ``letters`` rule maps them.
 _LETTERS = str.maketrans("SsOolI|", "5500111")
@@ -83,8 +92,15 @@ def _decode(raw: bytes) -> Repair | None:
 
 def confirms(rule: str, before: str, after: str) -> bool:
     """Whether a claimed repair is one the runtime makes: a known rule that changed no digit
-    (``letters``: only turned letters into the digits they look like)."""
+    (``letters``: only turned letters into the digits they look like; ``word``: a text that
+    reads alike with OCR's confusions, a space put in or taken out; ``row found``: a line read
+    as a row, which need only hold figures: every check runs on the frame with it)."""
+    if rule == WORD_RULE:  # only OCR's confusions (I/l/1, J/], O/0, S/$, rn/m), a space and a stray mark apart
+        forms = (before.replace(" ", ""), "".join(bare(word) for word in before.split()))
+        return before != after and any(reads_alike(form, after.replace(" ", "")) for form in forms)
     digits_before, digits_after = re.sub(r"\D", "", before), re.sub(r"\D", "", after)
+    if rule == FOUND_RULE:  # a whole line taken as a row; the running balance check judges it again
+        return bool(digits_after)
     if rule == "re-read":  # a new reading of the cell: all the host can tell is that it is a number
         return bool(digits_after)
     if rule == "letters":
@@ -166,6 +182,13 @@ def _mib(value: object) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1e7 else 0.0
 
 
+def unread_rows(repairs: Sequence[Repair]) -> frozenset[int]:
+    """Rows found in a band of the page read again: the statement's text (the analysis's OCR)
+    lacks their line, so the row count and coverage checks leave them out; the running balance
+    confirmed each on both sides."""
+    return frozenset(r.row for r in repairs if r.confirmed and r.rule == FOUND_RULE and r.before.startswith(BAND_MARK))
+
+
 def repaired_rows(repairs: Sequence[Repair]) -> frozenset[int]:
-    """Rows with a confirmed repair."""
-    return frozenset(r.row for r in repairs if r.confirmed)
+    """Rows with a confirmed repair of a figure (a word's repair leaves the figures as read)."""
+    return frozenset(r.row for r in repairs if r.confirmed and r.rule != WORD_RULE)

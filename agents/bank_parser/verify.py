@@ -36,7 +36,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from agents.bank_parser.repairs import Repair, read_repairs, repaired_rows
+from agents.bank_parser.repairs import FOUND_RULE, WORD_RULE, Repair, read_repairs, repaired_rows, unread_rows
 from agents.bank_parser.statement_facts import StatementFacts, StatementLine
 
 State = Literal["held", "failed", "not made"]
@@ -79,9 +79,10 @@ class Verification:
             names = [c.name for c in self._named(state)]
             if names:
                 parts.append(f"{state}: {', '.join(names)}")
-        confirmed = sum(1 for r in self.repairs if r.confirmed)
-        if confirmed:
-            parts.append(f"repaired: {confirmed} cell(s)")
+        kinds = {WORD_RULE: "word(s)", FOUND_RULE: "row(s) found"}
+        counts = Counter(kinds.get(r.rule, "cell(s)") for r in self.repairs if r.confirmed)
+        if counts:
+            parts.append("repaired: " + ", ".join(f"{counts[k]} {k}" for k in ("cell(s)", *kinds.values()) if counts[k]))
         return "; ".join(parts)
 
     def report(self) -> str:
@@ -231,8 +232,8 @@ def verify(frame: pd.DataFrame, facts: StatementFacts, repairs: Sequence[Repair]
         *_check_ends(ordered, facts),
         _check_sum(ordered, facts, balance is not None),
         _check_totals(amount, facts, roles),
-        _check_count(amount, facts),
-        _check_coverage(amount, balance, facts, repaired_rows(repairs)),
+        _check_count(amount, facts, unread_rows(repairs)),
+        _check_coverage(amount, balance, facts, repaired_rows(repairs), unread_rows(repairs)),
     ]
     return Verification(tuple(checks), roles.describe(), tuple(repairs))
 
@@ -350,27 +351,32 @@ def _over(lines: int) -> str:
     return f" ({lines} totals lines)" if lines > 1 else ""
 
 
-def _check_count(amount: np.ndarray, facts: StatementFacts) -> Check:
+def _check_count(amount: np.ndarray, facts: StatementFacts, unread: frozenset[int] = frozenset()) -> Check:
+    """Rows with an amount against transaction-like lines; rows found in a band read again
+    (issue 46: lines the statement's text lacks) are left out and said."""
     name = "row count"
     if not facts.complete:
         return Check(name, "not made", f"only {facts.pages_read} page(s) of the PDF were read")
     if not facts.lines:
         return Check(name, "not made", "no transaction-like line found in the PDF's text")
-    rows = int((amount != 0).sum())
+    apart = sum(1 for i in unread if i < len(amount) and amount[i])
+    rows = int((amount != 0).sum()) - apart
     state: State = "held" if rows == len(facts.lines) else "failed"
-    return Check(name, state, f"{rows} row(s) with an amount, {len(facts.lines)} transaction-like PDF line(s)")
+    note = f" (and {apart} row(s) found in the page read again)" if apart else ""
+    return Check(name, state, f"{rows} row(s) with an amount, {len(facts.lines)} transaction-like PDF line(s){note}")
 
 
 def _check_coverage(
-    amount: np.ndarray, balance: np.ndarray | None, facts: StatementFacts, repaired: frozenset[int] = frozenset()
+    amount: np.ndarray, balance: np.ndarray | None, facts: StatementFacts, repaired: frozenset[int] = frozenset(),
+    unread: frozenset[int] = frozenset(),
 ) -> Check:
     name = "coverage"
     if not facts.lines:
         return Check(name, "not made", "no transaction-like line found in the PDF's text")
     keys = Counter(_row_key(a, None if balance is None else balance[i])
-                   for i, a in enumerate(amount) if a and i not in repaired)
+                   for i, a in enumerate(amount) if a and i not in repaired | unread)
     loose = [{int(abs(a))} | ({int(abs(balance[i]))} if balance is not None and not np.isnan(balance[i]) else set())
-             for i, a in enumerate(amount) if a and i in repaired]
+             for i, a in enumerate(amount) if a and i in repaired - unread]
     missing = [line.text for line in facts.lines if not _match_line(line, keys, loose)]
     extra = sum(keys.values()) + len(loose)
     if missing:

@@ -15,6 +15,14 @@
 * ``scan-skewed-<bank>`` (and ``scan-skewed-nocsv-<bank>``): a full page and more of a
   borderless table (66 transactions, as in the scan issue 24 reports) with every page
   turned by 0.7 degrees;
+* ``scan-names-<bank>`` (and ``scan-names-nocsv-<bank>``): every second transaction is paid
+  to or by one of four recurring names, and the last time each is printed it is printed as
+  OCR misreads it (:data:`CONFUSED`: "UP1", "Iqba1", "From]", "Payrnent", "QuickF uel S tation"); the CSV
+  has the truth, which the parser must take from the statement's other lines; and one row is
+  printed faint (:func:`faint_row`): in dunmore's at a grey of 0.55 (Tesseract reads its
+  "12-Mar-2024" as "42-Mar-2024", so the parser drops the row and must find it by the running
+  balance), in brightwater's at 0.7 (Tesseract does not see the row at all: the parser must read
+  the band of the page between its neighbours again) (issue 46);
 * ``locked`` (password-protected), ``empty`` (a statement with no transactions) and
   ``letter`` (a PDF that is no statement): each must end with one clear line, exit 2.
 """
@@ -30,7 +38,7 @@ from reportlab.pdfgen.canvas import Canvas
 
 from tests.corpus.expected import write_expected
 from tests.corpus.ledger import Statement, make_statement
-from tests.corpus.render import Faded, render_pdf
+from tests.corpus.render import Faded, Faint, render_pdf
 from tests.corpus.scan import scan_pdf
 from tests.corpus.specs import BANKS, BankSpec, Field
 
@@ -51,6 +59,18 @@ HEADERLESS = (("brightwater", 24, True), ("brightwater", 24, False))
 #: 26 of 66 lines found, "no table header"): (bank, transactions, with CSV).
 SKEWED = (("brightwater", 66, True), ("ironbridge", 66, False))
 SKEW = 0.7
+#: Scans whose names OCR confused on one line (issue 46): (bank, transactions, with CSV).
+NAMES: tuple[tuple[str, int, bool, Faint], ...] = (("brightwater", 24, True, "fainter"), ("dunmore", 24, False, "faint"))
+#: (description, as printed on its last line): I read 1, J read ] with its space lost, rn for
+#: m, words split inside. Each misread is one Tesseract keeps when it reads the scan (measured in
+#: the image): a Helvetica "Iyer" it reads "lyer" on *every* line, which no majority can mend,
+#: and a printed "lqbal" it reads "Iqbal" itself.
+CONFUSED = (
+    ("UPI Payment J Iqbal", "UP1 Payment J Iqba1"),
+    ("NEFT From J Fernandes", "NEFT From] Fernandes"),
+    ("Card QuickFuel Station", "Card QuickF uel S tation"),
+    ("IMPS ICICI Bank Payment", "IMPS ICIC1 Bank Payrnent"),
+)
 HOSTILE = ("locked", "empty", "letter")
 
 
@@ -94,28 +114,52 @@ def amount_field(statement: Statement, index: int, spec: BankSpec) -> Field:
     return "debit" if statement.transactions[index].cents < 0 else "credit"
 
 
+def confused_names(statement: Statement) -> tuple[Statement, Statement]:
+    """(truth, as printed): every second transaction described by one of :data:`CONFUSED` in
+    turn; in the printed statement the last transaction of each prints its misread form."""
+    txns = list(statement.transactions)
+    chosen = list(range(1, len(txns), 2))
+    for k, index in enumerate(chosen):
+        txns[index] = replace(txns[index], description=CONFUSED[k % len(CONFUSED)][0])
+    truth = replace(statement, transactions=tuple(txns))
+    for index in chosen[-len(CONFUSED):]:  # one of each description, its last time
+        txns[index] = replace(txns[index], description=dict(CONFUSED)[txns[index].description])
+    return truth, replace(statement, transactions=tuple(txns))
+
+
+def faint_row(statement: Statement) -> int:
+    """The transaction printed faint in a names case: one below the middle that no name took."""
+    return 2 * (len(statement.transactions) // 4) + 2
+
+
 def write_scanned(
     out: Path, bank: str, rows: int, seed: int, *, with_csv: bool = True, faded: bool = False,
-    headerless: bool = False, angle: float | None = None, neighbours: bool = False,
+    headerless: bool = False, angle: float | None = None, neighbours: bool = False, names: Faint | None = None,
 ) -> Path:
     """``scan-<bank>`` (or ``scan-nocsv-<bank>``): a short statement as page images;
     ``faded``: ``scan-faded-…``, two cells printed without their decimal point;
     ``headerless``: ``scan-headerless-…``, the table printed without its header;
     ``angle``: ``scan-skewed-…``, every page turned by that many degrees; ``neighbours``:
-    ``scan-neighbours-…``, two cells side by side printed without their decimal point."""
+    ``scan-neighbours-…``, two cells side by side printed without their decimal point; ``names``:
+    ``scan-names-…``, recurring names printed once as OCR misreads them, and a row printed
+    ``"faint"`` or ``"fainter"``."""
     spec = replace(_bank(bank), rows=rows)
     if headerless:
         spec = replace(spec, header=False, shaded_header=False)
     kind = "scan-" + ("faded-" if faded else "neighbours-" if neighbours else "headerless-" if headerless
-                      else "skewed-" if angle is not None else "")
+                      else "skewed-" if angle is not None else "names-" if names else "")
     name = kind + ("" if with_csv else "nocsv-") + bank
     folder = _fresh(out / name)
-    statement = make_statement(spec, seed)
+    statement = printed = make_statement(spec, seed)
+    if names:
+        statement, printed = confused_names(statement)
     text_pdf = folder / "text.pdf"
     misread: Faded = frozenset()
     if faded or neighbours:
         misread = (faded_cells if faded else neighbour_cells)(statement, spec)
-    render_pdf(text_pdf, statement, spec, misread)
+    if names:
+        misread = frozenset({(faint_row(statement), names)})
+    render_pdf(text_pdf, printed, spec, misread)
     scan_pdf(text_pdf, folder / PDF_NAME, seed, angle)
     text_pdf.unlink()
     write_expected(folder / (CSV_NAME if with_csv else WITHHELD), statement, spec)
@@ -152,6 +196,7 @@ def write_cases(out: Path, seed: int, *, hostile: bool = True) -> list[Path]:
     folders += [write_scanned(out, bank, rows, seed, with_csv=csv, neighbours=True) for bank, rows, csv in NEIGHBOURS]
     folders += [write_scanned(out, bank, rows, seed, with_csv=csv, headerless=True) for bank, rows, csv in HEADERLESS]
     folders += [write_scanned(out, bank, rows, seed, with_csv=csv, angle=SKEW) for bank, rows, csv in SKEWED]
+    folders += [write_scanned(out, bank, rows, seed, with_csv=csv, names=grey) for bank, rows, csv, grey in NAMES]
     if hostile:
         folders += [write_hostile(out, name) for name in HOSTILE]
     return folders

@@ -31,7 +31,11 @@ PANEL_GAP = 24.0  # between two tables side by side (``spec.panels``)
 
 Kind = Literal["txn", "opening", "closing", "carried", "brought", "total"]
 #: Cells printed without their decimal point: (transaction index, field).
-Faded = frozenset[tuple[int, Field]]
+Faint = Literal["faint", "fainter"]
+Faded = frozenset[tuple[int, Field | Faint]]
+#: The grey a faint row is printed in (``(row, "faint")`` in ``Faded``: a row the scanner barely
+#: caught; issue 46): at 0.55 Tesseract misreads its date, at 0.7 it does not see the row at all.
+FAINT_GREYS: dict[str, float] = {"faint": 0.55, "fainter": 0.7}
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,8 @@ class Item:
     description: tuple[str, ...] = ("",)
     index: int | None = None
     """The transaction's position in the statement (None for other rows)."""
+    grey: float = 0.0
+    """The grey the row is printed in: 0 black, else one of :data:`FAINT_GREYS` (issue 46)."""
 
     @property
     def lines(self) -> int:
@@ -112,11 +118,12 @@ def transaction_item(index: int, txn: Transaction, spec: BankSpec, faded: Faded 
     }
     point = "," if spec.decimal_comma else "."
     for (row, name) in faded:
-        text = cells.get(name)
+        text = cells.get(name) if name not in FAINT_GREYS else None
         if row == index and text and point in text:
             cut = text.rindex(point)
             cells[name] = text[:cut] + text[cut + 1 :]
-    return Item("txn", cells, tuple(wrap(txn.description, description_width(spec))), index)
+    return Item("txn", cells, tuple(wrap(txn.description, description_width(spec))), index,
+                grey=next((FAINT_GREYS[name] for row, name in faded if row == index and name in FAINT_GREYS), 0.0))
 
 
 def balance_item(kind: Kind, label: str, day: object | None, cents: int, spec: BankSpec) -> Item:
@@ -299,12 +306,14 @@ def draw_row(canvas: Canvas, item: Item, top: float, spec: BankSpec, left: float
     """One row at ``top`` (the table from ``left``); returns the y under it."""
     xs = column_x(spec, left)
     baseline = top - 9
+    canvas.setFillGray(item.grey)
     for column, x0 in zip(spec.columns, xs, strict=False):
         if column.field == "description":
             for k, line in enumerate(item.description):
                 draw_text(canvas, column, x0, baseline - k * LEADING, line)
         elif item.cells.get(column.field):
             draw_text(canvas, column, x0, baseline, str(item.cells[column.field]))
+    canvas.setFillGray(0.0)
     bottom = top - row_height(item, spec)
     if spec.ruled:
         canvas.line(left, bottom, xs[-1], bottom)

@@ -8,7 +8,9 @@ the coder can rank dozens of candidates and send the likeliest first. It is a fo
 not a verdict: only the first pages are analysed, and the sandbox run on the whole PDF is
 what counts. Aligned-table plans need pdfplumber's page objects and are not previewed.
 A scan's rows are repaired by the running balance first, as its parser repairs them
-(:mod:`._repair_runtime`).
+(:mod:`._repair_runtime`), a row OCR lost is searched for where the balance still breaks
+(:mod:`._search_runtime`), and words OCR confused are replaced by the statement's own
+(:mod:`._words_runtime`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from agents.bank_parser.coders._runtime import (
     page_word_rows,
 )
 from agents.bank_parser.coders._repair_runtime import repair_rows
+from agents.bank_parser.coders._search_runtime import find_lost_rows, renumber
+from agents.bank_parser.coders._words_runtime import repair_words
 from agents.bank_parser.repairs import Repair
 from agents.bank_parser.verify import verify
 from agents.bank_parser.coders._table import page_words
@@ -76,6 +80,10 @@ class Previewer:
         made: list[dict[str, Any]] = []
         if plan.strategy == "ocr_words":
             raw, made = repair_rows(raw, config)
+            raw, found = find_lost_rows(raw, config)
+            made = renumber(made, found) + found
+            raw, words = repair_words(raw, config)
+            made += words
         repairs = tuple(Repair(r["row"], r["column"], r["before"], r["after"], r["rule"]) for r in made)
         return collect_rows(raw, config), repairs
 

@@ -16,6 +16,8 @@ import json
 from agents.bank_parser.coders import _ocr_runtime as ort
 from agents.bank_parser.coders import _repair_runtime as rrt
 from agents.bank_parser.coders import _runtime as rt
+from agents.bank_parser.coders import _search_runtime as srt
+from agents.bank_parser.coders import _words_runtime as wrt
 from agents.bank_parser.coders._plan import ParserPlan
 
 HEADER = '''"""Bank statement parser written by sandloop's offline coder.
@@ -56,7 +58,9 @@ STRATEGY_DOCS = {
         "The PDF is a scan: each page is rendered, deskewed and read by Tesseract OCR; rows\n"
         "come from the OCR words' positions as for a text PDF. A cell the running balance\n"
         "shows misread (a lost decimal point or minus, S for 5) is repaired when exactly one\n"
-        "reading fits the rows before and after it; the repairs are reported on stderr.\n"
+        "reading fits the rows before and after it; where the balance still breaks, a line\n"
+        "not taken as a row is read again as one and taken if it alone closes the break; a word OCR confused (\"P lyer\") becomes the\n"
+        "word the statement has more often (\"P Iyer\"); the repairs are reported on stderr.\n"
         "Other OCR settings are tried while the running balance does not add up."
     ),
     "aligned_tables": (
@@ -95,6 +99,8 @@ OCR = (
     ort.reread_cell,
     ort.balance_breaks,
     ort.cell_reader,
+    ort.read_band,
+    ort.band_reader,
     ort.peak_mib,
     ort.report_ocr,
     ort.ocr_collect,
@@ -121,6 +127,37 @@ REPAIR = (
     rrt.repair_record,
     rrt.report_repairs,
 )
+#: A balance break searched for the row OCR lost (issue 46), carried by every OCR parser.
+SEARCH = (
+    srt.date_positions,
+    srt.line_readings,
+    srt.date_column,
+    srt.parsed_date,
+    srt.date_between,
+    srt.gap_bounds,
+    srt.closes,
+    srt.gap_finds,
+    srt.broken_links,
+    srt.find_lost_rows,
+    srt.find_unread_rows,
+    srt.frame_places,
+    srt.found_record,
+    srt.renumber,
+)
+#: Repair of OCR-confused words from the statement's own text (issue 46), carried by every OCR parser.
+WORDS = (
+    wrt.confusion_key,
+    wrt.reads_alike,
+    wrt.bare,
+    wrt.text_positions,
+    wrt.kept_rows,
+    wrt.word_counts,
+    wrt.keyed,
+    wrt.best_of,
+    wrt.word_options,
+    wrt.fix_words,
+    wrt.repair_words,
+)
 OCR_PARSE = '''
 
 def parse(pdf_path: str) -> pd.DataFrame:
@@ -132,7 +169,7 @@ def parse(pdf_path: str) -> pd.DataFrame:
 '''
 OCR_IMPORTS = "import os\nimport time\n\nimport numpy as np  # noqa: F401 - used by skew_angle\nimport pytesseract  # noqa: F401\n"
 EXTRACTION = {
-    "ocr_words": ("ocr_collect", (*WORD_HEADER, rt.split_line, rt.panel_cut, rt.page_word_rows, rt.panel_word_rows, *OCR, *REPAIR)),
+    "ocr_words": ("ocr_collect", (*WORD_HEADER, rt.split_line, rt.panel_cut, rt.page_word_rows, rt.panel_word_rows, *OCR, *REPAIR, *SEARCH, *WORDS)),
     "ruled_tables": ("table_rows", (rt.header_positions, rt.page_table_rows, rt.table_rows)),
     "word_positions": ("word_rows", (*WORD_HEADER, rt.split_line, rt.panel_cut, rt.page_word_rows, rt.panel_word_rows, rt.word_rows)),
     "aligned_tables": ("aligned_rows", (*WORD_HEADER, rt.page_aligned_rows, rt.aligned_rows)),
@@ -199,7 +236,7 @@ def ocr_module_source() -> str:
     """A standalone module of the OCR functions and the runtime functions they call: what the
     statement probe's sandbox imports to OCR a scan (the code a scan's parser carries)."""
     imports = HEADER[HEADER.index("from __future__"):]
-    functions = (*WORD_HEADER, rt.split_line, rt.panel_cut, rt.page_word_rows, rt.panel_word_rows, *OCR, *REPAIR, *COMMON)
+    functions = (*WORD_HEADER, rt.split_line, rt.panel_cut, rt.page_word_rows, rt.panel_word_rows, *OCR, *REPAIR, *SEARCH, *WORDS, *COMMON)
     return ('"""OCR functions of sandloop\'s parser runtime, copied for the statement probe."""\n\n'
             + imports + OCR_IMPORTS + "".join(f"\n\n{_source(fn)}" for fn in functions))
 

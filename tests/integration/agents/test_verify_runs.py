@@ -1,6 +1,7 @@
-"""Issues 15 and 24 through the real CLI and sandbox: a statement without result.csv, a scan,
+"""Issues 15, 24 and 46 through the real CLI and sandbox: a statement without result.csv, a scan,
 a scan whose cells lost their decimal point (repaired by the running balance), a scan of a
-table without a header, a PDF to refuse.
+table without a header, a scan of names OCR confused with a row too faint to see, a PDF to
+refuse.
 
 Kept small for CI on two cores: one CSV-less bank, three short scanned statements (OCR runs in
 the sandbox), one password-protected PDF. ``make eval`` runs the fuller set.
@@ -110,6 +111,21 @@ class TestSkewed:
         ocr = summary["ocr"]
         assert isinstance(ocr, dict) and ocr["pages"] == 2 and ocr["seconds_per_page"] > 0, ocr
         assert "  ocr           2 page(s)" in out
+
+
+class TestNames:
+    """Issue 46: names OCR confused on one line, and a row printed too faint for OCR to see."""
+
+    def test_words_repaired_and_the_faint_row_found(self, tmp_path: Path) -> None:
+        """The frame equals result.csv: the confused words take the statement's own form, the
+        row OCR did not see is read from its band of the page, and verify.txt lists each."""
+        _folder, summary, _out = passed_scan(tmp_path, "brightwater", 24, names="fainter")
+        repairs = [str(r) for r in summary["repairs"]]  # type: ignore[attr-defined]
+        assert any("(band read again)" in r and "(row found)" in r for r in repairs), repairs
+        assert any("From] -> From J (word)" in r for r in repairs), repairs
+        attempt = Path(str(summary["run_dir"])) / "attempts" / str(summary["attempts"])
+        verify_txt = (attempt / "verify.txt").read_text()
+        assert "row(s) found" in verify_txt and "word(s)" in verify_txt
 
 
 class TestRefused:

@@ -225,3 +225,52 @@ class TestIssue24Cases:
         with pdfplumber.open(tmp_path / "s.pdf") as pdf:
             words = {w["text"] for w in pdf.pages[0].extract_words()}
         assert "Amount" not in words and "Description" not in words  # "Balance" is in "Opening Balance"
+
+
+class TestIssue46Cases:
+    """Recurring names printed once as OCR misreads them; the CSV keeps the truth."""
+
+    def test_names_case_prints_each_misread_once(self, tmp_path: Path) -> None:
+        """Each recurring description is printed right at least twice and misread once; the
+        amounts (and so the running balance) are the statement's own."""
+        from tests.corpus.cases import CONFUSED, confused_names
+        from tests.corpus.render import render_pdf
+
+        spec = dataclasses.replace(bank("brightwater"), rows=24)
+        statement = make_statement(spec, 7)
+        truth, printed = confused_names(statement)
+        render_pdf(tmp_path / "s.pdf", printed, spec)
+        with pdfplumber.open(tmp_path / "s.pdf") as pdf:
+            text = "\n".join(page.extract_text() or "" for page in pdf.pages)
+        for right, misread in CONFUSED:
+            assert text.count(right) >= 2 and text.count(misread) == 1, (right, misread)
+            assert sum(t.description == right for t in truth.transactions) == text.count(right) + 1
+        assert [t.cents for t in truth.transactions] == [t.cents for t in statement.transactions]
+        assert sum(t.description in dict(CONFUSED).values() for t in printed.transactions) == len(CONFUSED)
+
+    def test_one_row_is_printed_faint(self, tmp_path: Path) -> None:
+        """The faint row's text is grey (FAINT_GREYS["faint"]), every other row's black."""
+        from tests.corpus.cases import confused_names, faint_row
+        from tests.corpus.render import FAINT_GREYS, format_date, render_pdf
+
+        spec = dataclasses.replace(bank("brightwater"), rows=24)
+        _truth, printed = confused_names(make_statement(spec, 7))
+        row = faint_row(printed)
+        render_pdf(tmp_path / "s.pdf", printed, spec, frozenset({(row, "faint")}))
+        with pdfplumber.open(tmp_path / "s.pdf") as pdf:
+            words = pdf.pages[0].extract_words(extra_attrs=["non_stroking_color"])
+        grey = {w["text"] for w in words if w["non_stroking_color"] not in ((0,), (0.0,), 0, [0], None)}
+        assert format_date(printed.transactions[row].date, spec.pdf_date) in grey
+        assert FAINT_GREYS["faint"] > 0.5 and len(grey) <= 12  # one row's words only
+
+    def test_names_case_is_written_with_its_csv(self, tmp_path: Path) -> None:
+        """``scan-names-brightwater``: an image-only PDF and the true descriptions in result.csv."""
+        from tests.corpus.cases import NAMES, write_scanned
+
+        assert ("brightwater", 24, True, "fainter") in NAMES
+        folder = write_scanned(tmp_path, "brightwater", 24, 7, names="faint")
+        assert folder.name == "scan-names-brightwater"
+        with pdfplumber.open(folder / PDF_NAME) as pdf:
+            assert not (pdf.pages[0].extract_text() or "").strip()
+        descriptions = pd.read_csv(folder / CSV_NAME)["Description"].tolist()
+        assert descriptions.count("UPI Payment J Iqbal") == 3 and "UP1 Payment J Iqba1" not in descriptions

@@ -18,6 +18,8 @@ import pytest
 
 from agents.bank_parser.coders import _ocr_runtime as ort
 from agents.bank_parser.coders import _repair_runtime as rrt
+from agents.bank_parser.coders import _search_runtime as srt
+from agents.bank_parser.coders import _words_runtime as wrt
 from agents.bank_parser.coders import _runtime as rt
 from agents.bank_parser.coders._template import COMMON, EXTRACTION
 
@@ -65,6 +67,8 @@ class TestModuleRules:
         functions = {n for n, o in vars(rt).items() if inspect.isfunction(o)}
         functions |= {n for n, o in vars(ort).items() if inspect.isfunction(o)}
         functions |= {n for n, o in vars(rrt).items() if inspect.isfunction(o)}
+        functions |= {n for n, o in vars(wrt).items() if inspect.isfunction(o)}
+        functions |= {n for n, o in vars(srt).items() if inspect.isfunction(o)}
         for fn in {*COMMON, *(f for _, fns in EXTRACTION.values() for f in fns)}:
             tree = ast.parse(inspect.getsource(fn))
             local = {a.arg for n in ast.walk(tree) if isinstance(n, ast.arguments) for a in n.args}

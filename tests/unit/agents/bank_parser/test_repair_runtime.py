@@ -14,12 +14,14 @@ import io
 import sys
 from contextlib import redirect_stderr
 from decimal import Decimal
-from types import SimpleNamespace
+from types import ModuleType, SimpleNamespace
 
 import pytest
 
 from agents.bank_parser.coders import _repair_runtime as rrt
-from agents.bank_parser.coders._template import EXTRACTION, REPAIR
+from agents.bank_parser.coders import _search_runtime as srt
+from agents.bank_parser.coders import _words_runtime as wrt
+from agents.bank_parser.coders._template import EXTRACTION, REPAIR, SEARCH, WORDS, ocr_module_source
 from agents.bank_parser.repairs import read_repairs
 
 D = Decimal
@@ -68,23 +70,27 @@ def opening_row(cents: int = 100_000) -> tuple[list[str], float]:
 AMOUNTS = [-1250, 250_000, -50_000, -215, 10_000, -1_000, -20_000, 3_333]
 
 
+@pytest.mark.parametrize(("module", "functions"), [(rrt, REPAIR), (srt, SEARCH), (wrt, WORDS)],
+                         ids=["balance", "search", "words"])
 class TestModuleRules:
-    """What lets the repair functions be copied into a parser alone."""
+    """What lets the repair functions (by the balance, issue 24; the search for a lost row and
+    the repair of words, issue 46) be copied into a parser alone."""
 
-    def test_imports_only_stdlib_and_the_runtime(self) -> None:
-        """The module needs nothing the sandbox image lacks."""
-        tree = ast.parse(inspect.getsource(rrt))
+    def test_imports_only_stdlib_and_the_runtime(self, module: ModuleType, functions: tuple[object, ...]) -> None:
+        """The module needs nothing the sandbox image lacks (nothing new runs on the host)."""
+        tree = ast.parse(inspect.getsource(module))
         modules = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
         modules |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         outside = {m for m in modules if m.split(".")[0] not in sys.stdlib_module_names}
-        assert outside <= {"agents.bank_parser.coders._runtime"}
+        assert outside <= {"agents.bank_parser.coders._runtime", "agents.bank_parser.coders._repair_runtime"}
 
-    def test_every_function_is_carried_by_ocr_parsers(self) -> None:
+    def test_every_function_is_carried_by_ocr_parsers(self, module: ModuleType, functions: tuple[object, ...]) -> None:
         """Each function of the module is copied into every OCR parser."""
-        defined = {name for name, obj in vars(rrt).items()
-                   if inspect.isfunction(obj) and obj.__module__ == rrt.__name__}
-        assert defined == {fn.__name__ for fn in REPAIR}
-        assert set(REPAIR) <= set(EXTRACTION["ocr_words"][1])
+        defined = {name for name, obj in vars(module).items()
+                   if inspect.isfunction(obj) and obj.__module__ == module.__name__}
+        assert defined == {fn.__name__ for fn in functions}  # type: ignore[attr-defined]
+        assert set(functions) <= set(EXTRACTION["ocr_words"][1])
+        assert all(f"def {fn.__name__}(" in ocr_module_source() for fn in functions)  # type: ignore[attr-defined]
 
 
 class TestCandidates:
