@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from tests.unit.controller.entry.console.conftest import Console
 
 STYLES = Path(__file__).parents[5] / "controller" / "entry" / "console" / "static" / "console.css"
@@ -22,12 +24,15 @@ def _rule(selector: str) -> str:
     return found.group(1)
 
 
-class TestCancel:
-    def test_the_run_page_links_to_a_question_not_a_one_click_form(self, console: Console):
-        console.run("run-q", status="queued")
-        html = console.client.get("/runs/run-q").text
-        assert 'href="/runs/run-q/cancel"' in html and 'action="/runs/run-q/cancel"' not in html
+@pytest.mark.parametrize("page, question", [("/runs/run-q", "/runs/run-q/cancel"),
+                                             ("/targets/bank_parser/icici", "/targets/bank_parser/icici/forget")])
+def test_the_button_is_a_link_to_a_question_not_a_one_click_form(console: Console, page: str, question: str):
+    console.run("run-q", status="queued")
+    html = console.client.get(page).text
+    assert f'href="{question}"' in html and f'action="{question}"' not in html
 
+
+class TestCancel:
     def test_the_question_is_a_csrf_guarded_form_and_cancels_nothing(self, console: Console):
         console.run("run-q", status="queued")
         response = console.client.get("/runs/run-q/cancel")
@@ -65,10 +70,6 @@ class TestCancel:
 
 
 class TestForget:
-    def test_the_target_page_links_to_a_question(self, console: Console):
-        html = console.client.get("/targets/bank_parser/icici").text
-        assert 'href="/targets/bank_parser/icici/forget"' in html and 'action="/targets/bank_parser/icici/forget"' not in html
-
     def test_the_question_then_the_confirmed_form_forgets(self, console: Console):
         console.run("run-old", status="failed")
         question = console.client.get("/targets/bank_parser/icici/forget")
