@@ -26,8 +26,10 @@ def ansi_html(text: str) -> Markup:
 
 
 def stylesheet() -> str:
-    """The ANSI classes for light and dark backgrounds."""
+    """The ANSI classes for light and dark backgrounds (the dark block only where they differ)."""
     light = _STYLE.search(Ansi2HTMLConverter(inline=False, dark_bg=False).produce_headers())
     dark = _STYLE.search(Ansi2HTMLConverter(inline=False, dark_bg=True).produce_headers())
-    return (f"{light.group(1) if light else ''}\n@media (prefers-color-scheme: dark) {{\n"
-            f"{dark.group(1) if dark else ''}\n}}\n")
+    light_rules = light.group(1) if light else ""
+    same = set(light_rules.splitlines())  # the 256 colours are the same on both: only what differs goes dark
+    dark_rules = "\n".join(line for line in (dark.group(1) if dark else "").splitlines() if line not in same)
+    return f"{light_rules}\n@media (prefers-color-scheme: dark) {{\n{dark_rules}\n}}\n"
