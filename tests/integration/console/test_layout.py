@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import uvicorn
-from playwright.sync_api import Page
+from playwright.sync_api import Page, expect
 
 from controller.entry.service.app import create_app
 from tests.integration.console.conftest import Browser
@@ -47,6 +47,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Consol
         console.write(run_id, "attempts/1/parser.py", code)
         console.write(run_id, "attempts/1/result.json", {"columns": ["Date", "Description", "Balance"], "data": [
             ["01-08-2024", "Opening balance carried over", 10.5], ["02-08-2024", "Salary for the month of August", 27.0]]})
+    console.run("chk-live", status="queued", options={"kind": "check"})
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(create_app(console.state), host="127.0.0.1", port=port, log_config=None,
                                            access_log=False, lifespan="off"))
@@ -135,3 +136,16 @@ class TestNarrow:
         started = page.locator("#runs thead th", has_text="Started")
         assert started.is_visible() and started.evaluate("e => e.getBoundingClientRect().right") <= 400
         narrow.look("runs-400px")
+
+
+class TestLiveCheck:
+    def test_the_checks_waiting_line_follows_its_status(self, wide: Browser, site):  # noqa: ANN001
+        """Opened while queued, the line said "The check is queued" after the check started (issue 43)."""
+        page = wide.open("/checks/chk-live")
+        said = page.locator("[data-status-text]")
+        assert said.text_content() == "queued"
+        page.wait_for_timeout(500)  # the stream is open
+        claimed = site[1].store.claim("w", 30.0)
+        assert claimed is not None and claimed.id == "chk-live"
+        expect(said).to_have_text("running", timeout=15000)  # (not wait_for_function: the CSP forbids its eval)
+        expect(page.locator("#run-status")).to_have_text("running")

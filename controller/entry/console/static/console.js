@@ -146,6 +146,7 @@
       if (!state) return;
       state.textContent = value;
       state.className = "status s-" + value;
+      for (const said of $$("[data-status-text]")) said.textContent = value;  // "The check is running"
     }
 
     function filterByNode(name) {
