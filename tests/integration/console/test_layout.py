@@ -149,3 +149,26 @@ class TestLiveCheck:
         assert claimed is not None and claimed.id == "chk-live"
         expect(said).to_have_text("running", timeout=15000)  # (not wait_for_function: the CSP forbids its eval)
         expect(page.locator("#run-status")).to_have_text("running")
+
+
+class TestShortcuts:
+    def test_single_key_shortcuts_can_be_turned_off_and_stay_off(self, wide: Browser):
+        """WCAG 2.1.4: j selects a row; turned off in the keys dialog, j does nothing, after a reload too."""
+        page = wide.open("/")
+        page.keyboard.press("j")
+        expect(page.locator("tr[data-row].selected")).to_have_count(1)
+        page.click("#keys-open")
+        page.uncheck("#keys-on")
+        page.click("#keys button[type=submit]")
+        page.reload()
+        page.keyboard.press("j")
+        page.keyboard.press("/")
+        expect(page.locator("tr[data-row].selected")).to_have_count(0)
+        assert page.evaluate("document.activeElement.tagName") != "INPUT"
+        page.click("#keys-open")
+        expect(page.locator("#keys-on")).not_to_be_checked()
+        wide.look("keys-dialog")
+        page.check("#keys-on")
+        page.click("#keys button[type=submit]")
+        page.keyboard.press("j")
+        expect(page.locator("tr[data-row].selected")).to_have_count(1)
