@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 
 from controller.entry.console.views.markdown import markdown_html
 from tests.unit.controller.entry.console.conftest import Console
@@ -29,3 +30,17 @@ def test_a_checks_waiting_line_names_the_status_where_the_script_updates_it(cons
     console.run("chk-1", status="queued", options={"kind": "check"})
     html = console.client.get("/checks/chk-1").text
     assert "The check is <span data-status-text>queued</span>" in html
+
+
+def test_an_ended_intake_run_does_not_say_no_attempt_yet(console: Console):
+    console.run("run-i", agent="intake", target="intake-cross-node", status="passed")
+    shutil.rmtree(console.runs_dir / "run-i" / "attempts")  # a conversation has none
+    html = console.client.get("/runs/run-i").text
+    assert "No attempt yet" not in html and "a conversation has turns, not attempts" in html
+
+
+def test_a_run_that_ended_without_an_attempt_says_so(console: Console):
+    console.run("run-e", status="error")
+    shutil.rmtree(console.runs_dir / "run-e" / "attempts")  # stopped before its first attempt
+    html = console.client.get("/runs/run-e").text
+    assert "No attempt yet" not in html and "the run ended before its first attempt" in html
