@@ -19,8 +19,10 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import Request
 
 from agents.ports.errors import PlatformError
+from controller.entry.console.headers import HEADERS
 from controller.entry.console.templating import page
 from controller.entry.console.viewer import NotLocal, SignInRequired
+from controller.entry.service.loopback import REFUSAL
 from controller.entry.service.problems import Problem, problem_response, status_of, validation_line
 
 log = structlog.get_logger("sandloop.console")
@@ -41,6 +43,13 @@ def error_page(request: Request, status: int, detail: str) -> Response:
     return page(request, "error.html", status=status, title=HTTPStatus(status).phrase, detail=line)
 
 
+def not_local_page(request: Request) -> Response:
+    """The 403 page of a no-token console asked by a host or client that is not loopback."""
+    response = error_page(request, 403, REFUSAL)
+    response.headers.update({name.decode(): value.decode() for name, value in HEADERS})  # served outside the console
+    return response
+
+
 def sign_in_redirect(request: Request) -> Response:
     """Send the browser to the sign-in form, coming back here afterwards (GET only)."""
     back = request.url.path + (f"?{request.url.query}" if request.url.query else "")
@@ -57,8 +66,7 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(NotLocal)
     async def _not_local(request: Request, exc: NotLocal) -> Response:
-        return error_page(request, 403, "no token exists, so the console answers only on a loopback address "
-                          "(open it as http://127.0.0.1:PORT/), or create one: python -m controller tokens add NAME")
+        return not_local_page(request)
 
     @app.exception_handler(PageError)
     async def _page(request: Request, exc: PageError) -> Response:

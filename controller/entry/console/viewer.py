@@ -7,20 +7,21 @@ runs, an admin everyone's, and another tenant's run is 404 like one that does no
 only requests from a loopback address *whose Host header names a loopback host*. The second
 check stops DNS rebinding: a page of another site whose name was made to resolve to 127.0.0.1
 would otherwise be same-origin with an unauthenticated console and could read and drive it.
+The service's :class:`~controller.entry.service.loopback.LoopbackOnly` refuses such a request
+for the whole app before it gets here; the console checks again, in case it is ever served alone.
 """
 
 from __future__ import annotations
-
-import ipaddress
 
 from starlette.requests import Request
 
 from controller.entry.console import sessions
 from controller.entry.service.auth import Principal
+from controller.entry.service.loopback import host_name, is_loopback_host, local_request
 from controller.platform.store import LOCAL_OWNER
 from controller.entry.service.state import ServiceState
 
-_LOOPBACK_NAMES = {"localhost", "localhost."}
+__all__ = ["NotLocal", "SignInRequired", "host_name", "is_loopback_host", "local_request", "state_of", "viewer"]
 
 
 class SignInRequired(Exception):
@@ -35,30 +36,6 @@ def state_of(request: Request) -> ServiceState:
     """The service's shared state."""
     state: ServiceState = request.app.state.service
     return state
-
-
-def is_loopback_host(host: str) -> bool:
-    """Whether ``host`` (an address or a name, without the port) is a loopback one."""
-    if host.lower() in _LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def host_name(request: Request) -> str:
-    """The Host header's host, without its port."""
-    host = request.headers.get("host", "")
-    if host.startswith("["):
-        return host[: host.find("]") + 1]
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-
-
-def local_request(request: Request) -> bool:
-    """Whether both the client and the Host header are loopback."""
-    client = request.client.host if request.client else ""
-    return is_loopback_host(client) and is_loopback_host(host_name(request))
 
 
 def viewer(request: Request) -> Principal:

@@ -10,8 +10,10 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from agents.ports.errors import PlatformError
 from controller.entry.console.app import console_app
+from controller.entry.console.errors import not_local_page
 from controller.entry.service import checks, conversation, docs, history, problems, routes, stats, subjects
 from controller.entry.service.limits import BodyLimit
+from controller.entry.service.loopback import LoopbackOnly
 from controller.entry.service.state import ServiceState
 from controller.platform.observability.exporter import Exporter
 
@@ -20,7 +22,8 @@ DESCRIPTION = """Submit agent runs to sandloop, follow them live and fetch their
 Every error is an RFC 9457 problem document (`application/problem+json`) whose `detail` is
 the line the command line prints. Once any token exists, every endpoint but `/healthz`,
 `/readyz` and `/metrics` needs `Authorization: Bearer TOKEN` (this page and `/openapi.json`
-too). See docs/api.md."""
+too). While no token exists, only loopback requests are answered: a Host header that is not
+`localhost`, `127.0.0.1` or `[::1]` gets 403 (DNS rebinding). See docs/api.md."""
 
 
 def create_app(state: ServiceState, exporter: Exporter | None = None) -> FastAPI:
@@ -37,6 +40,7 @@ def create_app(state: ServiceState, exporter: Exporter | None = None) -> FastAPI
     app.include_router(checks.router)
     app.include_router(subjects.router)
     app.add_middleware(BodyLimit, limit=state.settings.service.upload_bytes)
+    app.add_middleware(LoopbackOnly, state=state, page=not_local_page)  # outermost: before anything is read
     if exporter is not None:
         registry = exporter.registry
 

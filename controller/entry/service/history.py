@@ -170,6 +170,9 @@ def get_lessons(request: Request, caller: Caller,
     )
 
 
+ADMIN_ONLY = "only an admin token may delete history"
+
+
 @router.delete("/history", response_model=Forgotten, summary="Forget a target's lessons and ended runs (admin)",
                responses={403: PROBLEMS[401] | {"description": "Not an admin token"}})
 def delete_history(request: Request, caller: Caller,
@@ -178,7 +181,7 @@ def delete_history(request: Request, caller: Caller,
                    agent: Agent = None) -> Forgotten:
     """Delete the target's lessons and its ended service runs; run folders and metrics stay."""
     if not caller.admin:
-        raise Problem(403, "only an admin token may delete history")
+        raise Problem(403, ADMIN_ONLY)
     state = _state(request)
     lessons = _lessons_store(state).forget(target, agent)
     service_runs = state.store.forget(target=target, agent=agent)

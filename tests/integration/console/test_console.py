@@ -163,7 +163,10 @@ class TestRunFromTheBrowser:
         run_id = submit_upload(alice, "icici-long", wrong_result(tmp_path), 30)
         wait_status(alice, "running")
         wait_for(lambda: len(lines_of(alice)) >= 3, "a few lines")
-        alice.page.click("text=Cancel run")
+        alice.page.click("text=Cancel run…")  # a question first (issue 43), a form that needs no script
+        alice.page.wait_for_url(f"{alice.base}/runs/{run_id}/cancel")
+        alice.look("cancel-question")
+        alice.page.click("text=Cancel the run")
         wait_status(alice, "cancelled")
         assert "attempt 30" not in " ".join(console_lines(service, run_id))  # stopped long before its end
         alice.look("run-cancelled")

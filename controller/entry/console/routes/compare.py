@@ -36,6 +36,7 @@ def compare_page(request: Request, who: Viewer, a: SideText = "", b: SideText = 
     result = compare(sides[0], sides[1]) if len(sides) == 2 else None
     target = sides[0].row.target if sides else None
     recent = state_of(request).store.list_runs(owner=None if who.admin else who.name, target=target, status=None,
-                                               limit=15, cursor=None).runs
+                                               limit=16, cursor=None).runs
+    recent = [r for r in recent if not sides or r.id != sides[0].row.id][:15]  # never the run itself
     return page(request, "compare.html", title="Compare", a=a, b=b, only=only, result=result, recent=recent,
                 viewer=who)

@@ -48,12 +48,39 @@ def run_file(run_id: RunId, path: str, request: Request, who: Viewer) -> Respons
         "Content-Length": str(size), "Content-Security-Policy": "default-src 'none'"})
 
 
+@router.get("/runs/{run_id}/cancel")
+def cancel_form(run_id: RunId, request: Request, who: Viewer) -> Response:
+    """Ask before cancelling (a form, so it works without a script); an ended run's page says it has ended."""
+    row, _ = run_of(request, who, run_id)
+    if row.ended:
+        return RedirectResponse(_back(request, run_id) + "?cancel=ended", status_code=303)
+    return _confirm_cancel(request, row.id, "check" if is_check(row) else "run")
+
+
 @router.post("/runs/{run_id}/cancel")
 async def cancel(run_id: RunId, request: Request, who: Viewer) -> Response:
-    """Cancel the run (the API's cancel: at once if queued or waiting, else its worker interrupts it)."""
-    await forms.posted(request)
-    cancel_run(run_id, request, who)
+    """Cancel the run once confirmed (the API's cancel: at once if queued or waiting, else its worker
+    interrupts it). Unconfirmed, the question; a run that has ended meanwhile, its page saying so."""
+    form = await forms.posted(request)
+    if forms.text(form, "confirm") != "yes":
+        return cancel_form(run_id, request, who)
+    try:
+        cancel_run(run_id, request, who)
+    except Problem as exc:
+        if exc.status != 409:
+            raise
+        return RedirectResponse(_back(request, run_id) + "?cancel=ended", status_code=303)
     return RedirectResponse(_back(request, run_id), status_code=303)
+
+
+def _confirm_cancel(request: Request, run_id: str, kind: str) -> Response:
+    back = _back(request, run_id)
+    return page(request, "confirm.html", title=f"Cancel {kind} {run_id}?", question=f"Cancel {kind} {run_id}?",
+                consequence=(f"The {kind} stops at once if it is queued or waiting, else its worker interrupts it "
+                             "and removes its containers. What it wrote so far is kept; an interrupted run "
+                             "can be resumed from its last checkpoint."),
+                action=f"/runs/{quote(run_id, safe='')}/cancel", confirm_label=f"Cancel the {kind}",
+                back=back, back_label=f"Keep it running (back to the {kind})")
 
 
 @router.post("/runs/{run_id}/resume")

@@ -19,7 +19,7 @@ from controller.entry.console.routes.deps import Viewer
 from controller.entry.console.templating import page
 from controller.entry.console.viewer import state_of
 from controller.entry.console.views.target_page import target_view
-from controller.entry.service.history import delete_history
+from controller.entry.service.history import ADMIN_ONLY, delete_history
 from controller.entry.service.stats import success_rate
 from controller.platform.shared_state import lessons_of, run_history
 
@@ -57,10 +57,26 @@ def target_page(agent: AgentName, target: TargetName, request: Request, who: Vie
                 forgotten=request.query_params.get("forgotten", ""))
 
 
+@router.get("/targets/{agent}/{target}/forget")
+def forget_form(agent: AgentName, target: TargetName, request: Request, who: Viewer) -> Response:
+    """Ask before forgetting (a form, so it works without a script; admins only, as the forgetting)."""
+    if not who.admin:
+        raise PageError(403, ADMIN_ONLY)
+    where = f"/targets/{quote(agent, safe='')}/{quote(target, safe='')}"
+    return page(request, "confirm.html", title=f"Forget {target}?", viewer=who,
+                question=f"Forget the lessons and ended service runs of {target} ({agent})?",
+                consequence=("The next run on it starts without lessons, and its ended runs leave the runs list "
+                             "and the API for good. Run folders and the metrics' history are kept."),
+                action=f"{where}/forget", confirm_label="Forget them", back=where, back_label="Keep them")
+
+
 @router.post("/targets/{agent}/{target}/forget")
 async def forget(agent: AgentName, target: TargetName, request: Request, who: Viewer) -> Response:
-    """Forget the target's lessons and ended service runs (the API's ``DELETE /v1/history``; admins only)."""
-    await forms.posted(request)
+    """Forget the target's lessons and ended service runs once confirmed (the API's ``DELETE /v1/history``;
+    admins only); unconfirmed, the question."""
+    form = await forms.posted(request)
+    if forms.text(form, "confirm") != "yes":
+        return forget_form(agent, target, request, who)
     done = delete_history(request, who, target=target, agent=agent)
     where = f"/targets/{quote(agent, safe='')}/{quote(target, safe='')}"
     return RedirectResponse(f"{where}?forgotten={done.lessons_failures + done.lessons_runs + done.service_runs}",

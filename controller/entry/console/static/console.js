@@ -41,9 +41,24 @@
     keysButton.hidden = false;
     keysButton.addEventListener("click", () => keys.showModal());
   }
+  // WCAG 2.1.4: single-key shortcuts can be turned off (in the keys dialog; kept in localStorage)
+  const KEYS_OFF = "sandloop.keys.off";
+  function shortcutsOn() {
+    try { return window.localStorage.getItem(KEYS_OFF) !== "1"; } catch (error) { return true; }
+  }
+  const keysOn = $("#keys-on");
+  if (keysOn) {
+    keysOn.closest("label").hidden = false;
+    keysOn.checked = shortcutsOn();
+    keysOn.addEventListener("change", () => {
+      try {
+        if (keysOn.checked) window.localStorage.removeItem(KEYS_OFF); else window.localStorage.setItem(KEYS_OFF, "1");
+      } catch (error) { keysOn.checked = true; }
+    });
+  }
   document.addEventListener("keydown", (event) => {
     const target = event.target;
-    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    if (event.ctrlKey || event.metaKey || event.altKey || !shortcutsOn()) return;
     if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) return;
     if (event.key === "j") select(1);
     else if (event.key === "k") select(-1);
@@ -146,6 +161,7 @@
       if (!state) return;
       state.textContent = value;
       state.className = "status s-" + value;
+      for (const said of $$("[data-status-text]")) said.textContent = value;  // "The check is running"
     }
 
     function filterByNode(name) {

@@ -20,8 +20,16 @@ ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}, "th": {"align"}, "td": {"
 SCHEMES = {"http", "https", "mailto"}
 
 
-def markdown_html(text: str) -> Markup:
-    """``text`` (Markdown, untrusted) rendered and sanitised; cut at :data:`MAX_CHARS`."""
-    rendered = _MD.render(text[:MAX_CHARS])
+def markdown_html(text: str, section_level: int = 2) -> Markup:
+    """``text`` (Markdown, untrusted) rendered and sanitised; cut at :data:`MAX_CHARS`.
+
+    Its headings go below the page's section heading (``<h{section_level}>``): a report's ``#`` is
+    an ``<h3>`` inside an ``<h2>`` section, never an ``<h1>`` beside the page's own (capped at h6).
+    """
+    tokens = _MD.parse(text[:MAX_CHARS])
+    for token in tokens:
+        if token.type in ("heading_open", "heading_close"):
+            token.tag = f"h{min(6, int(token.tag[1:]) + section_level)}"
+    rendered = _MD.renderer.render(tokens, _MD.options, {})
     return Markup(nh3.clean(rendered, tags=TAGS, attributes=ATTRIBUTES, url_schemes=SCHEMES,
                             link_rel="noopener noreferrer nofollow"))

@@ -52,9 +52,11 @@ class Console:
         assert response.status_code == 303, response.text
 
     def run(self, run_id: str, owner: str = LOCAL_OWNER, *, agent: str = "bank_parser", target: str = "icici",
-            status: str = "passed", lines: str = "", summary: dict | None = None) -> RunRow:
-        """A run row with a folder (console.txt from ``lines``), ended with ``status`` unless queued."""
-        self.store.submit(NewRun(run_id, owner, agent, target), quota=999, queue_limit=999)
+            status: str = "passed", lines: str = "", summary: dict | None = None,
+            options: dict | None = None) -> RunRow:
+        """A run row with a folder (console.txt from ``lines``), ended with ``status`` unless queued
+        (``options={"kind": "check"}``: a check)."""
+        self.store.submit(NewRun(run_id, owner, agent, target, options or {}), quota=999, queue_limit=999)
         run_dir = self.runs_dir / run_id
         (run_dir / "attempts" / "1").mkdir(parents=True)
         (run_dir / "console.txt").write_text(lines)

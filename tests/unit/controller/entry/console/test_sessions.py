@@ -81,7 +81,7 @@ class TestSessionEnds:
 class TestCsrf:
     def test_a_post_without_the_token_is_refused_with_a_clear_page(self, console: Console):
         console.run("run-1", status="queued")
-        response = console.client.post("/runs/run-1/cancel", data={})
+        response = console.client.post("/runs/run-1/cancel", data={"confirm": "yes"})
         assert response.status_code == 403 and "CSRF" in response.text
         assert console.store.get("run-1").status == "queued"
 
@@ -89,18 +89,19 @@ class TestCsrf:
         console.run("run-1", status="queued")
         other = sessions.csrf_token(sessions.new_secret())
         console.client.get("/")
-        assert console.client.post("/runs/run-1/cancel", data={"csrf": other}).status_code == 403
+        assert console.client.post("/runs/run-1/cancel", data={"csrf": other, "confirm": "yes"}).status_code == 403
 
     def test_a_post_from_another_origin_is_refused_even_with_the_token(self, console: Console):
         console.run("run-1", status="queued")
         token = console.csrf("/submit")
-        response = console.client.post("/runs/run-1/cancel", data={"csrf": token},
+        response = console.client.post("/runs/run-1/cancel", data={"csrf": token, "confirm": "yes"},
                                        headers={"Origin": "http://evil.example"})
         assert response.status_code == 403 and console.store.get("run-1").status == "queued"
 
     def test_with_the_token_the_form_works(self, console: Console):
         console.run("run-1", status="queued")
-        response = console.client.post("/runs/run-1/cancel", data={"csrf": console.csrf("/submit")}, follow_redirects=False)
+        response = console.client.post("/runs/run-1/cancel", data={"csrf": console.csrf("/submit"), "confirm": "yes"},
+                                       follow_redirects=False)
         assert response.status_code == 303 and console.store.get("run-1").status == "cancelled"
 
     def test_the_token_is_bound_to_the_browsers_secret(self):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from starlette.types import ASGIApp
 
 from agents.ports.errors import EngineUnavailable
 from controller.entry.service.app import create_app
@@ -56,6 +57,15 @@ class Service:
         return row
 
 
+LOCAL = "http://127.0.0.1:9466"
+
+
+def local_client(app: ASGIApp) -> TestClient:
+    """A client on the service's machine: from 127.0.0.1 to a loopback Host, as the no-token service
+    requires (the default ``testclient``/``testserver`` names are refused like any foreign name)."""
+    return TestClient(app, base_url=LOCAL, client=("127.0.0.1", 50000))
+
+
 def make_settings(tmp_path: Path, **service: object) -> Settings:
     return Settings(_env_file=None, data_dir=PROJECT_ROOT / "data", runs_dir=tmp_path / "runs",  # type: ignore[call-arg]
                     parsers_dir=tmp_path / "custom_parsers", service=service)
@@ -70,7 +80,7 @@ def make_service(tmp_path: Path, engine_up: bool = True, **service: object) -> S
             raise EngineUnavailable("no Docker engine is reachable (test)")
 
     state = ServiceState(settings, store, engine_probe=probe)
-    return Service(TestClient(create_app(state)), state, store, settings.runs_dir)
+    return Service(local_client(create_app(state)), state, store, settings.runs_dir)
 
 
 @pytest.fixture

@@ -44,7 +44,7 @@ class TestMarkdown:
 
     def test_plain_markdown_renders(self):
         html = str(markdown_html("## Summary\n\n- **one**\n- two\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"))
-        assert "<h2>Summary</h2>" in html and "<strong>one</strong>" in html and "<td>2</td>" in html
+        assert "<h4>Summary</h4>" in html and "<strong>one</strong>" in html and "<td>2</td>" in html
 
 
 class TestAnsi:
