@@ -2,6 +2,8 @@
 
 Guarantees, all on by default and none of them optional:
 
+* every container under the configured OCI runtime (``runc``, or gVisor's ``runsc``: a
+  user-space kernel between the program and the host's; docs/sandbox.md);
 * no network (``network_mode="none"``), a numeric non-root user, every capability dropped,
   ``no-new-privileges``, a read-only root filesystem;
 * writable space only in a size-limited ``noexec`` tmpfs at ``/tmp`` and under ``/work/out``,
@@ -99,6 +101,7 @@ class DockerSandbox:
         handoff: Handoff | None = None,
         hands_out: bool = False,
         stop: StopSwitch = PROCESS,
+        runtime: str = "runc",
     ) -> None:
         """Create a backend.
 
@@ -117,11 +120,14 @@ class DockerSandbox:
                 attached without stdin, handed out by :meth:`hand_out`.
             stop: The process's stop switch: once thrown, a running execution's container is
                 killed within :data:`~controller.platform.stop.POLL_SECONDS` and none starts.
+            runtime: The engine's OCI runtime every container of this backend runs under
+                (``runc``, or ``runsc``: gVisor); the caller made sure the engine lists it.
         """
         self._stop = stop
         self._client = client
         self._user = user
         self._owner = owner
+        self.runtime = runtime
         self._round_trips = RoundTrips(client)
         self._remover = Remover()
         if not remove_in_background:
@@ -373,6 +379,7 @@ class DockerSandbox:
             log_config=LogConfig(type=LogConfig.types.NONE),
             ipc_mode="private",
             hostname="sandbox",
+            runtime=self.runtime,
             stdin_open=True,
             tty=False,
         )

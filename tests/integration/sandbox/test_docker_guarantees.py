@@ -22,8 +22,8 @@ pytestmark = pytest.mark.usefixtures("no_leftovers")
 
 
 @pytest.fixture
-def sandbox(docker_client, base_settings) -> Iterator[DockerSandbox]:  # noqa: ANN001
-    backend = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner=TEST_OWNER)
+def sandbox(docker_client, base_settings, sandbox_runtime) -> Iterator[DockerSandbox]:  # noqa: ANN001
+    backend = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner=TEST_OWNER, runtime=sandbox_runtime)
     yield backend
     backend.close()  # finishes the background removals before no_leftovers looks
 
