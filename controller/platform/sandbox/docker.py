@@ -51,7 +51,7 @@ from docker.models.containers import _create_container_args  # type: ignore[attr
 from docker.types import LogConfig, Mount, Ulimit
 
 from agents.ports.errors import SandboxError
-from controller.platform.sandbox.faults import engine_fault, lost_container
+from controller.platform.sandbox.faults import KILLED_FROM_OUTSIDE, engine_fault, lost_container
 from controller.platform.sandbox.handoff import Handoff, Offer, Report, WarmKeyModel, write_report
 from controller.platform.sandbox.holder import held
 from controller.platform.sandbox.labels import managed_labels
@@ -82,6 +82,8 @@ _ENGINE_ERRORS = (docker.errors.DockerException, requests.exceptions.RequestExce
 #: Seconds to wait for the holder's output frames once the program ended (they are local
 #: tmpfs reads; only a holder that was stopped by its program takes longer).
 _COLLECT_SECONDS = 30.0
+#: Seconds the engine gets to record an OOM kill of a sandbox that ended whole (:func:`_settled`).
+_OOM_SETTLE_SECONDS = 2.0
 
 log = structlog.get_logger("sandloop.sandbox")
 
@@ -466,11 +468,31 @@ class DockerSandbox:
         container.wait(timeout=30)
         container.reload()
         state = container.attrs.get("State", {})
+        if cut:
+            state = _settled(container, state)
         lost = lost_container(state) if cut else None
         if lost is not None:
             raise lost
         code = status if status is not None else state.get("ExitCode")
         return code, bool(state.get("OOMKilled"))
+
+
+def _settled(container: Container, state: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The container's end state once the engine had time to record an OOM kill.
+
+    A sandbox killed whole (gVisor's: the memory limit's OOM kill takes its kernel, so the holder
+    too) ends before the engine processed the OOM event: for a moment its state says exit 137,
+    not OOM-killed, which reads as "killed from outside" and would be retried as the engine's
+    fault. Asked again for up to :data:`_OOM_SETTLE_SECONDS`; only on this path (a cut stream
+    ending in SIGKILL), so no other execution waits.
+    """
+    deadline = time.monotonic() + _OOM_SETTLE_SECONDS
+    while (not state.get("OOMKilled") and state.get("ExitCode") in KILLED_FROM_OUTSIDE
+           and time.monotonic() < deadline):
+        time.sleep(0.1)
+        container.reload()
+        state = container.attrs.get("State", {})
+    return state
 
 
 def _kill_quietly(container: Container) -> None:
