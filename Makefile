@@ -115,7 +115,7 @@ docs: $(STAMP) ## Regenerate docs/reference/ (settings, CLI, API) and build the 
 	@set -o pipefail; NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict 2>&1 | { grep -v '^INFO ' || true; }
 	@echo "==> site/index.html"
 
-bench: $(STAMP) ## Time the ICICI parser in-process, as a fresh process, in cold and warm sandboxes (phases); check of 100 parsers; a warm run; a scan's parser (peak memory, time a page); the service (first event, overhead, 100 queued runs); the console (10,000 runs, 1,000,000 lines, a node's end)
+bench: $(STAMP) ## Time the ICICI parser in-process, as a fresh process, in cold and warm sandboxes (phases); check of 100 parsers; a warm run; a scan's parser (peak memory, time a page); the service (first event, overhead, 100 queued runs); the console (10,000 runs, 1,000,000 lines, a node's end); runsc against runc (cold, warm, check) when the engine lists it
 	@$(PY) -m tools.bench
 	@$(PY) -m tools.bench_scan
 	@$(PY) -m tools.bench_intake_reply

@@ -211,3 +211,33 @@ def test_the_docker_backend_is_the_one_place_containers_are_created():
     found = sorted(str(path.relative_to(PROJECT_ROOT)) for folder in ("controller", "agents")
                    for path in (PROJECT_ROOT / folder).rglob("*.py") if creating.search(path.read_text()))
     assert found == ["controller/platform/sandbox/docker.py"]
+
+
+class TestOomSettles:
+    """A sandbox OOM-killed whole (gVisor's kernel with it) ends before the engine records the OOM kill."""
+
+    class Container:  # test double: the engine's view of one container, changing as it is asked again
+        def __init__(self, states: list[dict[str, Any]]) -> None:
+            self.states, self.attrs = states, {"State": states[0]}
+
+        def reload(self) -> None:
+            self.states = self.states[1:] or self.states
+            self.attrs = {"State": self.states[0]}
+
+    def test_a_late_oom_kill_is_the_programs_not_a_lost_container(self):
+        from controller.platform.sandbox.docker import _settled
+        from controller.platform.sandbox.faults import lost_container
+
+        container = self.Container([{"ExitCode": 137, "OOMKilled": False}, {"ExitCode": 137, "OOMKilled": False},
+                                    {"ExitCode": 137, "OOMKilled": True}])
+        state = _settled(container, container.attrs["State"])
+        assert state["OOMKilled"] and lost_container(state) is None
+
+    def test_a_container_killed_from_outside_stays_lost_after_the_wait(self, monkeypatch):
+        from controller.platform.sandbox import docker as docker_backend
+        from controller.platform.sandbox.faults import lost_container
+
+        monkeypatch.setattr(docker_backend, "_OOM_SETTLE_SECONDS", 0.3)
+        container = self.Container([{"ExitCode": 137, "OOMKilled": False}])
+        state = docker_backend._settled(container, container.attrs["State"])
+        assert lost_container(state) is not None and lost_container(state).reason == "container_killed"
