@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from controller.platform.settings import PROJECT_ROOT, Settings
+from tests.host import missing
 from tests.owner import TEST_OWNER
 
 ICICI = PROJECT_ROOT / "data" / "icici"
@@ -107,6 +108,19 @@ def base_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
         parsers_dir=root / "custom_parsers",
         cache_dir=PROJECT_ROOT / ".cache",
     )
+
+
+@pytest.fixture(scope="session")
+def sandbox_runtime(docker_client, base_settings: Settings) -> str:  # noqa: ANN001
+    """The OCI runtime the sandbox tests create containers with: ``SBX_SANDBOX_RUNTIME`` of the
+    test process (runc by default; ``make test-gvisor`` sets runsc), which the engine must list:
+    otherwise the tests skip with one line naming ``make gvisor`` (fail when CI=true)."""
+    from controller.platform.sandbox.engine import engine_runtimes
+
+    runtime = base_settings.sandbox_runtime
+    if runtime != "runc" and runtime not in engine_runtimes(docker_client):
+        missing(f"the runtime {runtime}, not registered with the Docker engine (sudo make gvisor)")
+    return runtime
 
 
 @pytest.fixture(scope="session")

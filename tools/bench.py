@@ -11,7 +11,10 @@ started once the pool's refill and the removals of the one before have finished.
 * ``check`` of 100 distinct submission-style parsers (the offline coder's candidates for
   the target and for every bank of the synthetic corpus, ``tests/corpus``), two at a time,
   against the sum of their in-process parse times divided by the two jobs;
-* a warm ``run`` of the target (image built, offline coder), wall time.
+* a warm ``run`` of the target (image built, offline coder), wall time;
+* the cost of gVisor (issue 45), when the engine lists ``runsc`` (``make gvisor``): cold and
+  warm executions of the parser under runc and under runsc, interleaved as above, and the
+  ``check`` of the 100 parsers again under runsc; the runsc/runc ratios.
 
 Prints medians, p95, the ratios and each goal; asserts nothing (speed is not a test).
 
@@ -41,6 +44,7 @@ from agents.bank_parser.coders.offline import OfflineCoder
 from agents.bank_parser.evaluate import IMAGE_NAME, execute_parser, parser_spec
 from controller.platform.progress import Progress
 from controller.platform.sandbox.docker import DockerSandbox
+from controller.platform.sandbox.engine import engine_runtimes
 from controller.platform.sandbox.labels import this_owner
 from agents.ports.sandbox import SandboxSpec
 from controller.runner.services import DockerServices, open_session
@@ -48,6 +52,8 @@ from controller.platform.settings import Settings, load_settings
 from agents.ports.errors import PlatformError, UsageError
 from agents.bank_parser.target import Target, resolve_target
 
+GVISOR = "runsc"
+RUNTIMES = ("runc", GVISOR)
 CHECK_PARSERS = 100
 CHECK_JOBS = 2
 PHASES = ("take", "hand over", "run", "collect", "remove")
@@ -71,7 +77,57 @@ def run_bench(args: argparse.Namespace, settings: Settings) -> int:
     check = _check_many(parsers, target, settings, progress)
     run_seconds = _warm_run(target, settings, progress)
     _print_goals(figures, check, run_seconds)
+    _gvisor_cost(settings, target, code, parsers, check, repeat, progress)
     return 0
+
+
+def _gvisor_cost(settings: Settings, target: Target, code: str, parsers: list[str], check: dict[str, object],
+                 repeat: int, progress: Progress) -> None:
+    """runsc against runc, side by side: cold and warm executions, then the check of the parsers."""
+    with open_session(settings, progress.say) as services:
+        assert isinstance(services, DockerServices)
+        if GVISOR not in engine_runtimes(services.client):
+            print(f"\ngVisor: not measured (the engine does not list {GVISOR}: sudo make gvisor)")
+            return
+        image = services.image(IMAGE_NAME)
+        figures = _by_runtime(services, image, code, target, settings, repeat, progress)
+    gvisor_check = _check_many(parsers, target, settings, progress, runtime=GVISOR)
+    default = check if settings.sandbox_runtime == "runc" else None
+    print(f"\ngVisor ({GVISOR}) against runc, {target.name} parser, {repeat} interleaved repetitions")
+    print(f"  {'execution':<18} {'runc':>8} {GVISOR:>8} {'ratio':>6}")
+    for way in ("cold", "warm"):
+        runc, runsc = (statistics.median(figures[f"{way} {runtime}"]) for runtime in RUNTIMES)
+        print(f"  {way + ' sandbox':<18} {runc:7.3f}s {runsc:7.3f}s {runsc / runc:6.2f}")
+    if default is not None:
+        runc_s, runsc_s = float(default["seconds"]), float(gvisor_check["seconds"])  # type: ignore[arg-type]
+        print(f"  {'check of ' + str(check['count']):<18} {runc_s:7.1f}s {runsc_s:7.1f}s {runsc_s / runc_s:6.2f}   "
+              f"[{gvisor_check['line']}]")
+
+
+def _by_runtime(services: DockerServices, image: str, code: str, target: Target, settings: Settings,
+                repeat: int, progress: Progress) -> dict[str, list[float]]:
+    """Cold and warm executions under runc and runsc, interleaved (one of each per round)."""
+    progress.say(f"cold and warm sandboxes under runc and {GVISOR}, interleaved, x{repeat}")
+    spec = parser_spec(image, code, target.pdf.read_bytes(), settings.sandbox, {"agent": "bench"})
+    backends = {f"{way} {runtime}": DockerSandbox(services.client, user=settings.sandbox_user, owner=this_owner(),
+                                                  pool_size=int(way == "warm"), pool_max_idle_seconds=600,
+                                                  remove_in_background=True, runtime=runtime)
+                for way in ("cold", "warm") for runtime in RUNTIMES}
+    figures: dict[str, list[float]] = {name: [] for name in backends}
+    try:
+        for name, backend in backends.items():
+            if name.startswith("warm"):
+                backend.prewarm(spec)
+        for _ in range(repeat):
+            for name, backend in backends.items():
+                for other in backends.values():
+                    other.wait_warm(60)
+                    other.drain_removals()
+                figures[name].append(_seconds(lambda backend=backend: _sandboxed(backend, spec)))  # type: ignore[misc]
+    finally:
+        for backend in backends.values():
+            backend.close()
+    return figures
 
 
 def _four_ways(
@@ -190,8 +246,10 @@ def _submission_parsers(target: Target, count: int, progress: Progress) -> list[
     return chosen
 
 
-def _check_many(parsers: list[str], target: Target, settings: Settings, progress: Progress) -> dict[str, object]:
-    """In-process parse time of each parser (summed), then ``check`` of all of them in sandboxes."""
+def _check_many(parsers: list[str], target: Target, settings: Settings, progress: Progress,
+                runtime: str | None = None) -> dict[str, object]:
+    """In-process parse time of each parser (summed), then ``check`` of all of them in sandboxes
+    (under ``runtime``, else the settings' runtime)."""
     progress.say(f"in-process parse() of {len(parsers)} parsers, once each")
     with tempfile.TemporaryDirectory(prefix="sandloop-bench-check-") as tmp:
         folder = Path(tmp) / "parsers"
@@ -200,9 +258,10 @@ def _check_many(parsers: list[str], target: Target, settings: Settings, progress
         for index, code in enumerate(parsers):
             (folder / f"parser_{index:03d}.py").write_text(code, encoding="utf-8")
             in_process += _parse_once(code, Path(tmp), index, target)
-        progress.say(f"check of {len(parsers)} parsers, --jobs {CHECK_JOBS}, pool on")
+        progress.say(f"check of {len(parsers)} parsers, --jobs {CHECK_JOBS}, pool on, "
+                     f"runtime {runtime or settings.sandbox_runtime}")
         env = {**os.environ, "SBX_DATA_DIR": str(settings.data_dir.resolve()), "SBX_LOG_FORMAT": "json",
-               "SBX_RUNS_DIR": str(Path(tmp) / "runs")}
+               "SBX_RUNS_DIR": str(Path(tmp) / "runs"), "SBX_SANDBOX_RUNTIME": runtime or settings.sandbox_runtime}
         started, busy = time.perf_counter(), _busy_cpu_seconds()
         proc = subprocess.run(
             [sys.executable, "-m", "controller", "check", "--target", target.name, "--parser", str(folder),

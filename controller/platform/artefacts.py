@@ -18,11 +18,12 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents.ports.artefacts import write_atomic
+from agents.ports.artefacts import SUMMARY_FILE, write_atomic
 
 #: The runner's record of a run (what resume reads); the service's workers look for it too.
 RUN_RECORD = "run.json"
@@ -38,6 +39,8 @@ class RunArtifacts:
     """Writes the files of one run under its folder: the :class:`~agents.ports.artefacts.ArtefactStore` agents get."""
 
     run_dir: Path
+    #: What the platform adds to the agent's ``summary.json`` (where its sandboxes ran: backend, runtime).
+    summary_fields: Mapping[str, Any] = field(default_factory=dict)
 
     def write(self, relative: str, data: bytes | str) -> Path:
         """Write a file below the run folder and return its path."""
@@ -46,7 +49,9 @@ class RunArtifacts:
         return path
 
     def write_json(self, relative: str, document: dict[str, Any]) -> Path:
-        """Write a JSON document below the run folder."""
+        """Write a JSON document below the run folder (``summary.json`` with :attr:`summary_fields`)."""
+        if relative == SUMMARY_FILE:
+            document = {**document, **self.summary_fields}
         return self.write(relative, json.dumps(document, indent=2, default=str) + "\n")
 
     def write_attempt(self, attempt: int, name: str, data: bytes | str) -> Path:

@@ -249,6 +249,12 @@ class Settings(BaseSettings):
     sandbox_network: Literal["none"] = Field(
         "none", description="Network of sandbox containers; only 'none' is supported."
     )
+    sandbox_runtime: str = Field(
+        "runc", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$",
+        description="OCI runtime of every sandbox container on the Docker backend: runc (the host's kernel) "
+                    "or runsc (gVisor, a user-space kernel; `make gvisor` registers it). The engine must "
+                    "list it (docker info): checked at start. Kubernetes: SBX_KUBERNETES__RUNTIME_CLASS_NAME.",
+    )
     sandbox_backend: Literal["docker", "kubernetes"] = Field(
         "docker", description="Where sandboxes run: containers on a Docker engine, or Pods in a cluster (docs/kubernetes.md)."
     )
@@ -285,6 +291,13 @@ class Settings(BaseSettings):
         if not (uid.isdigit() and gid.isdigit()) or int(uid) == 0 or int(gid) == 0:
             raise ValueError("sandbox_user must be numeric uid:gid, neither of them 0 (root)")
         return value
+
+    @model_validator(mode="after")
+    def _runtime_on_docker(self) -> Settings:
+        if self.sandbox_backend == "kubernetes" and self.sandbox_runtime != "runc":
+            raise ValueError("sandbox_runtime is the Docker backend's; on Kubernetes a sandbox Pod's runtime is "
+                             "its RuntimeClass: set SBX_KUBERNETES__RUNTIME_CLASS_NAME (e.g. gvisor) instead")
+        return self
 
     @model_validator(mode="after")
     def _provider_key(self) -> Settings:

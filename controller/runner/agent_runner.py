@@ -39,6 +39,7 @@ from controller.platform.images.base import image_exists
 from controller.platform.memory_sql import memory_stores
 from controller.platform.observability.recorder import observe_run
 from controller.platform.progress import OutputClosed, Progress
+from controller.platform.sandbox.factory import sandbox_description
 from controller.platform.settings import Settings, agent_config, state_dsn
 from controller.runner.check_record import write_check_summary
 from controller.runner.follows import require_followed
@@ -171,6 +172,11 @@ class Runner:
         if plan.prewarm is not None:
             services.prewarm(plan.prewarm(image))
 
+    def _artefacts(self, run_id: str, *, sandboxed: bool) -> RunArtifacts:
+        """The run's folder; its ``summary.json`` names where the sandboxes ran (backend, runtime)."""
+        fields = {"sandbox": sandbox_description(self.settings)} if sandboxed else {}
+        return RunArtifacts(self.settings.runs_dir / run_id, fields)
+
     def _observed(self, agent: Agent, plan: Plan, checkpoint: Checkpoint, services: Services, image: str,
                   environment: Environment | None) -> RunSummary:
         """Stream the agent's graph under the run's observer (logs, events.jsonl, history, push)."""
@@ -186,7 +192,7 @@ class Runner:
                     observer.node(event.node, event.attempt, event.outcome, event.seconds)
 
                 ctx = RunContext(run_id=run_id, config=self.config, sandbox=services.sandbox, image=image,
-                                 artefacts=RunArtifacts(self.settings.runs_dir / run_id), on_event=on_event,
+                                 artefacts=self._artefacts(run_id, sandboxed=bool(image)), on_event=on_event,
                                  environment=environment, checkpoint=checkpoint, say=self.say,
                                  image_of=services.image, memory=memory_stores(self.settings))
                 try:

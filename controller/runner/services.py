@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import docker
 
 from agents.ports.environments import DeclaredEnv, Environment, EnvironmentProvider
+from agents.ports.errors import EngineUnavailable
 from agents.ports.events import Say
 from agents.ports.sandbox import SandboxSpec
 from controller.platform.environments.provision import Provisioner
@@ -24,7 +25,7 @@ from controller.platform.images.idris import IMAGE_NAME as IDRIS_IMAGE
 from controller.platform.images.idris import ensure_idris_image
 from controller.platform.images.wheelhouse import engine_arch
 from controller.platform.sandbox.docker import DockerSandbox
-from controller.platform.sandbox.engine import connect
+from controller.platform.sandbox.engine import connect, require_runtime
 from controller.platform.sandbox.factory import DockerBackendConfig, backend_config, get_backend
 from controller.platform.sandbox.instrumented import InstrumentedSandbox
 from controller.platform.sandbox.retry import guarded
@@ -50,9 +51,14 @@ class DockerServices:
         """Connect to the engine and remove leftovers of controllers that died.
 
         Raises:
-            EngineUnavailable: no engine answers.
+            EngineUnavailable: no engine answers, or it lacks the configured runtime (SBX_SANDBOX_RUNTIME).
         """
         client = connect()
+        try:
+            require_runtime(client, config.runtime)
+        except EngineUnavailable:
+            client.close()
+            raise
         removed = reap_leftovers(client)
         if removed:
             say(f"removed {removed} container(s)/volume(s) left behind by earlier runs")

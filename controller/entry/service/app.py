@@ -16,6 +16,7 @@ from controller.entry.service.limits import BodyLimit
 from controller.entry.service.loopback import LoopbackOnly
 from controller.entry.service.state import ServiceState
 from controller.platform.observability.exporter import Exporter
+from controller.platform.sandbox.factory import sandbox_description
 
 DESCRIPTION = """Submit agent runs to sandloop, follow them live and fetch their artefacts.
 
@@ -57,7 +58,8 @@ def create_app(state: ServiceState, exporter: Exporter | None = None) -> FastAPI
         body.pop("history", None)  # a path of the server's: nobody's business
         if "error" in body:
             body["error"] = "the run history cannot be read (see the service's log)"
-        body = {**body, "status": ("draining" if state.draining.is_set() else "ok") if ok else "error"}
+        body = {**body, "status": ("draining" if state.draining.is_set() else "ok") if ok else "error",
+                "sandbox": sandbox_description(state.settings)}
         return JSONResponse(body, status_code=200 if ok else 503)
 
     @app.get("/readyz", tags=["health"], summary="Ready to run: store and engine reachable, images present",

@@ -18,7 +18,7 @@ import uvicorn
 from agents.ports.errors import ConfigError
 from controller.entry.service.app import create_app
 from controller.entry.service.readiness import images_probe
-from controller.entry.service.state import ServiceState, engine_probe
+from controller.entry.service.state import ServiceState, engine_probe, require_engine_runtime
 from controller.runner import dispatch
 from controller.runner.dispatch import Command, WorkerPool
 from controller.platform import shared_state
@@ -91,6 +91,7 @@ def run_service(settings: Settings, store: RunStore, exporter: Exporter | None, 
                 command: Command = dispatch.command) -> None:
     """Serve until SIGTERM/SIGINT, then drain the workers; ``command`` is each run's child."""
     check_exposure(host, store)
+    require_engine_runtime(settings)  # SBX_SANDBOX_RUNTIME unknown to the engine: one line, exit 2
     shared_state.adopt_files(settings, store)  # PostgreSQL: an earlier release's history and lessons files
     shared_state.prepare_state(settings, store)
     sock = bind(host, port)

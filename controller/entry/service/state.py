@@ -5,16 +5,44 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
+import structlog
+
+from agents.ports.errors import EngineUnavailable
 from controller.entry.service.notify import RunSignals
-from controller.platform.sandbox.engine import connect
+from controller.platform.sandbox.engine import DEFAULT_RUNTIME, RuntimeMissing, check_engine, connect
 from controller.platform.settings import Settings
 from controller.platform.store import RunStore
+
+log = structlog.get_logger("sandloop.service")
 
 
 def docker_probe() -> None:
     """Raise :class:`~agents.ports.errors.EngineUnavailable` unless the Docker engine answers."""
     connect(timeout=5).close()
+
+
+def runtime_probe(runtime: str) -> Callable[[], None]:
+    """The Docker engine answers and lists ``runtime`` (SBX_SANDBOX_RUNTIME)."""
+    return docker_probe if runtime == DEFAULT_RUNTIME else partial(check_engine, runtime)
+
+
+def require_engine_runtime(settings: Settings) -> None:
+    """At the service's start: an engine that answers must list SBX_SANDBOX_RUNTIME (one answering
+    later is checked by /readyz and by each run).
+
+    Raises:
+        RuntimeMissing: the engine answers without the runtime (exit 2, how to register it).
+    """
+    if settings.sandbox_backend != "docker":
+        return
+    try:
+        runtime_probe(settings.sandbox_runtime)()
+    except RuntimeMissing:
+        raise
+    except EngineUnavailable as exc:
+        log.warning("service.engine_unavailable", reason=exc.one_line())
 
 
 def no_probe() -> None:
@@ -23,7 +51,7 @@ def no_probe() -> None:
 
 def engine_probe(settings: Settings) -> Callable[[], None]:
     """The /readyz check of the sandbox engine the settings choose."""
-    return docker_probe if settings.sandbox_backend == "docker" else no_probe
+    return runtime_probe(settings.sandbox_runtime) if settings.sandbox_backend == "docker" else no_probe
 
 
 @dataclass

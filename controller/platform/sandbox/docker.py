@@ -2,6 +2,8 @@
 
 Guarantees, all on by default and none of them optional:
 
+* every container under the configured OCI runtime (``runc``, or gVisor's ``runsc``: a
+  user-space kernel between the program and the host's; docs/sandbox.md);
 * no network (``network_mode="none"``), a numeric non-root user, every capability dropped,
   ``no-new-privileges``, a read-only root filesystem;
 * writable space only in a size-limited ``noexec`` tmpfs at ``/tmp`` and under ``/work/out``,
@@ -49,7 +51,7 @@ from docker.models.containers import _create_container_args  # type: ignore[attr
 from docker.types import LogConfig, Mount, Ulimit
 
 from agents.ports.errors import SandboxError
-from controller.platform.sandbox.faults import engine_fault, lost_container
+from controller.platform.sandbox.faults import KILLED_FROM_OUTSIDE, engine_fault, lost_container
 from controller.platform.sandbox.handoff import Handoff, Offer, Report, WarmKeyModel, write_report
 from controller.platform.sandbox.holder import held
 from controller.platform.sandbox.labels import managed_labels
@@ -80,6 +82,8 @@ _ENGINE_ERRORS = (docker.errors.DockerException, requests.exceptions.RequestExce
 #: Seconds to wait for the holder's output frames once the program ended (they are local
 #: tmpfs reads; only a holder that was stopped by its program takes longer).
 _COLLECT_SECONDS = 30.0
+#: Seconds the engine gets to record an OOM kill of a sandbox that ended whole (:func:`_settled`).
+_OOM_SETTLE_SECONDS = 2.0
 
 log = structlog.get_logger("sandloop.sandbox")
 
@@ -99,6 +103,7 @@ class DockerSandbox:
         handoff: Handoff | None = None,
         hands_out: bool = False,
         stop: StopSwitch = PROCESS,
+        runtime: str = "runc",
     ) -> None:
         """Create a backend.
 
@@ -117,11 +122,14 @@ class DockerSandbox:
                 attached without stdin, handed out by :meth:`hand_out`.
             stop: The process's stop switch: once thrown, a running execution's container is
                 killed within :data:`~controller.platform.stop.POLL_SECONDS` and none starts.
+            runtime: The engine's OCI runtime every container of this backend runs under
+                (``runc``, or ``runsc``: gVisor); the caller made sure the engine lists it.
         """
         self._stop = stop
         self._client = client
         self._user = user
         self._owner = owner
+        self.runtime = runtime
         self._round_trips = RoundTrips(client)
         self._remover = Remover()
         if not remove_in_background:
@@ -373,6 +381,7 @@ class DockerSandbox:
             log_config=LogConfig(type=LogConfig.types.NONE),
             ipc_mode="private",
             hostname="sandbox",
+            runtime=self.runtime,
             stdin_open=True,
             tty=False,
         )
@@ -459,11 +468,31 @@ class DockerSandbox:
         container.wait(timeout=30)
         container.reload()
         state = container.attrs.get("State", {})
+        if cut:
+            state = _settled(container, state)
         lost = lost_container(state) if cut else None
         if lost is not None:
             raise lost
         code = status if status is not None else state.get("ExitCode")
         return code, bool(state.get("OOMKilled"))
+
+
+def _settled(container: Container, state: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The container's end state once the engine had time to record an OOM kill.
+
+    A sandbox killed whole (gVisor's: the memory limit's OOM kill takes its kernel, so the holder
+    too) ends before the engine processed the OOM event: for a moment its state says exit 137,
+    not OOM-killed, which reads as "killed from outside" and would be retried as the engine's
+    fault. Asked again for up to :data:`_OOM_SETTLE_SECONDS`; only on this path (a cut stream
+    ending in SIGKILL), so no other execution waits.
+    """
+    deadline = time.monotonic() + _OOM_SETTLE_SECONDS
+    while (not state.get("OOMKilled") and state.get("ExitCode") in KILLED_FROM_OUTSIDE
+           and time.monotonic() < deadline):
+        time.sleep(0.1)
+        container.reload()
+        state = container.attrs.get("State", {})
+    return state
 
 
 def _kill_quietly(container: Container) -> None:

@@ -1,4 +1,4 @@
-"""Connecting to the Docker engine, with one clear message when none answers."""
+"""Connecting to the Docker engine, with one clear message when none answers or it lacks the runtime."""
 
 from __future__ import annotations
 
@@ -28,6 +28,56 @@ def connect(timeout: int = 60) -> docker.DockerClient:
         raise EngineUnavailable(
             f"no Docker engine is reachable ({_reason(exc)})", hint=START_HINT
         ) from exc
+
+
+#: The runtime every Docker engine has: the host's kernel, no registration needed.
+DEFAULT_RUNTIME = "runc"
+#: How to give an engine gVisor's runtime (docs/sandbox.md#gvisor-runsc).
+REGISTER_HINT = "register it with the engine: sudo make gvisor (docs/sandbox.md), or set SBX_SANDBOX_RUNTIME=runc"
+
+
+class RuntimeMissing(EngineUnavailable):
+    """The engine answers but does not list the configured runtime (exit 2: register it)."""
+
+
+def engine_runtimes(client: docker.DockerClient) -> list[str]:
+    """The OCI runtimes the engine lists (``docker info``'s Runtimes), sorted."""
+    return sorted((client.info().get("Runtimes") or {}).keys())
+
+
+def require_runtime(client: docker.DockerClient, runtime: str) -> None:
+    """Make sure the engine knows ``runtime`` before any sandbox is created with it.
+
+    ``runc`` is not asked about (every engine has it, and the default costs no engine call).
+
+    Raises:
+        RuntimeMissing: the engine does not list ``runtime`` (exit 2, one line saying how to register it).
+        EngineUnavailable: the engine does not answer.
+    """
+    if runtime == DEFAULT_RUNTIME:
+        return
+    try:
+        known = engine_runtimes(client)
+    except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+        raise EngineUnavailable(f"no Docker engine is reachable ({_reason(exc)})", hint=START_HINT) from exc
+    if runtime not in known:
+        raise RuntimeMissing(
+            f"the Docker engine has no runtime {runtime!r} (SBX_SANDBOX_RUNTIME; it lists {', '.join(known) or 'none'})",
+            hint=REGISTER_HINT,
+        )
+
+
+def check_engine(runtime: str, timeout: int = 5) -> None:
+    """Connect, make sure of ``runtime`` and disconnect: the service's start and its /readyz.
+
+    Raises:
+        EngineUnavailable: no engine answers, or it lacks ``runtime``.
+    """
+    client = connect(timeout=timeout)
+    try:
+        require_runtime(client, runtime)
+    finally:
+        client.close()
 
 
 def _reason(exc: Exception) -> str:

@@ -27,6 +27,7 @@ class DockerBackendConfig:
     user: str
     pool_size: int
     pool_max_idle_seconds: float
+    runtime: str = "runc"
     kind: Literal["docker"] = "docker"
 
 
@@ -49,7 +50,15 @@ def backend_config(settings: Settings, *, min_pool: int = 0) -> BackendConfig:
         return KubernetesBackendConfig(settings.sandbox_user, settings.kubernetes)
     pool = settings.pool
     size = max(pool.size, min_pool) if pool.enabled else 0
-    return DockerBackendConfig(settings.sandbox_user, size, pool.max_idle_seconds)
+    return DockerBackendConfig(settings.sandbox_user, size, pool.max_idle_seconds, settings.sandbox_runtime)
+
+
+def sandbox_description(settings: Settings) -> dict[str, str]:
+    """Where the settings run sandboxes, for ``/healthz``, ``summary.json`` and the console:
+    the backend and its runtime (Docker's OCI runtime, or the Pods' RuntimeClass)."""
+    if settings.sandbox_backend == "kubernetes":
+        return {"backend": "kubernetes", "runtime": settings.kubernetes.runtime_class_name or "node default"}
+    return {"backend": "docker", "runtime": settings.sandbox_runtime}
 
 
 @overload
@@ -67,6 +76,6 @@ def get_backend(config: BackendConfig, connection: docker.DockerClient | CoreV1A
     if not (isinstance(config, DockerBackendConfig) and isinstance(connection, docker.DockerClient)):
         raise TypeError(f"a {config.kind} backend needs its own connection, not {type(connection).__name__}")
     return DockerSandbox(connection, user=config.user, owner=this_owner(), pool_size=config.pool_size,
-                         pool_max_idle_seconds=config.pool_max_idle_seconds,
+                         pool_max_idle_seconds=config.pool_max_idle_seconds, runtime=config.runtime,
                          remove_in_background=True,  # drained by the session's close
                          handoff=take_handoff())  # a service's run: the warm containers its worker handed it

@@ -19,7 +19,8 @@ for any Debian-based image (python-parser, idris2) and needs no engine call but 
    kind ``data``, by exactly ``n`` bytes of the file; then ``\\x1esandloop-done\\x1e``.
    Only regular files are read: a link, a folder, a pipe or anything else is named by its
    kind and never opened; a file larger than what is left of the collection cap is
-   announced as ``big`` and not sent (:mod:`controller.platform.sandbox.outputs` decodes all this);
+   announced as ``big`` and not sent (sizes come from ``wc -c`` on the open file, which
+   fstat()s it, not from ``stat``: coreutils' statx fails with EINVAL on gVisor's gofer mounts) (:mod:`controller.platform.sandbox.outputs` decodes all this);
 4. it keeps the container running by reading stdin until the controller kills the
    container (or until stdin closes: a controller that died takes its containers down).
 
@@ -63,7 +64,7 @@ _END = (
     "if [ -L \"$f\" ]; then k=link; elif [ -d \"$f\" ]; then k=folder; "
     "elif [ -p \"$f\" ]; then k=pipe; elif [ ! -e \"$f\" ]; then k=missing; "
     "elif [ ! -f \"$f\" ]; then k=other; "
-    "else z=$(stat -c %s -- \"$f\") || z=-1; "
+    "else z=$(wc -c < \"$f\") || z=-1; case $z in ''|*[!0-9]*) z=-1;; esac; "
     "if [ \"$z\" -lt 0 ]; then k=other; elif [ \"$z\" -gt \"$left\" ]; then k=\"big $z\"; "
     "else printf '\\036sandloop-file %s data %s\\036' \"$n\" \"$z\"; head -c \"$z\" -- \"$f\"; "
     "left=$((left - z)); continue; fi; fi; "

@@ -48,7 +48,7 @@ import structlog
 from agents.ports.errors import EngineUnavailable
 from agents.ports.sandbox import SandboxSpec
 from controller.platform.sandbox.docker import DockerSandbox
-from controller.platform.sandbox.engine import connect
+from controller.platform.sandbox.engine import connect, require_runtime
 from controller.platform.sandbox.handoff import REPORT_FILE, Handoff, Offer, WarmKeyModel, read_report
 from controller.platform.sandbox.labels import this_owner
 from controller.platform.sandbox.pool import WarmContainer, WarmKey
@@ -205,6 +205,7 @@ class WorkerSandboxes:
                 return self._backend
             try:
                 self._client = self._connection()
+                require_runtime(self._client, self._settings.sandbox_runtime)
             except EngineUnavailable as exc:
                 log.warning("service.warm_sandboxes_off", reason=exc.one_line())
                 self._closed = True
@@ -212,7 +213,7 @@ class WorkerSandboxes:
             pool = self._settings.pool
             self._backend = DockerSandbox(self._client, user=self._settings.sandbox_user, owner=this_owner(),
                                           pool_size=self.size, pool_max_idle_seconds=pool.max_idle_seconds,
-                                          hands_out=True)
+                                          hands_out=True, runtime=self._settings.sandbox_runtime)
             return self._backend
 
     def _image_exists(self, image: str) -> bool:

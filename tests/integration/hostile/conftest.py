@@ -26,6 +26,12 @@ HEADROOM = 160 * MIB
 BENIGN = "import pandas as pd\n\ndef parse(pdf_path):\n    return pd.DataFrame({'a': [1]})\n"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _runtime_registered(sandbox_runtime: str) -> str:
+    """The suite runs under SBX_SANDBOX_RUNTIME (make test-gvisor: runsc), which the engine must list."""
+    return sandbox_runtime
+
+
 @pytest.fixture(scope="session")
 def suite_settings() -> Settings:
     """The settings the controller children run with (read back from SUITE_ENV)."""

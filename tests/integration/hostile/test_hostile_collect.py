@@ -51,7 +51,8 @@ class TestOutputArea:
         """Attack 3: a parser writing 4x the bound to /work/out is stopped there; the host's disk never holds more."""
         bound = output_bound_mib(base_settings.sandbox)
         limits = base_settings.sandbox.model_copy(update={"timeout_seconds": 60})
-        sandbox = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner=TEST_OWNER)
+        sandbox = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner=TEST_OWNER,
+                                runtime=base_settings.sandbox_runtime)
         watcher = VolumeWatcher(docker_client)
         watcher.start_owner(TEST_OWNER)
         pdf = (PROJECT_ROOT / "data" / "icici" / "icici sample.pdf").read_bytes()

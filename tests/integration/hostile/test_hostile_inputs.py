@@ -129,7 +129,8 @@ def test_an_idris_reference_pdf_is_read_in_a_sandbox_within_the_caps(
     from controller.platform.sandbox.docker import DockerSandbox
     from tests.owner import TEST_OWNER
 
-    sandbox = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner=TEST_OWNER)
+    sandbox = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner=TEST_OWNER,
+                            runtime=base_settings.sandbox_runtime)
     caps = AnalysisLimits(memory_mb=256, timeout_seconds=20)
     reader = SandboxPdfText(sandbox, lambda image: parser_image, base_settings.sandbox, caps, {"agent": "pytest"})
     (tmp_path / "doc.pdf").write_bytes(HOSTILE_PDFS[name]())

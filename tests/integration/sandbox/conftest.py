@@ -11,9 +11,9 @@ from tests.owner import TEST_OWNER
 
 
 @pytest.fixture
-def pooled(docker_client, base_settings) -> Iterator[DockerSandbox]:  # noqa: ANN001
+def pooled(docker_client, base_settings, sandbox_runtime) -> Iterator[DockerSandbox]:  # noqa: ANN001
     """A Docker backend with a warm pool of one container per kind, closed afterwards."""
     sandbox = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner=TEST_OWNER,
-                            pool_size=1, pool_max_idle_seconds=60)
+                            pool_size=1, pool_max_idle_seconds=60, runtime=sandbox_runtime)
     yield sandbox
     sandbox.close()

@@ -32,10 +32,10 @@ PROGRAM = """
 
 
 @pytest.fixture
-def giver(docker_client, base_settings) -> Iterator[DockerSandbox]:  # noqa: ANN001
+def giver(docker_client, base_settings, sandbox_runtime) -> Iterator[DockerSandbox]:  # noqa: ANN001
     """A backend whose pool's containers are for other backends (the service's workers)."""
     sandbox = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner=TEST_OWNER,
-                            pool_size=1, pool_max_idle_seconds=60, hands_out=True)
+                            pool_size=1, pool_max_idle_seconds=60, hands_out=True, runtime=sandbox_runtime)
     yield sandbox
     sandbox.close()
 
@@ -57,7 +57,7 @@ def handed(giver: DockerSandbox, image: str) -> tuple[WarmContainer, Offer]:
 
 def taker(docker_client, base_settings, offer: Offer, report: Path) -> DockerSandbox:  # noqa: ANN001
     return DockerSandbox(docker_client, user=base_settings.sandbox_user, owner=TEST_OWNER,
-                         handoff=Handoff(report=str(report), offers=[offer]))
+                         handoff=Handoff(report=str(report), offers=[offer]), runtime=base_settings.sandbox_runtime)
 
 
 def test_a_handed_container_serves_the_first_matching_execution(giver, docker_client, base_settings, parser_image,

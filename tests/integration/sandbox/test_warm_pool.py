@@ -122,7 +122,7 @@ class TestWarmPool:
     def test_close_removes_idle_containers(self, docker_client, base_settings, parser_image):
         """Closing the backend removes every waiting container (checked by no_leftovers too)."""
         sandbox = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner=TEST_OWNER,
-                                pool_size=2, pool_max_idle_seconds=60)
+                                pool_size=2, pool_max_idle_seconds=60, runtime=base_settings.sandbox_runtime)
         sandbox.prewarm(spec(parser_image, "pass"))
         wait_for_idle(sandbox, 2)
         sandbox.close()
