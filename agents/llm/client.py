@@ -9,6 +9,7 @@ asks; every request is measured (:mod:`agents.llm.accounting`).
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -24,6 +25,10 @@ from agents.llm.classify import classify
 from agents.llm.config import LLMConfig
 from agents.llm.errors import LLMError
 from agents.llm.providers import inline_refs, structured
+
+#: An endpoint's refusal of OpenAI's json_schema form (llama-cpp-python's server: a 500 whose
+#: validation error names ``response_format``): the request is sent again in its own form.
+_FORMAT_REFUSED = re.compile(r"response_format")
 
 MAX_BACKOFF = 60.0
 Role = Literal["system", "user", "assistant"]
@@ -57,6 +62,7 @@ class ChatClient:
         self.ledger = ledger if ledger is not None else CallLedger()
         self.metrics = metrics or default_metrics()
         self._sleep = sleep
+        self._json_object = False  # an endpoint that refused OpenAI's json_schema form got the other
 
     def complete(self, messages: Sequence[ChatMessage], purpose: str = "chat",
                  schema: dict[str, Any] | None = None) -> ChatReply:
@@ -69,9 +75,15 @@ class ChatClient:
         requests: list[RequestRecord] = []
         prompt_chars = sum(len(m.content) for m in messages)
         try:
-            model = self.model if schema is None else structured(self.model, self.config.provider,
-                                                                  inline_refs(schema), purpose)
-            text = self._retrying()(self._request, _to_langchain(messages), purpose, requests, model)
+            try:
+                text = self._retrying()(self._request, _to_langchain(messages), purpose, requests,
+                                        self._shaped(schema, purpose))
+            except LLMError as exc:
+                if schema is None or self._json_object or not _FORMAT_REFUSED.search(exc.message):
+                    raise
+                self._json_object = True  # the server's own form of structured output, from now on
+                text = self._retrying()(self._request, _to_langchain(messages), purpose, requests,
+                                        self._shaped(schema, purpose))
         except LLMError as exc:
             exc.tries = len(requests)
             self._keep(purpose, exc.kind.value, requests, prompt_chars, 0)
@@ -79,11 +91,19 @@ class ChatClient:
         call = self._keep(purpose, OK, requests, prompt_chars, len(text))
         return ChatReply(text, call)
 
+    def _shaped(self, schema: dict[str, Any] | None, purpose: str) -> Runnable[Any, Any]:
+        """The model, asked for ``schema`` in the form this endpoint takes (see :func:`structured`)."""
+        if schema is None:
+            return self.model
+        return structured(self.model, self.config.provider, inline_refs(schema), purpose,
+                          json_object=self._json_object)
+
     def _retrying(self) -> Retrying:
         backoff = wait_exponential_jitter(initial=self.config.backoff_seconds, max=MAX_BACKOFF,
                                           jitter=self.config.backoff_seconds / 2)
         return Retrying(
-            retry=retry_if_exception(lambda exc: isinstance(exc, LLMError) and exc.transient),
+            retry=retry_if_exception(lambda exc: isinstance(exc, LLMError) and exc.transient
+                                     and not _FORMAT_REFUSED.search(exc.message)),  # no retry can help
             stop=stop_after_attempt(self.config.max_retries + 1),
             wait=lambda state: _wait(state, backoff),
             sleep=self._sleep,

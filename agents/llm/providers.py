@@ -44,10 +44,16 @@ def build_chat_model(config: LLMConfig) -> BaseChatModel:
     return builders[config.provider](config)
 
 
-def structured(model: BaseChatModel, provider: str, schema: dict[str, Any], name: str) -> Runnable[Any, Any]:
+def structured(model: BaseChatModel, provider: str, schema: dict[str, Any], name: str, *,
+               json_object: bool = False) -> Runnable[Any, Any]:
     """``model`` asked to answer in ``schema`` (a JSON Schema without references), each provider its way:
     OpenAI's ``response_format`` with ``json_schema`` (llama.cpp's server makes it a grammar, so even a
-    tiny model answers in the schema), Ollama's ``format``, Gemini's ``response_schema``."""
+    tiny model answers in the schema), Ollama's ``format``, Gemini's ``response_schema``.
+
+    ``json_object``: the form llama-cpp-python's server takes instead (``{"type": "json_object",
+    "schema": …}``); it refuses ``json_schema`` with a 500 naming ``response_format``."""
+    if provider == "openai" and json_object:
+        return model.bind(response_format={"type": "json_object", "schema": schema})
     if provider == "openai":
         return model.bind(response_format={"type": "json_schema",
                                            "json_schema": {"name": name[:64], "schema": schema, "strict": False}})

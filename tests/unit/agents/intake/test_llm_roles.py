@@ -155,6 +155,22 @@ class TestStructuredOutputAndTheGate:
         assert response_format["type"] == "json_schema" and "updates" in schema["properties"]
         assert "$ref" not in json.dumps(schema) and "$defs" not in schema  # inlined: every provider takes it
 
+    def test_a_server_that_refuses_json_schema_gets_its_own_form(self, server):
+        """llama-cpp-python's server refuses OpenAI's json_schema form (a 500 naming response_format,
+        as its version 0.3.36 answered make llm-smoke): the call is sent again, once, as
+        ``{"type": "json_object", "schema": ...}``, and the client keeps that form."""
+        refusal = ("1 validation error: {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+                   "'msg': \"Input should be 'text' or 'json_object'\"}")
+        server.push(Fail(500, refusal))
+        server.push(Reply(json.dumps({"updates": [update("Personal", "age", 34)]})))
+        server.push(Reply(json.dumps({"updates": [update("Personal", "age", 35)]})))
+        model = roles(server)
+        assert [(u.field, u.value) for u in model.resolve(inp("34")).updates] == [("age", 34)]
+        assert [(u.field, u.value) for u in model.resolve(inp("35")).updates] == [("age", 35)]
+        forms = [r.body["response_format"]["type"] for r in server.chat_requests]
+        assert forms == ["json_schema", "json_object", "json_object"]
+        assert "updates" in server.chat_requests[-1].body["response_format"]["schema"]["properties"]
+
     def test_a_fact_no_word_of_the_reply_names_is_asked_not_stored(self, server):
         server.push(Reply(json.dumps({"updates": [update("Personal", "age", 34),
                                                   update("Income", "annual_amount", 34000)]})))
