@@ -30,7 +30,13 @@ def _wait_for_eof(fd: int) -> None:
 
 
 def watch_stdin() -> None:
-    """Interrupt this process (SIGINT, handled as KeyboardInterrupt) once stdin reaches its end."""
+    """Interrupt this process (SIGINT, handled as KeyboardInterrupt) once stdin reaches its end.
+
+    A service started in the background by a shell (``nohup sandloop serve &``) has SIGINT ignored,
+    and its run processes inherit that: neither this watch nor a cancel (SIGINT to the run's group)
+    would stop them. A run that is watched takes SIGINT back first."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     if sys.stdin is None:
         return
     fd = sys.stdin.fileno()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 
@@ -41,3 +42,15 @@ def test_a_watching_process_exits_cleanly_with_stdin_open():
     code_ = proc.wait(timeout=60)
     proc.stdin.close()
     assert (code_, out.strip(), err) == (0, "done", "")
+
+
+def test_a_child_started_with_sigint_ignored_still_interrupts_itself():
+    """A service started in the background by a shell (``nohup ... &``) ignores SIGINT, and so would
+    its run processes: the watch takes SIGINT back, so the run still stops when its parent goes."""
+    proc = subprocess.Popen([sys.executable, "-c", CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))  # noqa: PLW1509
+    assert proc.stdout is not None and proc.stdin is not None
+    assert proc.stdout.readline().strip() == "watching"
+    proc.stdin.close()
+    out = proc.stdout.read()
+    assert (proc.wait(timeout=60), out.strip()) == (130, "interrupted")
