@@ -10,19 +10,18 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-import signal
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from controller.entry.parent_watch import take_back_sigint
 from controller.platform.settings import PROJECT_ROOT, Settings
 
 # A suite started in the background by a non-interactive shell (`make test &`, nohup) has SIGINT
 # ignored, and every child a test starts would inherit that: the tests of Ctrl-C, cancel and the
 # parent watch would fail for the way the suite was started. pytest itself expects SIGINT.
-if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+take_back_sigint()
 from tests.host import missing
 from tests.owner import TEST_OWNER
 

@@ -36,10 +36,12 @@ _NO = re.compile(r"^\s{0,5}(?:no|nope|nah|n|false|not any ?more|not really|never
                  r"i am not|none|"
                  r"the old one|the earlier one|the first one)\b")
 _NEGATION = re.compile(r"\b(?:no|not|don'?t|do not|doesn'?t|haven'?t|have no|never|without|none)\b")
+#: A value taken back and replaced in one clause ("i said 2 kids before but its 3").
+TAKEN_BACK = r"\bi (?:said|told you)\b.{0,40}\bbut (?:it'?s|its|it is)\b"
 CORRECTION = re.compile(
     r"\b(?:actually|sorry|i meant|i mean|make that|or rather|scratch that|correction|i was wrong|to correct|mistake|"
     r"let me correct|hang on|hold on|wait(?=[,!.]|\s(?:no|sorry|actually|i mean)))\b"
-    r"|\bi (?:said|told you)\b.{0,40}\bbut (?:it'?s|its|it is)\b"  # "i said 2 kids before but its 3"
+    rf"|{TAKEN_BACK}"
 )
 _NO_LONGER = re.compile(r"\b(?:no longer|not anymore|not any more|any longer)\b")
 _FUTURE = re.compile(

@@ -22,7 +22,7 @@ from __future__ import annotations
 import datetime
 import re
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Literal
 
@@ -39,22 +39,23 @@ MAX_REPLY_DATE_SPANS = 10
 MAX_DATE_CHARS = 40
 Precision = Literal["year", "month", "day"]
 
-_MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
-          r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
+#: A month's name, whole or shortened ("march", "mar").
+MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+         r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
 _WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _PERIOD = r"(?:year|month|week|summer|winter|spring|autumn|fall)"
 _PREP = r"(?:in|by|since|until|till|before|after|from|of|around|during|circa|as of)"
 _DATE = re.compile(
     r"\b(?:\d{4}-\d{2}-\d{2}"                                                   # 2027-03-01
     r"|\d{1,2}[/.]\d{1,2}[/.]\d{4}"                                             # 1/3/2027 (day first)
-    rf"|(?:\d{{1,2}}(?:st|nd|rd|th)?\s{{1,2}})?{_MONTH}\.?(?:\s{{1,2}}\d{{1,2}}(?:st|nd|rd|th)?,?)?\s{{1,2}}(?:of\s)?\d{{4}}"
+    rf"|(?:\d{{1,2}}(?:st|nd|rd|th)?\s{{1,2}})?{MONTH}\.?(?:\s{{1,2}}\d{{1,2}}(?:st|nd|rd|th)?,?)?\s{{1,2}}(?:of\s)?\d{{4}}"
     rf"|(?:(?:the\s)?(?:end|start|beginning|middle)\sof\s)?(?:last|next|this)\s{_PERIOD}"
     r"|(?:the\s)?(?:end|start|beginning|middle)\sof\s\d{4}"
     r"|(?:in|within)\s(?:the\s)?(?:next\s)?\d{1,2}\s(?:years?|months?)|\d{1,2}\s(?:years?|months?)\sago"
-    rf"|{_PREP}\s{_MONTH}\b(?!\.?\s{{1,2}}(?:\d|of\s))"
+    rf"|{_PREP}\s{MONTH}\b(?!\.?\s{{1,2}}(?:\d|of\s))"
     rf"|{_PREP}\s(?:(?:19|20|21)\d{{2}})\b"
-    rf"|(?:the\s)?\d{{1,2}}(?:st|nd|rd|th)?\s(?:of\s)?{_MONTH}\b(?:,?\s(?:19|20)\d\d\b)?"  # the 3rd of July (1979)
-    rf"|{_MONTH}\.?\s\d{{1,2}}(?:st|nd|rd|th)?\b(?!\s?\d)"                               # August 1st
+    rf"|(?:the\s)?\d{{1,2}}(?:st|nd|rd|th)?\s(?:of\s)?{MONTH}\b(?:,?\s(?:19|20)\d\d\b)?"  # the 3rd of July (1979)
+    rf"|{MONTH}\.?\s\d{{1,2}}(?:st|nd|rd|th)?\b(?!\s?\d)"                               # August 1st
     r"|(?:the\sday\safter\s)?tomorrow|(?:the\s)?(?:day\sbefore\s)?yesterday"
     rf"|(?:next|last|this)\s{_WEEKDAY}"
     r"|in\s\d{1,2}\s(?:days?|weeks?)|(?:\d{1,2}|a)\s(?:days?|weeks?)\sago)",
@@ -171,7 +172,10 @@ def _amount(match: re.Match[str]) -> int | float | None:
     """The match's value: price-parser reads the digits (separators), the suffix multiplies."""
     digits = match["digits"]
     if match["percent"]:
-        parsed: Decimal | None = Decimal(digits.replace(",", "."))
+        try:
+            parsed: Decimal | None = Decimal(digits.replace(",", "."))
+        except InvalidOperation:  # "1.234,56%": two separators are no percentage
+            return None
     else:
         parsed = Price.fromstring(digits.replace("\u00a0", " ").replace("\u202f", " ")).amount
     if parsed is None:

@@ -249,16 +249,17 @@ def _one_number_of_many(reply: str, question: Question, schemas: dict[str, NodeS
 
 
 #: A number left in a reply once the facts took theirs (a year alone is a date's, not an amount).
-_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
 _LOOSE_NUMBER = re.compile(r"(?<![\d.,])(?!(?:19|20)\d\d\b)\d[\d,.]*")
-_TAKEN_BACK = re.compile(r"\bi (?:said|told you|put|wrote|gave)\W{1,3}\d[\d,.]*")
+#: "i said 2" / "i put 2": a value the person gave before.
+_SAID = r"\bi (?:said|told you|put|wrote|gave)\W{1,3}"
+_TAKEN_BACK = re.compile(_SAID + r"\d[\d,.]*")
 _TIME_COUNT = re.compile(r"\s?(?:years?|yrs?|months?|weeks?|days?|hours?|am|pm|o'clock|st|nd|rd|th)\b")
 #: Words by which the reader chose one value among several: a total, a correction, a time, a denial.
 _SETTLES = re.compile(r"\b(?:so(?=\s(?:like\s|about\s|around\s|roughly\s)?[$€£]?\d)|total|comes to|making|"
                       r"which is|in total|all in|altogether|between us|combined|"
                       r"sorry|i mean|i meant|make (?:that|it)|or rather|scratch that|actually|no wait|not|"
                       r"now|currently|at the moment|these days|used to|was|were|will|'ll|going to|once|next|"
-                      rf"from(?=\s(?:[$€£]?\d|next|last|this|now|then|{_MONTHS}))|until|ago|last|this year)\b|=")
+                      rf"from(?=\s(?:[$€£]?\d|next|last|this|now|then|{reading.MONTH}))|until|ago|last|this year)\b|=")
 _ADDS = re.compile(r"\b(?:on top|plus|in addition|as well as|extra)\b")
 _EVERY_N = re.compile(r"\bevery (?:\d+|other) (?:weeks?|months?)\b|\bfortnight|\bbi-?weekly\b")
 _PEOPLE = re.compile(r"\b(?:me|myself)\s?(?:,|and)\s?(?:my|our|the)\b|"
@@ -285,19 +286,44 @@ def _gated(reply: str, schemas: dict[str, NodeSchema], updates: list[FactUpdate]
 
 def _turning(reply: str, question: Question, schemas: dict[str, NodeSchema],
              updates: list[FactUpdate]) -> list[FactUpdate]:
-    """"Turning 30 in August" to "how old are you?": 29 until the birthday, not 30 and not unanswered."""
+    """"Turning 30 in August": 29 until the birthday, for the present age, which its schema names by the cue
+    "turning" (a name says nothing); to a question about a future age ("At what age do you want to retire?")
+    the answer is 30 itself, and no present age at all."""
     turning = _TURNING.search(reading.digits_for_words(reply).lower())
     spec = _spec(schemas, question.node, question.field)
-    if turning is None or spec is None or "age" not in question.field.split("_") or question.kind not in _ASKED_KINDS:
+    if turning is None or spec is None or question.kind not in _ASKED_KINDS:
         return updates
-    age = int(turning.group(1)) - 1
-    if not check(question.field, spec, age).ok:
-        return updates
-    kept = [u for u in updates if (u.node, u.field) != (question.node, question.field) or u.value == age]
-    if any((u.node, u.field) == (question.node, question.field) for u in kept):
+    said = int(turning.group(1))
+    if spec.temporal == "future" and spec.kind == "number":
+        return _future_age(question, spec, said, turning.group(), updates)
+    now = [u for u in updates if u.value == said and _is_age_now(schemas, u.node, u.field)]
+    if _is_age_now(schemas, question.node, question.field):
+        now = [u for u in updates if (u.node, u.field) == (question.node, question.field) and u.value != said - 1]
+        if not now and any((u.node, u.field) == (question.node, question.field) for u in updates):
+            return updates
+        now = now or [FactUpdate(question.node, question.field, said, words=turning.group())]
+    kept = [u for u in updates if u not in now]
+    for update in now[:1]:  # of the present, whatever time the reader gave "next week"
+        if check(update.field, _spec(schemas, update.node, update.field) or spec, said - 1).ok:
+            kept.append(FactUpdate(update.node, update.field, said - 1, words=turning.group(),
+                                   reasoning=f"{turning.group()}: {said - 1} until the birthday"))
+    return kept
+
+
+def _is_age_now(schemas: dict[str, NodeSchema], node: str, name: str) -> bool:
+    spec = _spec(schemas, node, name)
+    return spec is not None and "turning" in spec.cues and spec.temporal in (None, "present")
+
+
+def _future_age(question: Question, spec: FieldSchema, said: int, words: str,
+                updates: list[FactUpdate]) -> list[FactUpdate]:
+    """"When I turn 67" to a future age: 67 answers the question asked; it says nothing of the age now."""
+    kept = [u for u in updates if u.words.strip() != str(said) or (u.node, u.field) == (question.node, question.field)]
+    if any((u.node, u.field) == (question.node, question.field) for u in kept) or not check(question.field, spec,
+                                                                                           said).ok:
         return kept
-    return [*kept, FactUpdate(question.node, question.field, age, words=turning.group(),
-                              reasoning=f"{turning.group()}: {age} until the birthday")]
+    return [*kept, FactUpdate(question.node, question.field, said, temporal="future", frame="future", words=words,
+                              reasoning=f"{words}: the age asked for")]
 
 
 _TURNING = re.compile(r"\b(?:turning|turn|i'll be|ill be|will be)\s(\d{1,3})\b(?!\s(?:years?\s)?ago)")
@@ -750,8 +776,8 @@ def _answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | 
     # a name comes first: "I'm Dana Reyes, thirty-one, living in Bath" (the city was taken by its cue)
     text = _TEXT_TIME.sub("", _ANSWER_LEAD.sub("", clause.text[:before], count=1))
     if spec.text == "place":  # "down in st ives": the place starts after its lead, not at "down"
-        text = text_values.without_place_lead(text)
-        two = _TWO_PLACES.match(_TEXT_TIME.sub("", text).split(",")[0])
+        text = _TEXT_TIME.sub("", text_values.without_place_lead(text))  # the lead gone, "currently" may start it
+        two = _TWO_PLACES.match(text.split(",")[0])
         if two:  # "single bedroom flat in leeds", "Stratford in London": which one is the answer is asked
             said = two[1] if _CAPITALISED.match(two[1]) else two[2]
             clause.unsure.append(Proposal(question.node, question.field, text_values.place(said) or said.strip(),
@@ -775,7 +801,7 @@ _PARTLY = re.compile(r"^\s*(?:partly|partially|sort of|kind of|sometimes|some of
 _CORRECTS = re.compile(r"(?:sorry|i meant|i mean|make (?:that|it)|or rather|scratch that|no wait|actually)[\s,]{0,3}$")
 _CORRECTED = re.compile(r"[\s,]{0,3}(?:sorry|i meant|i mean|no,? make (?:that|it)|or rather|scratch that|no wait)\b")
 #: Right before a value the person takes back ("i said 2 kids before but its 3").
-_SAID_BEFORE = re.compile(r"\bi (?:said|told you|put|wrote|gave)\W{1,3}$")
+_SAID_BEFORE = re.compile(_SAID + "$")
 #: Right after a number: it counts something other than money ("3 months", "2 kids").
 _COUNTED = re.compile(r"\s{0,2}(?:months?|years?|weeks?|days?|kids?|children|people|times)\b")
 #: A clause that states the result of what came before ("so 1,500 for me").
@@ -796,7 +822,7 @@ _NOTHING = re.compile(r"^\s*(?:nothing|none|nil|zero|zilch|not a (?:penny|cent|t
 #: A value said after these replaces the ones before it ("68 kilos, sorry I meant 72"; "4, no make that 5").
 _REPLACES = re.compile(r"\b(?:sorry|i meant|i mean|make (?:that|it)|or rather|scratch that|actually|no wait|"
                        r"correction|hang on|hold on|oh wait)\b|\*|\bno,?\s(?=\d)|"
-                       r"\bi (?:said|told you)\b.{0,40}\bbut (?:it'?s|its|it is)\b")
+                       rf"{patterns.TAKEN_BACK}")
 #: A value said after these is the sum the reply arrives at ("1,200 plus 300, so 1,500"; "= 10000").
 _TOTAL_BEFORE = re.compile(r"\b(?:so|total(?: of)?|comes to|making|which is)\b|=")
 _TOTAL_AFTER = re.compile(r"^\s{0,2}(?:in total|all in|altogether|total|between us|all together|combined)\b")
@@ -811,7 +837,6 @@ _CURRENCY = re.compile(r"[$€£₹¥]|\b(?:usd|eur|gbp|inr|dollars?|euros?|poun
 _NET = re.compile(r"\b(?:take home|takes home|take-home|net|after tax)\b")
 #: A date written with two numbers that could each be the month ("04/08/2026").
 _AMBIGUOUS_DATE = re.compile(r"^(\d{1,2})[/.](\d{1,2})[/.]\d{2,4}$")
-#: Said right before or after a value: the time it is of ("used to be 2,700"; "3,100 now").
 #: Said right before a value, the time it is of ("used to be 2,700"; "from 11k"; "will be 4").
 _BEFORE_PAST = re.compile(r"\b(?:used to(?: be)?|was|were|from|previously|before|last (?:year|month|week))"
                           r"\W{0,3}(?:\w+\W{1,3}){0,2}$")
@@ -821,7 +846,7 @@ _BEFORE_FUTURE = re.compile(r"\b(?:will|'ll|going to|once|should be|goes up to|r
 #: Said right after a value ("3,100 now"; "11k two years ago"; "40 in august", "4 once my mum moves in").
 _AFTER_PAST = re.compile(r"^\W{0,3}(?:\w+\W{1,3}){0,2}?(?:ago|last (?:year|month|week)|in (?:19|20)\d\d)\b")
 _AFTER_FUTURE = re.compile(rf"^\W{{0,3}}(?:\w+\W{{1,3}}){{0,2}}?(?:next (?:year|month|week)|by next|once|"
-                           rf"in (?:{_MONTHS})|from (?:{_MONTHS}|next))\b")
+                           rf"in (?:{reading.MONTH})|from (?:{reading.MONTH}|next))\b")
 
 
 def _number_answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | None:

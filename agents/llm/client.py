@@ -75,21 +75,26 @@ class ChatClient:
         requests: list[RequestRecord] = []
         prompt_chars = sum(len(m.content) for m in messages)
         try:
-            try:
-                text = self._retrying()(self._request, _to_langchain(messages), purpose, requests,
-                                        self._shaped(schema, purpose))
-            except LLMError as exc:
-                if schema is None or self._json_object or not _FORMAT_REFUSED.search(exc.message):
-                    raise
-                self._json_object = True  # the server's own form of structured output, from now on
-                text = self._retrying()(self._request, _to_langchain(messages), purpose, requests,
-                                        self._shaped(schema, purpose))
+            text = self._asked(messages, purpose, requests, schema)
         except LLMError as exc:
             exc.tries = len(requests)
             self._keep(purpose, exc.kind.value, requests, prompt_chars, 0)
             raise
         call = self._keep(purpose, OK, requests, prompt_chars, len(text))
         return ChatReply(text, call)
+
+    def _asked(self, messages: Sequence[ChatMessage], purpose: str, requests: list[RequestRecord],
+               schema: dict[str, Any] | None) -> str:
+        """The reply's text; a server that refuses ``response_format`` is asked again, once, in its own
+        ``json_object`` form, which is kept for the rest of the run."""
+        while True:
+            try:
+                return str(self._retrying()(self._request, _to_langchain(messages), purpose, requests,
+                                            self._shaped(schema, purpose)))
+            except LLMError as exc:
+                if schema is None or self._json_object or not _FORMAT_REFUSED.search(exc.message):
+                    raise
+                self._json_object = True  # the loop ends: this branch is taken at most once
 
     def _shaped(self, schema: dict[str, Any] | None, purpose: str) -> Runnable[Any, Any]:
         """The model, asked for ``schema`` in the form this endpoint takes (see :func:`structured`)."""

@@ -29,14 +29,20 @@ def _wait_for_eof(fd: int) -> None:
     os.kill(os.getpid(), signal.SIGINT)
 
 
+def take_back_sigint() -> None:
+    """Handle SIGINT as Ctrl-C again if it was ignored, as a shell does for what it starts in the background
+    (``nohup … &``); the children this process starts inherit the handling."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def watch_stdin() -> None:
     """Interrupt this process (SIGINT, handled as KeyboardInterrupt) once stdin reaches its end.
 
     A service started in the background by a shell (``nohup sandloop serve &``) has SIGINT ignored,
     and its run processes inherit that: neither this watch nor a cancel (SIGINT to the run's group)
     would stop them. A run that is watched takes SIGINT back first."""
-    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+    take_back_sigint()
     if sys.stdin is None:
         return
     fd = sys.stdin.fileno()

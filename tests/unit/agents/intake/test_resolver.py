@@ -7,7 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from agents.intake import patterns
-from agents.intake.resolver import resolve
+from agents.intake.catalogue import shipped
+from agents.intake.resolver import ResolverInput, resolve
 from tests.fuzz.decoders import INTAKE_INPUTS, check_intake_reply
 from tests.unit.agents.intake.helpers import ask, inp
 
@@ -167,3 +168,24 @@ def test_any_reply_gives_a_resolution_of_known_fields(reply):
     """Whatever the reply: no exception, and every update names a node and field of the schemas
     with a value of the field's type (the contract `make fuzz` checks at length)."""
     check_intake_reply(reply)
+
+
+@pytest.mark.parametrize("reply", ["1.234,56%", "the rate is 1.234,56 % or so"])
+def test_a_percentage_with_two_separators_is_no_value_and_no_error(reply):
+    """Found by the fuzz contract above: Decimal refused "1.234.56" and the reply raised."""
+    check_intake_reply(reply)
+
+
+@pytest.mark.parametrize("reply", ["when I turn 67", "turning 67", "I'll be 67 by then"])
+def test_turning_to_a_future_age_is_that_age_and_no_age_now(reply):
+    """Was: retirement_age 66 ("until the birthday") and, for "turning 67", a present age of 67: two wrong
+    facts. A retirement age said as "turning 67" is 67; the age now is not said."""
+    result = resolve(ResolverInput(reply, ask("Retirement", "retirement_age"), shipped(), {}))
+    assert [(u.field, u.value) for u in result.updates] == [("retirement_age", 67)]
+
+
+@pytest.mark.parametrize(("reply", "age"), [("turning 30 in August", 29), ("I'm 29, turning 30 in August", 29),
+                                            ("I turned 50 in june", 50)])
+def test_turning_still_reads_a_persons_age(reply, age):
+    result = resolve(ResolverInput(reply, ask("Personal", "age"), shipped(), {}))
+    assert [(u.field, u.value) for u in result.updates] == [("age", age)]
