@@ -64,19 +64,28 @@ def keep(upload: Path, run_dir: Path, bound: int) -> int:
     target = run_dir / KEPT
     if not target.is_dir() and run_dir.is_dir() and upload.is_dir():
         staging = run_dir / f".{KEPT}.partial"
-        shutil.rmtree(staging, ignore_errors=True)
-        left = bound
-        for path in _wanted(upload):
-            size = _regular_size(path)
-            if size is None or size > left:
-                continue
-            copy = staging / path.relative_to(upload)
-            copy.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, copy, follow_symlinks=False)
-            left -= size
-        if staging.is_dir():
-            staging.rename(target)
+        try:
+            _copy_wanted(upload, staging, bound)
+            if staging.is_dir():
+                staging.rename(target)
+        except OSError as exc:  # another replica keeping it at once, a full disk: the pages say so
+            log.warning("service.upload_not_kept", run_id=run_dir.name, error=type(exc).__name__)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
     return _tree_bytes(target)
+
+
+def _copy_wanted(upload: Path, staging: Path, bound: int) -> None:
+    shutil.rmtree(staging, ignore_errors=True)
+    left = bound
+    for path in _wanted(upload):
+        size = _regular_size(path)
+        if size is None or size > left:
+            continue
+        copy = staging / path.relative_to(upload)
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, copy, follow_symlinks=False)
+        left -= size
 
 
 def remove_kept(settings: Settings, run_ids: list[str]) -> None:

@@ -63,6 +63,15 @@ class TestKeep:
         assert keep(upload, run_dir, 100) == 10
         assert files(run_dir / "kept") == ["_submissions/small.py"]
 
+    def test_a_copy_that_fails_keeps_nothing_and_raises_nothing(self, tmp_path: Path):
+        """The upload is removed all the same (the pages then say it was not kept)."""
+        upload, run_dir = tmp_path / "uploads" / "r1", tmp_path / "r1"
+        class_upload(upload)
+        run_dir.mkdir()
+        (run_dir / "kept").write_text("in the way")  # the rename onto it fails
+        assert keep(upload, run_dir, 1 << 20) == 0
+        assert sorted(p.name for p in run_dir.iterdir()) == ["kept"]  # no partial copy left
+
     def test_a_run_that_never_started_keeps_nothing(self, tmp_path: Path):
         upload = tmp_path / "uploads" / "r1"
         class_upload(upload)
