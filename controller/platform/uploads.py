@@ -1,8 +1,9 @@
-"""Where the service keeps what a client uploaded for a run: ``runs/uploads/<run id>/``.
+"""Where the service keeps what a client uploaded for a run: ``runs/uploads/<run id>/``, and
+what of it is kept with the run once the run ended: ``runs/<run id>/kept/``.
 
 The HTTP side writes there (it stages an upload and renames it into place) and the engine reads
-there (a run's child is given it as its data folder; housekeeping removes it), so the name is
-kept below both.
+there (a run's child is given it as its data folder; housekeeping keeps what the run's pages
+need and removes the rest), so the names are kept below both.
 """
 
 from __future__ import annotations
@@ -12,8 +13,15 @@ from pathlib import Path
 from controller.platform.settings import Settings
 
 UPLOADS = "uploads"
+#: The folder of a run that keeps, after its end, what its pages read from its upload (same layout).
+KEPT = "kept"
 
 
 def upload_dir(settings: Settings, run_id: str) -> Path:
     """Where an uploaded run's target folder lives: ``runs/uploads/<run id>/<target>/``."""
     return settings.runs_dir / UPLOADS / run_id
+
+
+def kept_dir(settings: Settings, run_id: str) -> Path:
+    """What an ended run kept of its upload: ``runs/<run id>/kept/`` (laid out as the upload was)."""
+    return settings.runs_dir / run_id / KEPT

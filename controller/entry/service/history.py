@@ -16,7 +16,9 @@ Where each answer comes from, and who sees it:
 - **Forgetting** (``DELETE /v1/history?target=``, admin only, 403 otherwise) deletes the
   target's lessons (runs and failures in lessons.sqlite, so the next run starts with none) and
   the target's *ended* rows in the service store (so they leave ``/v1/history``, ``/v1/runs``
-  and ``/v1/stats``). Kept: run folders under ``runs/`` (artefacts, checkpoints, events), runs
+  and ``/v1/stats``), and what those runs kept of their uploads (``runs/<id>/kept/``: the code a
+  check checked, an uploaded target's result.csv), which counted against their owners' upload
+  quota. Kept: the rest of the run folders under ``runs/`` (artefacts, checkpoints, events), runs
   still queued, running or waiting, and ``history.sqlite``, whose counters feed Prometheus and
   must never go down (a counter that decreases reads as a reset to ``increase()``).
 """
@@ -34,6 +36,7 @@ from controller.entry.service.auth import Principal, principal
 from controller.entry.service.problems import Problem
 from controller.entry.service.schemas import PROBLEMS
 from controller.entry.service.state import ServiceState
+from controller.runner.dispatch import remove_kept
 from controller.platform.shared_state import lessons_of
 from controller.platform.store import TERMINAL, RunRow
 
@@ -123,7 +126,7 @@ class Forgotten(BaseModel):
     kept: list[str]
 
 
-KEPT = ["run folders under runs/ (artefacts, checkpoints, events)", "runs still queued, running or waiting",
+KEPT = ["run folders under runs/ (artefacts, checkpoints, events; not what they kept of their uploads)", "runs still queued, running or waiting",
         "the run history behind /metrics and the dashboard (history.sqlite): its counters never go down"]
 Agent = Annotated[str | None, Query(max_length=64, description="Only this agent's runs.")]
 
@@ -184,9 +187,10 @@ def delete_history(request: Request, caller: Caller,
         raise Problem(403, ADMIN_ONLY)
     state = _state(request)
     lessons = _lessons_store(state).forget(target, agent)
-    service_runs = state.store.forget(target=target, agent=agent)
+    forgotten = state.store.forget(target=target, agent=agent)
+    remove_kept(state.settings, forgotten)  # what their pages kept of their uploads (issue 43)
     return Forgotten(target=target, agent=agent, lessons_runs=lessons.runs, lessons_failures=lessons.failures,
-                     service_runs=service_runs, kept=KEPT)
+                     service_runs=len(forgotten), kept=KEPT)
 
 
 def _int(value: object) -> int | None:

@@ -121,8 +121,10 @@ class RunStore(Protocol):
         """Ids of ``worker``'s running runs whose cancellation was asked for."""
         ...
 
-    def upload_removed(self, run_id: str) -> bool:
-        """The run's upload is gone from disk: it no longer counts against its owner's quotas."""
+    def upload_removed(self, run_id: str, *, kept_bytes: int = 0) -> bool:
+        """The run's upload is gone from disk: it no longer counts against its owner's quotas, but
+        ``kept_bytes`` (what the run kept of it, ``runs/<id>/kept/``) counts against the upload quota
+        until the run is forgotten."""
         ...
 
     def held_uploads(self, *, ended_only: bool) -> list[str]:
@@ -143,8 +145,8 @@ class RunStore(Protocol):
         """Ended runs newest first (the execution history), filtered (``owner`` None: everyone's)."""
         ...
 
-    def forget(self, *, target: str, agent: str | None) -> int:
-        """Delete the ended runs of ``target`` (of ``agent`` if given); how many. Open runs stay."""
+    def forget(self, *, target: str, agent: str | None) -> list[str]:
+        """Delete the ended runs of ``target`` (of ``agent`` if given); their ids. Open runs stay."""
         ...
 
     def counts(self) -> dict[str, int]:

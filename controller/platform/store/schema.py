@@ -50,6 +50,8 @@ runs = Table(
     Column("last_event", Integer, nullable=False, server_default="0"),  # the run's newest event's seq
     Column("upload_bytes", BigInteger, nullable=False, server_default="0"),  # its upload's size on disk
     Column("upload_held", Integer, nullable=False, server_default="0"),  # 1 while its upload is on disk
+    # revision 0007 (issue 43) ----------------------------------------------------------------
+    Column("kept_bytes", BigInteger, nullable=False, server_default="0"),  # what it kept of its upload (kept/)
     sqlite_autoincrement=True,
 )
 Index("runs_by_status", runs.c.status, runs.c.seq)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy.exc
-from sqlalchemy import Connection, Engine, Select, and_, delete, func, insert, or_, select, text, update
+from sqlalchemy import Connection, Engine, Select, and_, case, delete, func, insert, or_, select, text, update
 from sqlalchemy.sql.elements import ColumnElement
 
 from agents.ports.errors import ConfigError
@@ -219,13 +219,15 @@ class SqlStore:
     def _check_uploads(self, conn: Connection, run: NewRun, quota_bytes: int | None) -> None:
         if quota_bytes is None or run.upload_bytes == 0:
             return
-        held = _scalar(conn, select(func.coalesce(func.sum(runs.c.upload_bytes), 0))
-                       .where(runs.c.owner == run.owner, runs.c.upload_held == 1))
+        # An upload counts while it is on disk; what its run kept of it (kept/), until Forget.
+        held_bytes = case((runs.c.upload_held == 1, runs.c.upload_bytes), else_=0) + runs.c.kept_bytes
+        held = _scalar(conn, select(func.coalesce(func.sum(held_bytes), 0)).where(runs.c.owner == run.owner))
         if held + run.upload_bytes > quota_bytes:
             would, limit = _sizes(held + run.upload_bytes, quota_bytes)
             raise QuotaExceeded(f"{run.owner}'s uploads would hold {would} on the service, "
                                 f"more than its {limit}", hint="wait for its runs with uploads to end "
-                                "(an upload is removed when its run ends), or cancel one")
+                                "(an upload is removed when its run ends; what its pages need is kept "
+                                "until Forget), or cancel one")
 
     def get(self, run_id: str) -> RunRow | None:
         with self._read() as conn:
@@ -351,10 +353,10 @@ class SqlStore:
             return [str(r[0]) for r in conn.execute(query)]
 
     # uploads ------------------------------------------------------------------------------
-    def upload_removed(self, run_id: str) -> bool:
+    def upload_removed(self, run_id: str, *, kept_bytes: int = 0) -> bool:
         with self._write() as conn:
             return conn.execute(update(runs).where(runs.c.id == run_id, runs.c.upload_held == 1)
-                                .values(upload_held=0)).rowcount == 1
+                                .values(upload_held=0, kept_bytes=max(0, kept_bytes))).rowcount == 1
 
     def held_uploads(self, *, ended_only: bool) -> list[str]:
         query = select(runs.c.id).where(runs.c.upload_held == 1)
@@ -381,10 +383,12 @@ class SqlStore:
         query = _filtered(select(*RUN_COLUMNS), owner=owner, agent=agent, target=target)
         return self._page(query.where(runs.c.status.in_(ENDED)), limit, cursor)
 
-    def forget(self, *, target: str, agent: str | None) -> int:
-        condition = _conditions(agent=agent, target=target)
+    def forget(self, *, target: str, agent: str | None) -> list[str]:
+        condition = (runs.c.status.in_(ENDED), *_conditions(agent=agent, target=target))
         with self._write() as conn:
-            return conn.execute(delete(runs).where(runs.c.status.in_(ENDED), *condition)).rowcount
+            ids = [str(r[0]) for r in conn.execute(select(runs.c.id).where(*condition))]
+            conn.execute(delete(runs).where(runs.c.id.in_(ids)))
+        return ids
 
     def counts(self) -> dict[str, int]:
         with self._read() as conn:

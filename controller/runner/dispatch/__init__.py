@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from controller.runner.dispatch.child import SUBMISSIONS, command, is_check, resumable, scrubber
-    from controller.runner.dispatch.housekeeping import remove_upload
+    from controller.runner.dispatch.housekeeping import remove_kept, remove_upload
     from controller.runner.dispatch.journal import CONSOLE_FILE, MAX_LINE, Scrubber
     from controller.runner.dispatch.workers import Command, WorkerPool
 
@@ -25,11 +25,12 @@ if TYPE_CHECKING:
 #: imports :mod:`.warm_child`, and so this package, and must not import the workers' store and
 #: engine with it (it would hold them in every run's fork).
 PUBLIC = {"SUBMISSIONS": "child", "command": "child", "is_check": "child", "resumable": "child",
-          "scrubber": "child", "remove_upload": "housekeeping", "CONSOLE_FILE": "journal", "MAX_LINE": "journal",
+          "scrubber": "child", "remove_upload": "housekeeping",
+          "remove_kept": "housekeeping", "CONSOLE_FILE": "journal", "MAX_LINE": "journal",
           "Scrubber": "journal", "Command": "workers", "WorkerPool": "workers"}
 
 __all__ = ["CONSOLE_FILE", "MAX_LINE", "SUBMISSIONS", "Command", "Scrubber", "WorkerPool", "command", "is_check",
-           "remove_upload", "resumable", "scrubber"]
+           "remove_kept", "remove_upload", "resumable", "scrubber"]
 
 
 def __getattr__(name: str) -> Any:

@@ -14,7 +14,7 @@ from controller.entry.console.templating import page
 from controller.entry.console.viewer import state_of
 from controller.entry.console.views.attempts import read_text
 from controller.entry.console.views.check_page import (
-    check_document, options_of, submission_file, verdict_lines,
+    check_document, options_of, submission_files, verdict_lines,
 )
 from controller.entry.console.views.code import highlighted
 from controller.entry.console.views.lines import window
@@ -38,15 +38,16 @@ def check_page(check_id: RunId, request: Request, who: Viewer) -> Response:
                 live=None if row.ended else f"/runs/{quote(row.id, safe='')}/live")
 
 
-@router.get("/checks/{check_id}/verdicts/{name}")
+@router.get("/checks/{check_id}/verdicts/{name:path}")
 def verdict_page(check_id: RunId, name: Name, request: Request, who: Viewer) -> Response:
-    """One checked parser: its verdict and first difference, and its code."""
+    """One checked parser or submission: its verdict and first difference, and its code (a name may hold
+    ``/``: a parser found in a class zip's folder, ``alice/icici_parser.py``)."""
     row, _ = run_of(request, who, check_id)
     document = check_document(row) if is_check(row) else None
     verdict = next((v for v in verdict_lines(document.summary if document else None) if v.name == name), None)
     if verdict is None:
         raise PageError(404, f"check {row.id} has no verdict for {name[:80]!r}")
-    source = submission_file(state_of(request).settings, row, name)
-    code, cut = highlighted(read_text(source), name) if source else (None, False)
-    return page(request, "verdict.html", title=f"{name} in check {row.id}", row=row, verdict=verdict, code=code,
-                code_cut=cut, viewer=who)
+    files = [(shown, *highlighted(read_text(path), shown, anchor=f"C{number}"))
+             for number, (shown, path) in enumerate(submission_files(state_of(request).settings, row, name), 1)]
+    return page(request, "verdict.html", title=f"{name} in check {row.id}", row=row, verdict=verdict, files=files,
+                viewer=who)

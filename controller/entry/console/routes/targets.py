@@ -66,7 +66,8 @@ def forget_form(agent: AgentName, target: TargetName, request: Request, who: Vie
     return page(request, "confirm.html", title=f"Forget {target}?", viewer=who,
                 question=f"Forget the lessons and ended service runs of {target} ({agent})?",
                 consequence=("The next run on it starts without lessons, and its ended runs leave the runs list "
-                             "and the API for good. Run folders and the metrics' history are kept."),
+                             "and the API for good, with the code and expected results their pages kept. "
+                             "The rest of the run folders and the metrics' history are kept."),
                 action=f"{where}/forget", confirm_label="Forget them", back=where, back_label="Keep them")
 
 

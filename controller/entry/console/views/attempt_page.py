@@ -9,7 +9,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from controller.platform.uploads import UPLOADS
+from controller.platform.uploads import KEPT, UPLOADS
 from controller.entry.console.views.attempts import Attempt, read_json, read_text
 from controller.entry.console.views.code import highlighted
 from controller.entry.console.views.frames import expected_frame, produced_frame
@@ -46,10 +46,15 @@ class AttemptView:
 
 
 def expected_csv(run_dir: Path, target: str) -> Path:
-    """The target's result.csv as the run saw it (run.json's data folder: the service's, or the upload's)."""
+    """The target's result.csv as the run saw it (run.json's data folder: the service's, or the upload's;
+    an upload's once it ended: the copy kept with the run, ``kept/<target>/result.csv``)."""
     record = read_json(run_dir / "run.json")
     data_dir = record.get("data_dir") if isinstance(record, dict) else None
-    return Path(str(data_dir)) / target / "result.csv" if data_dir else run_dir / "__no_data_dir__"
+    if not data_dir:
+        return run_dir / "__no_data_dir__"
+    expected = Path(str(data_dir)) / target / "result.csv"
+    kept = run_dir / KEPT / target / "result.csv"
+    return kept if UPLOADS in expected.parts and not expected.exists() and kept.is_file() else expected
 
 
 def frame_diff(folder: Path, expected: Path) -> FrameDiff | None:
@@ -59,7 +64,7 @@ def frame_diff(folder: Path, expected: Path) -> FrameDiff | None:
     produced, wanted = produced_frame(folder / "result.json"), expected_frame(expected)
     problem = produced.problem or wanted.problem
     if UPLOADS in expected.parts and not expected.exists():
-        problem = "the uploaded target was removed when its run ended (uploads are kept while their run goes on)"
+        problem = "the uploaded target was removed when its run ended and its result.csv was not kept"
     if produced.problem or not wanted.lines:
         return FrameDiff(None, problem)
     return FrameDiff(side_by_side(wanted.lines, produced.lines), problem)

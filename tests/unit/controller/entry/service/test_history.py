@@ -138,6 +138,19 @@ class TestForget:
             assert service.client.get("/v1/lessons", params={"agent": agent, "target": "icici"}).json()["lessons"] == []
         assert lessons_store(service).lessons("bank_parser", "sbi") != []
 
+    def test_forget_removes_what_the_runs_kept_of_their_uploads(self, service: Service):
+        """Issue 43: the code and expected frames kept with an ended run (kept/) go with it."""
+        ended(service, "r-1", "alice")
+        ended(service, "r-2", "alice", target="sbi")
+        for run_id in ("r-1", "r-2"):
+            (service.runs_dir / run_id / "kept" / "_submissions").mkdir(parents=True)
+            (service.runs_dir / run_id / "kept" / "_submissions" / "p.py").write_text("def parse(p): ...\n")
+            (service.runs_dir / run_id / "summary.json").write_text("{}")
+        assert service.client.delete("/v1/history", params={"target": "icici"}).json()["service_runs"] == 1
+        assert not (service.runs_dir / "r-1" / "kept").exists()
+        assert (service.runs_dir / "r-1" / "summary.json").is_file()  # the rest of the folder stays
+        assert (service.runs_dir / "r-2" / "kept" / "_submissions" / "p.py").is_file()  # another target's
+
     def test_one_agent_only(self, service: Service):
         learn(service, "l-1", "icici", "parser lesson", agent="bank_parser")
         learn(service, "l-2", "icici", "blueprint lesson")

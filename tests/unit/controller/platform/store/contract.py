@@ -378,8 +378,8 @@ class ContractHistory:
         self._ended(store, 1, "alice", "icici", "passed")
         self._ended(store, 2, "bob", "sbi", "failed")
         store.submit(new_run(3, owner="alice"), quota=99, queue_limit=99)
-        assert store.forget(target="icici", agent="intake") == 0
-        assert store.forget(target="icici", agent=None) == 1
+        assert store.forget(target="icici", agent="intake") == []
+        assert store.forget(target="icici", agent=None) == ["run-0001"]
         assert store.get("run-0001") is None and store.get("run-0003").status == "queued"
         assert store.get("run-0002") is not None
 
@@ -503,6 +503,17 @@ class ContractUploads:
         assert store.held_uploads(ended_only=False) == ["run-0001", "run-0003"]
         assert store.upload_removed("run-0001") is True and store.upload_removed("run-0001") is False
         store.submit(self._upload(2, 50), quota=9, queue_limit=9, upload_quota_bytes=100)
+
+    def test_what_an_ended_run_kept_counts_against_its_owners_bytes_until_forgotten(self, store):
+        """Issue 43: the files kept with a run after its upload is gone (kept/) count until Forget."""
+        store.submit(self._upload(1, 60), quota=9, queue_limit=9, upload_quota_bytes=100)
+        store.cancel("run-0001")
+        assert store.upload_removed("run-0001", kept_bytes=45) is True
+        with pytest.raises(QuotaExceeded, match="uploads would hold"):
+            store.submit(self._upload(2, 60), quota=9, queue_limit=9, upload_quota_bytes=100)
+        store.submit(self._upload(3, 60, owner="bob"), quota=9, queue_limit=9, upload_quota_bytes=100)
+        assert store.forget(target="up", agent=None) == ["run-0001"]
+        store.submit(self._upload(2, 60), quota=9, queue_limit=9, upload_quota_bytes=100)
 
     def test_a_cancelled_run_holds_its_place_until_its_upload_is_gone(self, store):
         """Cancelling does not free the quota while the upload is still on disk."""
