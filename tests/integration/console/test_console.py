@@ -287,8 +287,10 @@ class TestHostileText:
         page.set_input_files("#check-parser", str(evil))
         page.click("#check button[type=submit]")
         page.wait_for_url(re.compile(r".*/checks/[^/]+$"))
-        wait_status(alice, "failed")
-        page.reload()  # the verdicts are rendered by the server once the check ended
+        page.evaluate("window.__notReloaded = true")
+        wait_for(lambda: status_in_page(alice) == "failed", "the check's end", deadline=180)
+        wait_for(lambda: page.query_selector("#verdicts") is not None, "the verdicts, swapped in at the end", deadline=30)
+        assert page.evaluate("window.__notReloaded") is True and page.query_selector("a[href$='/cancel']") is None
         assert HOSTILE in page.text_content("#verdicts")  # shown as text
         alice.look("check")
         alice.page.click("#verdicts a")

@@ -197,8 +197,9 @@
     }
     bindGraph();
 
-    // The end changes the facts, buttons, attempts, summary and files: take them from the ended page,
-    // rendered (and escaped) by the server, each [data-ends] part by its id; the lines stay as streamed.
+    // The end changes the facts, buttons, attempts (a check's verdicts), summary and files: take them from
+    // the ended page, rendered (and escaped) by the server, each [data-ends] part by its id (run.html,
+    // check.html); the lines stay as streamed.
     function showEnded(status) {
       fetch(window.location.pathname + window.location.search, { credentials: "same-origin" })
         .then((response) => { if (!response.ok) throw new Error(response.status); return response.text(); })
