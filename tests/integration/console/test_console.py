@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from controller.entry.console.filters import duration
 from controller.platform.settings import PROJECT_ROOT
 from tests.integration.blueprints import NO_GO, NO_GO_REASON
 from tests.integration.console.conftest import HOSTILE, Browser
@@ -199,6 +200,83 @@ class TestConversation:
         alice.look("intake-ended")
 
 
+def api(service: Service, method: str, path: str, **extra: object) -> httpx.Response:
+    """The service's API as alice."""
+    return httpx.request(method, f"{service.url}/v1{path}", timeout=60,
+                         headers={"Authorization": f"Bearer {service.tokens['alice']}"}, **extra)  # type: ignore[arg-type]
+
+
+def fact(browser: Browser, label: str) -> str:
+    """The text of the run page's fact ``label`` (its <dd>)."""
+    return str(browser.page.evaluate(
+        "label => Array.from(document.querySelectorAll('dl.facts dt')).find(dt => dt.textContent === label)"
+        ".nextElementSibling.textContent.trim()", label))
+
+
+class TestLivePageEnds:
+    """Issue 43: a run page left open to the run's end kept its Cancel button, "Ended —", the
+    duration and line count of its load and the attempts of its load, and a "No line yet." under
+    the streamed lines. On the stream's ``end`` the page takes those parts from the ended page."""
+
+    def test_a_page_opened_before_the_start_shows_the_end_without_a_reload(self, alice: Browser, service: Service):
+        run_id = api(service, "POST", "/runs", json={"target": "icici"}).json()["id"]
+        page = alice.open(f"/runs/{run_id}")
+        page.evaluate("window.__notReloaded = true")
+        empty_at_load = page.query_selector("#lines p.empty") is not None
+        assert page.query_selector("a[href$='/cancel']") is not None
+        wait_for(lambda: len(lines_of(alice)) >= 1, "a first line", deadline=120)
+        if empty_at_load:  # the usual case: the page opened while the run was queued or starting
+            assert page.query_selector("#lines p.empty") is None
+        wait_for(lambda: status_in_page(alice) in ("passed", "failed", "error"), "the end", deadline=300)
+        wait_for(lambda: page.query_selector("#attempts table") is not None, "the attempts table", deadline=30)
+        assert page.evaluate("window.__notReloaded") is True
+        run = api(service, "GET", f"/runs/{run_id}").json()
+        assert status_in_page(alice) == run["status"] == "passed"
+        assert fact(alice, "Duration") == duration(run["finished_at"] - run["started_at"])
+        assert fact(alice, "Ended") != "—"
+        shown = lines_of(alice)
+        assert [text for _, text in shown] == console_lines(service, run_id)
+        assert page.text_content("#lines .follow > span") == f"{len(shown)} line(s)"
+        assert page.query_selector_all("#attempts tbody tr")
+        assert page.query_selector("a[href$='/cancel']") is None and "No line yet" not in page.text_content("main")
+        assert page.query_selector(f".actions a[href='/compare?a={run_id}']") is not None
+        assert page.query_selector("section[aria-labelledby=files-h] a[download]") is not None
+        assert not page.is_visible("#running-note")
+        alice.look("run-ended-in-place")
+
+
+class TestWaitingIntake:
+    def test_a_waiting_intake_says_so_and_a_stale_cancel_says_the_run_had_ended(self, alice: Browser,
+                                                                                service: Service):
+        """The intake run waiting for a reply said "Running: listen"; its page (live, then reloaded) says it
+        waits for a reply. A Cancel confirmed after the run ended lands on its page saying so, not "Conflict"."""
+        page = alice.open("/submit")
+        page.select_option("#run-target", "intake-cross-node")
+        page.check("#run-interactive")
+        page.click("#run button[type=submit]")
+        page.wait_for_url(re.compile(r".*/runs/[^/]+$"))
+        run_id = run_id_of(alice)
+        page.evaluate("window.__notReloaded = true")
+        wait_for(lambda: status_in_page(alice) == "waiting", "the question, live", deadline=180)
+        assert page.evaluate("window.__notReloaded") is True
+        for _ in ("live", "reloaded"):
+            assert "Waiting for a reply" in page.inner_text("#running-note")
+            assert "Running:" not in page.inner_text("#running-note")
+            page.reload()
+        assert page.query_selector("#reply-form") is not None
+        alice.look("intake-waiting")
+        page.click("text=Cancel run…")
+        page.wait_for_url(f"{alice.base}/runs/{run_id}/cancel")
+        assert api(service, "POST", f"/runs/{run_id}/cancel").status_code == 202  # meanwhile, elsewhere
+        wait_for(lambda: api(service, "GET", f"/runs/{run_id}").json()["status"] == "cancelled", "the cancel")
+        page.click("text=Cancel the run")
+        page.wait_for_url(re.compile(f".*/runs/{run_id}\\?cancel=ended$"))
+        assert "Conflict" not in page.text_content("main")
+        assert "had already ended (cancelled) when Cancel was sent" in page.text_content("#cancel-ended")
+        assert page.query_selector("a[href$='/cancel']") is None
+        alice.look("stale-cancel")
+
+
 class TestHostileText:
     def test_a_parser_printing_script_and_a_hostile_report_are_inert(self, alice: Browser, service: Service,
                                                                     tmp_path: Path):
@@ -209,8 +287,10 @@ class TestHostileText:
         page.set_input_files("#check-parser", str(evil))
         page.click("#check button[type=submit]")
         page.wait_for_url(re.compile(r".*/checks/[^/]+$"))
-        wait_status(alice, "failed")
-        page.reload()  # the verdicts are rendered by the server once the check ended
+        page.evaluate("window.__notReloaded = true")
+        wait_for(lambda: status_in_page(alice) == "failed", "the check's end", deadline=180)
+        wait_for(lambda: page.query_selector("#verdicts") is not None, "the verdicts, swapped in at the end", deadline=30)
+        assert page.evaluate("window.__notReloaded") is True and page.query_selector("a[href$='/cancel']") is None
         assert HOSTILE in page.text_content("#verdicts")  # shown as text
         alice.look("check")
         alice.page.click("#verdicts a")

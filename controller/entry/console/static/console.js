@@ -107,7 +107,6 @@
     const list = $("ol.lines", box);
     const scroller = $(".lines-box", box);
     const follow = $("#follow");
-    const state = $("#run-status");
     let nodeFilter = "";
     const NODE_OF = /^\s*\[(?:setup|attempt \d+|turn \d+|check|[^\]]{1,40})\]\s+([A-Za-z_][\w-]*)/;
 
@@ -138,7 +137,11 @@
       if (match) item.dataset.node = match[1];
       if (nodeFilter && item.dataset.node !== nodeFilter) item.classList.add("hidden-by-node");
       const keep = follow && follow.checked;
+      const empty = $("p.empty", scroller);  // "No line yet."
+      if (empty) empty.remove();
       list.append(item);
+      const count = $("#line-count");
+      if (count && !count.textContent.includes("showing")) count.textContent = number + " line(s)";
       if (keep) { scroller.dataset.auto = "1"; scroller.scrollTop = scroller.scrollHeight; }
     }
 
@@ -153,15 +156,28 @@
       }
       const label = $("#current-node");
       if (label) label.textContent = cls === "running" ? name : "";
+      if (cls === "running") sayWaiting(false);
       const note = $("#running-note");
-      if (note) note.hidden = cls !== "running";
+      const waiting = $("#node-waiting");
+      if (note) note.hidden = cls !== "running" && !(waiting && !waiting.hidden);
+    }
+
+    function sayWaiting(waiting) {  // a run waiting for a reply says so, not "Running: listen"
+      const running = $("#node-running");
+      const said = $("#node-waiting");
+      if (!running || !said) return;
+      running.hidden = waiting;
+      said.hidden = !waiting;
+      if (waiting) $("#running-note").hidden = false;
     }
 
     function setStatus(value) {
+      const state = $("#run-status");  // looked up each time: the end replaces it
       if (!state) return;
       state.textContent = value;
       state.className = "status s-" + value;
       for (const said of $$("[data-status-text]")) said.textContent = value;  // "The check is running"
+      sayWaiting(value === "waiting");
     }
 
     function filterByNode(name) {
@@ -173,8 +189,34 @@
       const note = $("#node-filter");
       if (note) note.textContent = nodeFilter ? "Showing the lines of " + nodeFilter + " only (click it again for all)." : "";
     }
-    for (const link of $$("svg.graph a[data-node]")) {
-      link.addEventListener("click", (event) => { event.preventDefault(); filterByNode(link.dataset.node); });
+    function bindGraph() {
+      for (const link of $$("svg.graph a[data-node]")) {
+        link.addEventListener("click", (event) => { event.preventDefault(); filterByNode(link.dataset.node); });
+      }
+      if (nodeFilter) for (const node of $$("svg.graph .node")) node.classList.toggle("selected", node.dataset.node === nodeFilter);
+    }
+    bindGraph();
+
+    // The end changes the facts, buttons, attempts (a check's verdicts), summary and files: take them from
+    // the ended page, rendered (and escaped) by the server, each [data-ends] part by its id (run.html,
+    // check.html); the lines stay as streamed.
+    function showEnded(status) {
+      fetch(window.location.pathname + window.location.search, { credentials: "same-origin" })
+        .then((response) => { if (!response.ok) throw new Error(response.status); return response.text(); })
+        .then((html) => {
+          const ended = new DOMParser().parseFromString(html, "text/html");
+          for (const part of $$("[data-ends]")) {
+            const fresh = ended.getElementById(part.id);
+            if (fresh) part.replaceWith(document.importNode(fresh, true));
+          }
+          bindGraph();
+          const note = $("#run-notice");
+          const endedNote = ended.getElementById("run-notice");
+          if (note && endedNote && !endedNote.hidden) { note.className = endedNote.className; note.textContent = endedNote.textContent; }
+          else if (note) note.textContent = "The run ended (" + status + ").";
+          refreshTimes();
+        })
+        .catch(() => {});  // the notice's link still shows the ended page
     }
 
     let number = Number(box.dataset.lines || "0");
@@ -215,6 +257,7 @@
         link.textContent = "Show its summary and attempts";
         note.append(link);
       }
+      showEnded(data.status);
     });
   }
 })();

@@ -170,6 +170,18 @@ class TestIntakePage:
         html = console.client.get("/runs/run-1").text
         assert "Where &lt;i&gt;now&lt;/i&gt;?" in html and "Porto" in html
 
+    def test_a_waiting_run_says_it_waits_for_a_reply_not_running_listen(self, console: Console):
+        """Issue 43: the listen node had started and not ended, so the page said "Running: listen"."""
+        console.run("run-1", agent="intake", target="intake-cross-node", status="queued")
+        console.store.claim("w", 30.0)
+        console.store.wait("run-1", "w")
+        console.write("run-1", "events.jsonl", '{"event": "node.started", "node": "listen"}\n')
+        html = console.client.get("/runs/run-1").text
+        note = html[html.index('<span id="running-note"'):]
+        note = note[:note.index("</p>")]
+        assert '<span id="node-waiting">Waiting for a reply' in note and '<span id="node-running" hidden>' in note
+        assert '<span id="running-note" data-ends hidden>' not in note
+
     def test_a_reply_to_a_run_that_does_not_wait_is_refused_in_the_page(self, console: Console):
         console.run("run-1", agent="intake", target="intake-cross-node")
         response = console.client.post("/runs/run-1/reply", data={"reply": "34", "csrf": console.csrf("/submit")})
