@@ -24,10 +24,10 @@ from typing import Any
 import structlog
 from langgraph.runtime import Runtime
 
-from agents.untrusted_text import one_line
 from agents.ports.errors import PlatformError, RunPaused, refused
 from agents.ports.events import NodeEvent, OnEvent
 from agents.spans import NodeSpan
+from agents.untrusted_text import one_line
 
 log = structlog.get_logger("sandloop.loop")
 

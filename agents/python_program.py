@@ -15,7 +15,14 @@ from typing import Any
 
 from agents.bounded_json import BoundedJSONError, JSONBounds, loads_bounded
 from agents.ports.errors import TargetError
-from agents.ports.sandbox import GO_FILE, INPUT_DIR, OUTPUT_DIR, SandboxLimits, SandboxResult, SandboxSpec
+from agents.ports.sandbox import (
+    GO_FILE,
+    INPUT_DIR,
+    OUTPUT_DIR,
+    SandboxLimits,
+    SandboxResult,
+    SandboxSpec,
+)
 from agents.untrusted_text import one_line
 
 IMAGE_NAME = "python-parser"

@@ -42,15 +42,15 @@ from pathlib import Path
 from agents.bank_parser.analysis import Analysis
 from agents.bank_parser.coders.offline import OfflineCoder
 from agents.bank_parser.evaluate import IMAGE_NAME, execute_parser, parser_spec
+from agents.bank_parser.target import Target, resolve_target
+from agents.ports.errors import PlatformError, UsageError
+from agents.ports.sandbox import SandboxSpec
 from controller.platform.progress import Progress
 from controller.platform.sandbox.docker import DockerSandbox
 from controller.platform.sandbox.engine import engine_runtimes
 from controller.platform.sandbox.labels import this_owner
-from agents.ports.sandbox import SandboxSpec
-from controller.runner.services import DockerServices, open_session
 from controller.platform.settings import Settings, load_settings
-from agents.ports.errors import PlatformError, UsageError
-from agents.bank_parser.target import Target, resolve_target
+from controller.runner.services import DockerServices, open_session
 
 GVISOR = "runsc"
 RUNTIMES = ("runc", GVISOR)

@@ -122,7 +122,10 @@ def node_latency(root: Path, runs: int = 5) -> None:
     node's ``node.finished`` record (the run's own clock) to its box's class changing (the page's)."""
     from playwright.sync_api import sync_playwright  # lazy: a dev dependency, for this part only
 
-    from tests.integration.service.harness import Service, free_port  # lazy: the tests' serve harness
+    from tests.integration.service.harness import (  # lazy: the tests' serve harness
+        Service,
+        free_port,
+    )
     env = {**os.environ, "SBX_RUNS_DIR": str(root / "runs"), "SBX_PARSERS_DIR": str(root / "parsers"),
            "SBX_DATA_DIR": str(PROJECT_ROOT / "data"), "SBX_CACHE_DIR": str(PROJECT_ROOT / ".cache"),
            "SBX_PARALLEL_RUNS": "1"}

@@ -56,7 +56,10 @@ def run_bench(repeat: int, settings: Settings) -> int:
 
 def _scan_parser_spec(services: DockerServices, settings: Settings, progress: Progress) -> SandboxSpec:
     """The scan, read in a sandbox as a run reads it, and the offline coder's parser for it."""
-    from tests.corpus.cases import SKEW, write_scanned  # lazy: the test corpus generator, for this bench only
+    from tests.corpus.cases import (  # lazy: the test corpus generator, for this bench only
+        SKEW,
+        write_scanned,
+    )
 
     image = services.image(IMAGE_NAME)
     reader = StatementReader(services.backend, image, settings.sandbox, settings.analysis,

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from agents.bank_parser.output_schema import OutputSchema
 from agents.bank_parser.pages import PageAnalysis, StatementSource
 from agents.bank_parser.statement_facts import StatementFacts
 from agents.bank_parser.statement_pdf import inspect_statement
 from agents.ports.errors import TargetError
-from agents.bank_parser.output_schema import OutputSchema
 
 SAMPLE_ROWS = 8
 

@@ -16,17 +16,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agents.bank_parser.analysis import Analysis, analyze
-from agents.bank_parser.statement_reader import StatementReader, scan_cache
 from agents.bank_parser.compare import Comparison
 from agents.bank_parser.evaluate import Execution, execute_parser, judge, parser_spec
+from agents.bank_parser.statement_reader import StatementReader, scan_cache
+from agents.bank_parser.target import Target
 from agents.bank_parser.verify import Verification, check_consistency
-from agents.targets import collect_files
+from agents.ports.config import AgentConfig
 from agents.ports.errors import TargetError
 from agents.ports.events import Say
 from agents.ports.run import CheckVerdict
 from agents.ports.sandbox import Sandbox
-from agents.ports.config import AgentConfig
-from agents.bank_parser.target import Target
+from agents.targets import collect_files
 
 FIRST_DIFF_WIDTH = 60
 

@@ -12,8 +12,7 @@ import json
 from dataclasses import dataclass
 
 from agents.ports.environments import JUDGE_DIR
-from agents.ports.sandbox import INPUT_DIR, OUTPUT_DIR, Sandbox, SandboxSpec
-from agents.ports.sandbox import SandboxLimits
+from agents.ports.sandbox import INPUT_DIR, OUTPUT_DIR, Sandbox, SandboxLimits, SandboxSpec
 
 RESULT_FILE = "result.json"
 EXPECTED_FILE = "expected.csv"

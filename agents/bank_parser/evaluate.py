@@ -14,18 +14,24 @@ import pandas as pd
 from agents.bank_parser.coders.base import FailureKind
 from agents.bank_parser.compare import Comparison, compare_frames
 from agents.bank_parser.frame_codec import ParserFailure, ResultFormatError, decode_result
-from agents.untrusted_text import one_line, printable
-from agents.ports.sandbox import Sandbox, SandboxResult, SandboxSpec, limits_hit, naming_limits
+from agents.ports.sandbox import (
+    Sandbox,
+    SandboxLimits,
+    SandboxResult,
+    SandboxSpec,
+    limits_hit,
+    naming_limits,
+)
 from agents.python_program import (  # re-exported: the parser agent's names for its image and files
     COMMAND as COMMAND,
-    IMAGE_NAME as IMAGE_NAME,
-    PARSER_FILE as PARSER_FILE,
-    PDF_FILE as PDF_FILE,
-    RESULT_FILE as RESULT_FILE,
-    WARM_COMMAND as WARM_COMMAND,
-    program_spec,
 )
-from agents.ports.sandbox import SandboxLimits
+from agents.python_program import IMAGE_NAME as IMAGE_NAME
+from agents.python_program import PARSER_FILE as PARSER_FILE
+from agents.python_program import PDF_FILE as PDF_FILE
+from agents.python_program import RESULT_FILE as RESULT_FILE
+from agents.python_program import WARM_COMMAND as WARM_COMMAND
+from agents.python_program import program_spec
+from agents.untrusted_text import one_line, printable
 
 #: The entrypoint's exit status when it cannot write the result (see entrypoint.py).
 ENTRYPOINT_UNWRITABLE = 3

@@ -13,7 +13,6 @@ from pathlib import Path
 
 from agents.ports.images import pin_requirements
 
-
 REQUIREMENTS_IN = Path(__file__).resolve().parents[2] / "sandbox_images" / "python-parser" / "requirements.in"
 _IMPORT_MARK = "# import:"
 

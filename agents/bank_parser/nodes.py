@@ -13,7 +13,13 @@ from pathlib import Path
 from langgraph.runtime import Runtime
 
 from agents.bank_parser.analysis import analyze as analyze_target
-from agents.bank_parser.coders.base import CoderExhausted, CoderFailed, FailureKind, Feedback, GeneratedCode
+from agents.bank_parser.coders.base import (
+    CoderExhausted,
+    CoderFailed,
+    FailureKind,
+    Feedback,
+    GeneratedCode,
+)
 from agents.bank_parser.evaluate import (
     RESULT_FILE,
     Execution,
@@ -23,8 +29,8 @@ from agents.bank_parser.evaluate import (
 )
 from agents.bank_parser.repairs import read_ocr_cost
 from agents.bank_parser.state import ParserContext, ParserState
-from agents.bank_parser.target_env import judged_in_environment
 from agents.bank_parser.statement_pdf import scanned_limits
+from agents.bank_parser.target_env import judged_in_environment
 from agents.bank_parser.verify import Verification, check_consistency
 from agents.loop import Update, node
 from agents.ports.artefacts import ANALYSIS_FILE, write_atomic

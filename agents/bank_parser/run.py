@@ -12,17 +12,17 @@ from agents.bank_parser.coders.base import Coder
 from agents.bank_parser.graph import build_graph, recursion_backstop
 from agents.bank_parser.lessons import run_record
 from agents.bank_parser.nodes import AGENT
-from agents.bank_parser.state import ParserContext, ParserState
-from agents.ports.events import NodeEvent
-from agents.lessons import LessonBook, lessons_markdown
-from agents.loop import OnCrash, stream_graph
 from agents.bank_parser.output_schema import OutputSchema
 from agents.bank_parser.repairs import read_ocr_cost
 from agents.bank_parser.report import ParserRunSummary
+from agents.bank_parser.state import ParserContext, ParserState
 from agents.bank_parser.target import Target
+from agents.lessons import LessonBook, lessons_markdown
+from agents.loop import OnCrash, stream_graph
 from agents.ports.artefacts import SUMMARY_FILE, ArtefactStore
 from agents.ports.config import AnalysisLimits
 from agents.ports.errors import PlatformError
+from agents.ports.events import NodeEvent
 from agents.ports.run import CheckpointHandle
 from agents.ports.sandbox import Sandbox, SandboxLimits
 

@@ -12,18 +12,17 @@ from pathlib import Path
 from typing import Annotated, Literal, TypedDict
 
 from agents.bank_parser.analysis import Analysis
-from agents.ports.events import NodeEvent
 from agents.bank_parser.coders.base import Coder, Feedback, GeneratedCode
 from agents.bank_parser.compare import Comparison
 from agents.bank_parser.evaluate import Execution
-from agents.bank_parser.verify import Verification
 from agents.bank_parser.output_schema import OutputSchema
 from agents.bank_parser.statement_reader import StatementReader, scan_cache
+from agents.bank_parser.target import Target
+from agents.bank_parser.verify import Verification
 from agents.ports.artefacts import ArtefactStore
 from agents.ports.config import AnalysisLimits
-from agents.ports.sandbox import Sandbox
-from agents.ports.sandbox import SandboxLimits
-from agents.bank_parser.target import Target
+from agents.ports.events import NodeEvent
+from agents.ports.sandbox import Sandbox, SandboxLimits
 
 FinalStatus = Literal["passed", "failed", "unverified", "self-consistent"]
 

@@ -27,6 +27,7 @@ from agents.bank_parser.target import HINT_PDF
 from agents.bounded_json import JSONBounds
 from agents.ports.config import AnalysisLimits
 from agents.ports.errors import TargetError
+from agents.ports.sandbox import CapturedStream, Sandbox, SandboxLimits, SandboxResult
 from agents.python_program import (
     PARSER_FILE,
     PDF_FILE,
@@ -36,7 +37,6 @@ from agents.python_program import (
     read_capped_pdf,
     read_document,
 )
-from agents.ports.sandbox import CapturedStream, Sandbox, SandboxLimits, SandboxResult
 from agents.untrusted_text import one_line
 
 #: Depth: document > pages > page > tables > table > row > cell.

@@ -14,9 +14,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from agents.bank_parser.env_judge import Verdict, judge_in_environment, judge_spec
-from agents.bank_parser.evaluate import RESULT_FILE, Execution, execute_parser, parser_spec
+from agents.bank_parser.evaluate import (
+    IMAGE_NAME,
+    RESULT_FILE,
+    Execution,
+    execute_parser,
+    parser_spec,
+)
 from agents.bank_parser.submissions import ARCHIVE_NAME, Submission, module_archive
-from agents.bank_parser.evaluate import IMAGE_NAME
 from agents.bank_parser.target import Target
 from agents.ports.config import AgentConfig
 from agents.ports.environments import Environment, EnvironmentProvider, parse_as_of

@@ -16,9 +16,14 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from agents.ports.environments import (
+    PYPROJECT_FILE,
+    REQUIREMENTS_FILE,
+    DeclaredEnv,
+    parse_as_of,
+    read_declared,
+)
 from agents.ports.errors import TargetError
-from agents.ports.environments import PYPROJECT_FILE, REQUIREMENTS_FILE, DeclaredEnv, read_declared
-from agents.ports.environments import parse_as_of
 
 ARCHIVE_NAME = "submission.zip"
 MAX_MODULES = 400

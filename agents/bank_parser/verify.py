@@ -36,7 +36,14 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from agents.bank_parser.repairs import FOUND_RULE, WORD_RULE, Repair, read_repairs, repaired_rows, unread_rows
+from agents.bank_parser.repairs import (
+    FOUND_RULE,
+    WORD_RULE,
+    Repair,
+    read_repairs,
+    repaired_rows,
+    unread_rows,
+)
 from agents.bank_parser.statement_facts import StatementFacts, StatementLine
 
 State = Literal["held", "failed", "not made"]

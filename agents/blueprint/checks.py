@@ -16,8 +16,8 @@ from typing import Any, TypedDict
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from agents.blueprint import directives
-from agents.blueprint.directives import Issue as Issue  # re-exported: the QA rules' issue
 from agents.blueprint.decision import decision_issues
+from agents.blueprint.directives import Issue as Issue  # re-exported: the QA rules' issue
 from agents.blueprint.grounding import grounded_issues, unechoed
 from agents.blueprint.model import Blueprint, ValidatorSpec
 from agents.blueprint.research import Finding

@@ -19,7 +19,6 @@ from agents.idris.checking import check_modules, collect_modules, print_module_r
 from agents.idris.coder import IdrisCoder, OfflineIdrisCoder
 from agents.idris.document import check_document, load_document
 from agents.idris.document_reader import SandboxPdfText
-from agents.python_program import IMAGE_NAME as PDF_IMAGE
 from agents.idris.graph import build_graph
 from agents.idris.nodes import AGENT, CHECK_FILE, TRANSCRIPT_FILE
 from agents.idris.run import IDRIS_REASONS, IdrisRunRequest, run_idris_agent
@@ -30,6 +29,7 @@ from agents.ports.errors import TargetError
 from agents.ports.outcome import RunSummary
 from agents.ports.run import CheckContext, CheckRequest, Plan, ReplayOutcome, RunContext
 from agents.ports.sandbox import Sandbox, SandboxLimits
+from agents.python_program import IMAGE_NAME as PDF_IMAGE
 from agents.targets import TargetConfig, load_target_config, resolve_document_target, target_limits
 
 #: The seed's limit of checks (compile attempts) when nothing else says otherwise.

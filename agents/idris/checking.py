@@ -9,12 +9,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from agents.targets import collect_files
 from agents.idris.typecheck import CheckResult, check_spec, run_check
 from agents.ports.errors import TargetError
 from agents.ports.events import Say
-from agents.ports.sandbox import Sandbox
-from agents.ports.sandbox import SandboxLimits
+from agents.ports.sandbox import Sandbox, SandboxLimits
+from agents.targets import collect_files
 
 _MODULE_LINE = re.compile(r"^module\s+([A-Z][A-Za-z0-9_]*(?:\.[A-Z][A-Za-z0-9_]*)*)\s*$", re.M)
 

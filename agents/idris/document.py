@@ -9,10 +9,9 @@ later step (they need OCR); asking for one is a clear input error, not a crash.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-
-from collections.abc import Callable
 
 from agents.ports.errors import TargetError
 

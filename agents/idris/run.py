@@ -14,14 +14,13 @@ from agents.idris.document import DocumentText
 from agents.idris.graph import build_graph, recursion_backstop
 from agents.idris.nodes import AGENT
 from agents.idris.state import IdrisContext, IdrisState
-from agents.ports.events import NodeEvent
 from agents.loop import OnCrash, stream_graph
-from agents.ports.errors import PlatformError
 from agents.ports.artefacts import SUMMARY_FILE, ArtefactStore
-from agents.ports.run import CheckpointHandle
+from agents.ports.errors import PlatformError
+from agents.ports.events import NodeEvent
 from agents.ports.outcome import RunSummary
-from agents.ports.sandbox import Sandbox
-from agents.ports.sandbox import SandboxLimits
+from agents.ports.run import CheckpointHandle
+from agents.ports.sandbox import Sandbox, SandboxLimits
 
 OnEvent = Callable[[NodeEvent], None]
 #: Why an attempt can fail, as run summaries and metrics label it: an error category, or the

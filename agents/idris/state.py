@@ -18,10 +18,9 @@ from agents.idris.coder import CheckFeedback, IdrisCode, IdrisCoder
 from agents.idris.document import DocumentText
 from agents.idris.model import DocumentAnalysis
 from agents.idris.typecheck import CheckResult
-from agents.ports.events import NodeEvent
 from agents.ports.artefacts import ArtefactStore
-from agents.ports.sandbox import Sandbox
-from agents.ports.sandbox import SandboxLimits
+from agents.ports.events import NodeEvent
+from agents.ports.sandbox import Sandbox, SandboxLimits
 
 FinalStatus = Literal["passed", "failed"]
 

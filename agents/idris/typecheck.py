@@ -18,10 +18,16 @@ from dataclasses import dataclass
 
 from agents.idris.coder import CheckOutcome
 from agents.idris.diagnostics import Diagnostic, Transcript, parse_transcript, summarize
-from agents.untrusted_text import one_line
 from agents.ports.errors import SandboxError
-from agents.ports.sandbox import INPUT_DIR, Sandbox, SandboxResult, SandboxSpec, naming_limits
-from agents.ports.sandbox import SandboxLimits
+from agents.ports.sandbox import (
+    INPUT_DIR,
+    Sandbox,
+    SandboxLimits,
+    SandboxResult,
+    SandboxSpec,
+    naming_limits,
+)
+from agents.untrusted_text import one_line
 
 IMAGE_NAME = "idris2"
 ENTRYPOINT = "/opt/sandloop/check-module"

@@ -14,15 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import AgentInfo
-from agents.intake.replies import Replies, from_reply_box, from_terminal
-from agents.intake.target import MAX_REPLIES
 from agents.intake.checking import check_conversations
 from agents.intake.graph import build_graph
 from agents.intake.nodes import AGENT
+from agents.intake.replies import Replies, from_reply_box, from_terminal
 from agents.intake.roles import OfflineRoles, Roles
 from agents.intake.run import INTAKE_REASONS, run_intake_agent
 from agents.intake.state import IntakeState
-from agents.intake.target import IntakeTarget, load_intake_target
+from agents.intake.target import MAX_REPLIES, IntakeTarget, load_intake_target
 from agents.ports.config import AgentConfig
 from agents.ports.errors import TargetError
 from agents.ports.outcome import RunSummary

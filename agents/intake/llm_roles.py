@@ -23,9 +23,24 @@ from pydantic import BaseModel, Field, ValidationError
 from agents.bounded_json import BoundedJSONError, JSONBounds, loads_bounded
 from agents.intake.decision import decide
 from agents.intake.info import InfoInput, next_question, open_questions
-from agents.intake.models import Decision, DecisionInput, FactUpdate, Proposal, Question, Resolution, Scalar
+from agents.intake.models import (
+    Decision,
+    DecisionInput,
+    FactUpdate,
+    Proposal,
+    Question,
+    Resolution,
+    Scalar,
+)
 from agents.intake.patterns import EVENT_NAMES, MAX_REPLY_CHARS, keyword_at, temporal
-from agents.intake.resolver import ResolverInput, confirmation, has_answer, reasoning, resolve, with_conflicts
+from agents.intake.resolver import (
+    ResolverInput,
+    confirmation,
+    has_answer,
+    reasoning,
+    resolve,
+    with_conflicts,
+)
 from agents.intake.values import check
 from agents.llm.client import ChatClient, ChatMessage
 from agents.llm.errors import LLMError

@@ -22,19 +22,26 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import asdict
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from agents.intake.models import LIFE_EVENT, Decision, FactUpdate, Question, Resolution, Scalar
-from agents.ports.memory import (ConflictWrite, ConversationLog, FieldWrite, GraphStore, MemoryConversationLog,
-                                 MemoryView, MemoryWrite)
+from agents.ports.memory import (
+    ConflictWrite,
+    ConversationLog,
+    FieldWrite,
+    GraphStore,
+    MemoryConversationLog,
+    MemoryView,
+    MemoryWrite,
+)
 
 Clock = Callable[[], datetime]
 
 
 def utc_now() -> datetime:
     """The wall clock, in UTC."""
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class GraphMemory:
@@ -54,7 +61,7 @@ class GraphMemory:
         self.facts.close()
 
     def _at(self) -> str:
-        return self.now().astimezone(timezone.utc).isoformat(timespec="milliseconds")
+        return self.now().astimezone(UTC).isoformat(timespec="milliseconds")
 
     # -- node data -------------------------------------------------------------------------
 

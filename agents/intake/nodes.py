@@ -10,12 +10,12 @@ import json
 
 from langgraph.runtime import Runtime
 
-from agents.intake.replies import scripted
+from agents.intake.decision import ranked
 from agents.intake.judge import judge
 from agents.intake.models import Question, Resolution
+from agents.intake.replies import scripted
 from agents.intake.resolver import ResolverInput
 from agents.intake.state import IntakeContext, IntakeState
-from agents.intake.decision import ranked
 from agents.intake.views import decision_input, info_input
 from agents.loop import Update, node
 from agents.untrusted_text import one_line

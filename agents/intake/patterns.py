@@ -16,6 +16,7 @@ from typing import Literal
 
 # Longest reply read (the reply box's bound); the rest is cut (and the cut said in the transcript).
 from agents.ports.replies import MAX_REPLY_CHARS as MAX_REPLY_CHARS
+
 #: Most clauses one reply is split into.
 MAX_CLAUSES = 40
 

@@ -41,7 +41,16 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from agents.intake import patterns, reading, text_values, units
-from agents.intake.models import LIFE_EVENT, FactUpdate, Proposal, Question, Rejection, Resolution, Scalar, Temporal
+from agents.intake.models import (
+    LIFE_EVENT,
+    FactUpdate,
+    Proposal,
+    Question,
+    Rejection,
+    Resolution,
+    Scalar,
+    Temporal,
+)
 from agents.intake.reading import Span
 from agents.intake.schema import FieldSchema, NodeSchema
 from agents.intake.values import ChoiceMatch, check, find_choices
@@ -70,7 +79,7 @@ _ANSWER_LEAD = re.compile(r"^\s*(?:(?:well|so|ok|okay|hmm|um|yes|yeah|sure|oh|hi
 
 
 def _today() -> datetime.date:
-    return datetime.datetime.now(datetime.timezone.utc).date()
+    return datetime.datetime.now(datetime.UTC).date()
 
 
 @dataclass(frozen=True)

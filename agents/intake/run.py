@@ -7,10 +7,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from agents.intake.replies import Replies
 from agents.intake.graph import build_graph, recursion_backstop
 from agents.intake.memory import Clock, GraphMemory, utc_now
 from agents.intake.nodes import AGENT, GRAPH_FILE
+from agents.intake.replies import Replies
 from agents.intake.roles import OfflineRoles, Roles
 from agents.intake.state import IntakeContext, IntakeState
 from agents.intake.target import IntakeTarget

@@ -13,8 +13,8 @@ import operator
 from dataclasses import dataclass
 from typing import Annotated, Any, TypedDict
 
-from agents.intake.replies import Replies
 from agents.intake.memory import GraphMemory
+from agents.intake.replies import Replies
 from agents.intake.roles import Roles
 from agents.intake.target import IntakeTarget
 from agents.ports.artefacts import ArtefactStore

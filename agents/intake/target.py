@@ -17,9 +17,9 @@ from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
 
+from agents.intake.catalogue import available, select
 from agents.intake.models import Scalar
 from agents.intake.patterns import MAX_REPLY_CHARS
-from agents.intake.catalogue import available, select
 from agents.intake.schema import HINT, NodeSchema, read_bounded
 from agents.ports.errors import ConfigError, TargetError
 from agents.targets import TargetConfig, check_target_name, known_targets

@@ -71,9 +71,7 @@ def _capitalised(text: str, particles: frozenset[str]) -> str | None:
         if text[position:match.start()].strip(" ") or len(words) >= MAX_WORDS:
             break  # a comma, a digit, anything but blanks: the name ended
         word = match.group().rstrip(".")
-        if word[:1].isupper():
-            words.append(word)
-        elif word.lower() in particles and words:
+        if word[:1].isupper() or (word.lower() in particles and words):
             words.append(word)
         else:
             break

@@ -61,7 +61,7 @@ class Quantity:
 
 
 @lru_cache(maxsize=1)
-def registry() -> "pint.UnitRegistry[Any]":
+def registry() -> pint.UnitRegistry[Any]:
     """pint's default registry, built once per process (it takes a few hundred milliseconds)."""
     return pint.UnitRegistry()
 

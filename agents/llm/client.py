@@ -18,9 +18,23 @@ from typing import Any, Literal
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
 
-from agents.llm.accounting import OK, CallLedger, CallRecord, LLMMetrics, RequestRecord, default_metrics, log_request
+from agents.llm.accounting import (
+    OK,
+    CallLedger,
+    CallRecord,
+    LLMMetrics,
+    RequestRecord,
+    default_metrics,
+    log_request,
+)
 from agents.llm.classify import classify
 from agents.llm.config import LLMConfig
 from agents.llm.errors import LLMError

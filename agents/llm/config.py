@@ -13,8 +13,8 @@ from urllib.parse import urlsplit
 
 from pydantic import SecretStr
 
-from agents.ports.errors import ConfigError
 from agents.ports.config import LLM_CODERS, AgentConfig
+from agents.ports.errors import ConfigError
 
 Provider = Literal["gemini", "openai", "ollama"]
 

@@ -9,10 +9,9 @@ returning an ``AIMessage`` with ``usage_metadata``. Their own retries are switch
 from __future__ import annotations
 
 from collections.abc import Generator
-
-import httpx
 from typing import Any
 
+import httpx
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable
 from pydantic import SecretStr

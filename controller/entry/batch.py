@@ -36,15 +36,15 @@ from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from typing import TextIO
 
+from agents.ports import status as statuses
 from agents.ports.artefacts import SUMMARY_FILE
 from agents.ports.errors import ConfigError, PlatformError, TargetError
-from agents.ports import status as statuses
 from agents.ports.memory import check_subject
 from agents.registry import agent_for_target
 from agents.target_chains import Chain, chains
-from controller.runner.agent_runner import Runner
-from controller.platform.settings import Settings, child_env
 from agents.targets import known_targets
+from controller.platform.settings import Settings, child_env
+from controller.runner.agent_runner import Runner
 
 #: Status of a target by the child's exit code, when it left no summary.json to read.
 STATUS_BY_EXIT = {

@@ -20,10 +20,14 @@ from collections.abc import Callable, Iterator, Sequence
 from pydantic import ValidationError
 
 from agents.ports.errors import PlatformError, RunPaused, invalid_setting
-from controller.platform.observability.logs import configure_logging, secret_values, settings_secrets
+from controller.platform.observability.logs import (
+    configure_logging,
+    secret_values,
+    settings_secrets,
+)
 from controller.platform.progress import OutputClosed
-from controller.platform.stop import PROCESS
 from controller.platform.settings import Settings, load_settings
+from controller.platform.stop import PROCESS
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -187,7 +191,7 @@ def _handler(args: argparse.Namespace) -> Handler:
     if args.command == "k8s":
         return _k8s
     if args.command == "memory":
-        from controller.entry.memory_view import command as memory  # lazy: the registry and the memory store, for memory only
+        from controller.entry.memory_view import command as memory  # lazy: the registry, the memory store
 
         return memory
     from controller.entry import commands  # lazy: the runner and every agent, for the local commands only
@@ -286,10 +290,8 @@ def _main(args: argparse.Namespace) -> int:
 
 def _quiet_stdout() -> None:
     """Point stdout at /dev/null, so that the interpreter's final flush does not fail again."""
-    try:
+    with contextlib.suppress(OSError, ValueError):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
 
 
 def exit_now(status: int) -> None:
@@ -306,8 +308,6 @@ def exit_now(status: int) -> None:
         sys.exit(status)
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):
             stream.flush()
-        except (OSError, ValueError):
-            pass
     os._exit(status)

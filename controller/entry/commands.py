@@ -13,7 +13,12 @@ from controller.entry.batch import run_all
 from controller.entry.parent_watch import watch_stdin
 from controller.entry.replay import replay as replay_run
 from controller.platform.images.builder import available_images
-from controller.platform.observability.exporter import bind, build_exporter, make_app, serve_until_stopped
+from controller.platform.observability.exporter import (
+    bind,
+    build_exporter,
+    make_app,
+    serve_until_stopped,
+)
 from controller.platform.observability.metrics import KnownLabels
 from controller.platform.settings import Settings
 from controller.runner.agent_runner import Runner

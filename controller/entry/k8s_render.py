@@ -22,7 +22,12 @@ from agents.ports.errors import ConfigError
 from agents.registry import DEFAULT_AGENT, get_agent
 from controller.platform.images.builder import available_images, image_spec
 from controller.platform.images.controller_image import controller_tag
-from controller.platform.sandbox.kubernetes.podspec import input_configmap, now, pod_labels, sandbox_pod
+from controller.platform.sandbox.kubernetes.podspec import (
+    input_configmap,
+    now,
+    pod_labels,
+    sandbox_pod,
+)
 from controller.platform.settings import PROJECT_ROOT, Settings
 
 BASE_DIR = PROJECT_ROOT / "deploy" / "k8s" / "base"

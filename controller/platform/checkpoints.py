@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import ormsgpack
+from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.serde.jsonplus import (
     EXT_CONSTRUCTOR_KW_ARGS,
     EXT_CONSTRUCTOR_POS_ARGS,
@@ -46,11 +47,10 @@ from langgraph.checkpoint.serde.jsonplus import (
     _msgpack_default,
     _option,
 )
-from langgraph.checkpoint.postgres import PostgresSaver
+from langgraph.checkpoint.sqlite import SqliteSaver
 
 from agents.ports.errors import EnvironmentFault
 from controller.platform.fence import FencedSaver, read_fence
-from langgraph.checkpoint.sqlite import SqliteSaver
 
 CHECKPOINT_FILE = "checkpoints.sqlite"
 

@@ -37,7 +37,7 @@ from langgraph.checkpoint.base import (
 )
 
 from agents.ports.artefacts import write_atomic
-from controller.platform.stop import PROCESS, StopSwitch, Stopped
+from controller.platform.stop import PROCESS, Stopped, StopSwitch
 
 log = structlog.get_logger("sandloop.fence")
 

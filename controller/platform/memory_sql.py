@@ -21,12 +21,20 @@ from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import Connection, Engine, and_, func, select, text, update
-from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import SQLAlchemyError
 
 from agents.ports.errors import EnvironmentFault
-from agents.ports.memory import (ConflictWrite, FieldWrite, LogEntry, LogKind, MemoryView, MemoryWrite, check_subject,
-                                 subject_key)
+from agents.ports.memory import (
+    ConflictWrite,
+    FieldWrite,
+    LogEntry,
+    LogKind,
+    MemoryView,
+    MemoryWrite,
+    check_subject,
+    subject_key,
+)
 from controller.platform.memory_store import (
     CONFLICT_COLUMNS,
     FIELD_COLUMNS,

@@ -22,8 +22,20 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.ports.memory import (Conflict, ConflictWrite, FieldChange, FieldMemory, FieldWrite, LogEntry, LogKind,
-                                 MemoryView, MemoryWrite, NodeMemory, check_subject, subject_key)
+from agents.ports.memory import (
+    Conflict,
+    ConflictWrite,
+    FieldChange,
+    FieldMemory,
+    FieldWrite,
+    LogEntry,
+    LogKind,
+    MemoryView,
+    MemoryWrite,
+    NodeMemory,
+    check_subject,
+    subject_key,
+)
 
 MEMORY_FOLDER = "memory"
 RUN_MEMORY_FILE = "memory.sqlite"

@@ -24,13 +24,20 @@ import structlog
 from sqlalchemy import Connection, Engine, Table, select, text
 
 from agents.lessons import HANDOFF_FILE as LESSONS_HANDOFF
-from agents.lessons import LESSONS_FILE, RECORD, ExecutionHistory, LessonsUnreadable, give_lessons, read_bounded
+from agents.lessons import (
+    LESSONS_FILE,
+    RECORD,
+    ExecutionHistory,
+    LessonsUnreadable,
+    give_lessons,
+    read_bounded,
+)
+from controller.platform.checkpoints import postgres_saver
+from controller.platform.memory_sql import SqlMemoryStores
 from controller.platform.observability.handoff import HANDOFF_FILE as HISTORY_HANDOFF
 from controller.platform.observability.handoff import read_handoff
 from controller.platform.observability.history import HistoryError, HistoryStore
 from controller.platform.observability.recorder import history_path
-from controller.platform.checkpoints import postgres_saver
-from controller.platform.memory_sql import SqlMemoryStores
 from controller.platform.settings import Settings, state_dsn
 from controller.platform.store import schema
 from controller.platform.store.engine import postgres_engine, translated

@@ -15,24 +15,30 @@ that finished runs again, neither a sandbox execution nor a coder call.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import json
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from agents.base import Agent
+from agents.ports.artefacts import SUMMARY_FILE, write_atomic
 from agents.ports.config import AgentConfig
 from agents.ports.environments import Environment
 from agents.ports.errors import ImageBuildError, RunPaused, TargetError
 from agents.ports.events import NodeEvent, Say
 from agents.ports.outcome import RunSummary
-from agents.ports.run import CheckContext, CheckRequest, CheckVerdict, Plan, ReplayOutcome, RunContext
+from agents.ports.run import (
+    CheckContext,
+    CheckRequest,
+    CheckVerdict,
+    Plan,
+    ReplayOutcome,
+    RunContext,
+)
 from agents.registry import get_agent
-from agents.ports.artefacts import SUMMARY_FILE, write_atomic
 from controller.platform.artefacts import RUN_RECORD, RunArtifacts, new_run_id
 from controller.platform.checkpoints import Checkpoint, close_checkpoint, open_checkpoint
 from controller.platform.images.base import image_exists

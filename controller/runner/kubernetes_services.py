@@ -9,18 +9,17 @@ from typing import NoReturn
 from kubernetes.client import CoreV1Api
 
 from agents.ports.errors import UsageError
+from agents.ports.events import Say
+from agents.ports.sandbox import SandboxSpec
 from controller.platform.images.builder import image_spec
+from controller.platform.sandbox.factory import KubernetesBackendConfig, get_backend
 from controller.platform.sandbox.instrumented import InstrumentedSandbox
-from controller.platform.sandbox.retry import guarded
 from controller.platform.sandbox.kubernetes.backend import KubernetesSandbox
 from controller.platform.sandbox.kubernetes.client import connect
 from controller.platform.sandbox.kubernetes.podspec import now
 from controller.platform.sandbox.kubernetes.reaper import reap_expired
-from controller.platform.sandbox.factory import KubernetesBackendConfig, get_backend
-from agents.ports.events import Say
-from agents.ports.sandbox import SandboxSpec
+from controller.platform.sandbox.retry import guarded
 from controller.platform.settings import Settings
-
 
 
 @dataclass

@@ -28,8 +28,8 @@ from controller.platform.sandbox.docker import DockerSandbox
 from controller.platform.sandbox.engine import connect, require_runtime
 from controller.platform.sandbox.factory import DockerBackendConfig, backend_config, get_backend
 from controller.platform.sandbox.instrumented import InstrumentedSandbox
-from controller.platform.sandbox.retry import guarded
 from controller.platform.sandbox.reaper import reap_leftovers
+from controller.platform.sandbox.retry import guarded
 from controller.platform.settings import Settings
 from controller.runner.kubernetes_services import KubernetesServices
 from controller.runner.no_sandbox import NoSandboxServices

@@ -25,6 +25,7 @@ Standard library only: it must run in any image that has python3.
 from __future__ import annotations
 
 import base64
+import contextlib
 import ctypes
 import hashlib
 import json
@@ -43,10 +44,8 @@ _PR_SET_DUMPABLE = 4
 
 
 def _undumpable() -> None:
-    try:
+    with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
 
 
 def _ignore_signals() -> list[int]:

@@ -19,9 +19,9 @@ from agents.bank_parser.analysis import Analysis, analyze
 from agents.bank_parser.coders import _ocr_runtime
 from agents.bank_parser.pages import StatementScan
 from agents.bank_parser.statement_reader import decode_scan, probe_config
-from agents.python_program import DOCUMENT_SCHEMA
 from agents.ports.config import AnalysisLimits
 from agents.ports.sandbox import CapturedStream, SandboxLimits, SandboxResult
+from agents.python_program import DOCUMENT_SCHEMA
 
 
 class InProcessStatementReader:

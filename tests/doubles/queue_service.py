@@ -18,10 +18,10 @@ import os
 import sys
 from pathlib import Path
 
-from controller.runner.dispatch import child
 from controller.entry.service.server import run_service
 from controller.platform.settings import load_settings
 from controller.platform.store import RunRow, open_store
+from controller.runner.dispatch import child
 
 #: How long a fresh run "works", so that a kill in the middle of a load finds some running.
 WORK_SECONDS = "0.3"

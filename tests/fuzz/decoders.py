@@ -375,10 +375,10 @@ PDF_INPUTS = _broken_pdfs()
 def check_pdf(raw: bytes) -> None:
     """resolve_target + the statement probe return a scan or raise TargetError, whatever the PDF holds
     (the probe in-process: the fuzzer makes its own PDFs; production runs it in a sandbox)."""
+    from agents.bank_parser.target import resolve_target
     from agents.ports.config import AnalysisLimits
     from agents.ports.errors import TargetError
     from tests.doubles.inprocess_statement import InProcessStatementReader
-    from agents.bank_parser.target import resolve_target
 
     root = Path(tempfile.mkdtemp(prefix="sandloop-fuzz-"))
     try:

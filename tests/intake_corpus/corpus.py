@@ -118,7 +118,7 @@ def run(conversation: Conversation, folder: Path = CORPUS) -> Outcome:
 def _day(target: IntakeTarget, stores: SqliteMemoryStores, run_id: str,
          today: datetime.date) -> tuple[str, list[str], list[str]]:
     """One day's conversation: its status, problems and the questions it asked."""
-    noon = datetime.datetime(today.year, today.month, today.day, 12, tzinfo=datetime.timezone.utc)
+    noon = datetime.datetime(today.year, today.month, today.day, 12, tzinfo=datetime.UTC)
     memory = GraphMemory(stores.for_subject("corpus subject"), None, run_id, lambda: noon)
     try:
         context = IntakeContext(run_id, target, memory, None, len(target.replies), OfflineRoles(),

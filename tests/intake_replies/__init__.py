@@ -30,8 +30,8 @@ from typing import Any
 from agents.intake.catalogue import available
 from agents.intake.memory import GraphMemory
 from agents.intake.models import FactUpdate, Question, Resolution, Scalar
-from agents.intake.roles import OfflineRoles
 from agents.intake.resolver import ResolverInput
+from agents.intake.roles import OfflineRoles
 from agents.intake.schema import NodeSchema
 from controller.platform.memory_store import SqliteMemoryStores
 
@@ -122,7 +122,7 @@ class Harness:
         """One turn of the agent's own code (see the module doc)."""
         schema = self.schemas[case.node]
         noon = datetime.datetime(case.today.year, case.today.month, case.today.day, 12,
-                                 tzinfo=datetime.timezone.utc)
+                                 tzinfo=datetime.UTC)
         memory = GraphMemory(self.stores.scratch(), None, f"replies-{case.name}"[:60], lambda: noon)
         try:
             _preload(memory, case)

@@ -38,7 +38,12 @@ def test_summary_exit_code_follows_the_table(name: str) -> None:
 @pytest.mark.parametrize("name", statuses.FINAL)
 def test_the_run_history_records_and_counts_every_final_status(name: str, tmp_path: Path) -> None:
     from controller.platform.observability.history import STATUSES, HistoryStore, RunRecord
-    from controller.platform.observability.metrics import RUNS_TOTAL, BUCKETS, KnownLabels, history_families
+    from controller.platform.observability.metrics import (
+        BUCKETS,
+        RUNS_TOTAL,
+        KnownLabels,
+        history_families,
+    )
 
     assert tuple(STATUSES) == statuses.FINAL
     store = HistoryStore(tmp_path / "history.sqlite")
@@ -89,7 +94,7 @@ def test_the_batch_table_and_the_target_page_use_the_table() -> None:
     from controller.entry import batch
     from controller.entry.console.views import target_page
 
-    assert batch.VERDICTS == set(statuses.VERDICTS)
+    assert set(statuses.VERDICTS) == batch.VERDICTS
     assert batch.outcome("t", 1, {"status": "no-go"}, 1.0).status == "no-go"
     assert target_page.SUCCESS == statuses.SUCCESS
     assert target_page.VERDICTS == statuses.SUCCESS | statuses.FAILURE

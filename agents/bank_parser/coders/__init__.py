@@ -15,13 +15,13 @@ from agents.bank_parser.coders.base import (
     Coder,
     CoderExhausted,
     CoderFailed,
-    Feedback,
     FailureKind,
+    Feedback,
     GeneratedCode,
 )
 from agents.lessons import Lesson
-from agents.ports.errors import ConfigError
 from agents.ports.config import LLM_CODERS, AgentConfig
+from agents.ports.errors import ConfigError
 
 __all__ = ["Coder", "CoderExhausted", "CoderFailed", "FailureKind", "Feedback", "GeneratedCode",
            "check_coder", "make_coder"]

@@ -21,6 +21,8 @@ from decimal import Decimal
 from types import SimpleNamespace
 from typing import Any
 
+from agents.bank_parser.coders._repair_runtime import repair_rows, report_repairs
+
 # Copied parsers carry these functions too; the host imports them from their module.
 from agents.bank_parser.coders._runtime import (
     clean_number,
@@ -32,7 +34,6 @@ from agents.bank_parser.coders._runtime import (
     signed_amount,
     split_line,
 )
-from agents.bank_parser.coders._repair_runtime import repair_rows, report_repairs
 from agents.bank_parser.coders._search_runtime import find_lost_rows, find_unread_rows, renumber
 from agents.bank_parser.coders._words_runtime import repair_words
 

@@ -21,10 +21,8 @@ from types import SimpleNamespace
 from typing import Literal
 
 from agents.bank_parser.analysis import Analysis, ExpectedSchema
-from agents.bank_parser.output_schema import OutputSchema
 from agents.bank_parser.coders._amounts import AmountModel, detect_amounts
 from agents.bank_parser.coders._columns import ColumnSpec, Kind
-from agents.bank_parser.coders._schema import balance_position, schema_specs
 from agents.bank_parser.coders._mapping import (
     DERIVED_NAMES,
     Source,
@@ -34,6 +32,7 @@ from agents.bank_parser.coders._mapping import (
     name_similarity,
 )
 from agents.bank_parser.coders._runtime import signed_amount
+from agents.bank_parser.coders._schema import balance_position, schema_specs
 from agents.bank_parser.coders._table import (
     CONTINUATION_PITCHES,
     LINE_TOLERANCE,
@@ -52,6 +51,7 @@ from agents.bank_parser.coders._values import (
     is_date,
     parse_number,
 )
+from agents.bank_parser.output_schema import OutputSchema
 
 __all__ = [
     "DateRule", "NumberFormat", "ColumnSpec", "ParserPlan", "candidate_plans", "base_plans",

@@ -22,6 +22,7 @@ from typing import Any
 
 from agents.bank_parser.analysis import Analysis, ExpectedSchema
 from agents.bank_parser.coders._plan import ParserPlan
+from agents.bank_parser.coders._repair_runtime import repair_rows
 from agents.bank_parser.coders._runtime import (
     RawRow,
     build_frame,
@@ -29,12 +30,11 @@ from agents.bank_parser.coders._runtime import (
     page_table_rows,
     page_word_rows,
 )
-from agents.bank_parser.coders._repair_runtime import repair_rows
 from agents.bank_parser.coders._search_runtime import find_lost_rows, renumber
+from agents.bank_parser.coders._table import page_words
 from agents.bank_parser.coders._words_runtime import repair_words
 from agents.bank_parser.repairs import Repair
 from agents.bank_parser.verify import verify
-from agents.bank_parser.coders._table import page_words
 
 FULL, UNKNOWN, PARTIAL = 2, 1, 0
 

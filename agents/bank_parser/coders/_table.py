@@ -27,7 +27,6 @@ from types import SimpleNamespace
 from typing import Any, Literal
 
 from agents.bank_parser.analysis import ExpectedSchema
-from agents.bank_parser.pages import PageAnalysis
 from agents.bank_parser.coders._mapping import concepts, name_similarity
 from agents.bank_parser.coders._runtime import (
     RawRow,
@@ -35,13 +34,14 @@ from agents.bank_parser.coders._runtime import (
     group_lines,
     header_groups,
     page_table_rows,
-    panel_cut,
     page_word_rows,
+    panel_cut,
     split_line,
     squash,
     tidy,
 )
 from agents.bank_parser.coders._values import is_date, is_numberish, parse_number
+from agents.bank_parser.pages import PageAnalysis
 
 LINE_TOLERANCE = 3.0
 #: Concepts of header labels any bank statement's table uses (after synonyms).

@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agents.bank_parser.analysis import Analysis, ExpectedSchema
-from agents.bank_parser.pages import PageAnalysis, Word
 from agents.bank_parser.coders.base import FailureKind, Feedback
+from agents.bank_parser.installed import libraries_line
+from agents.bank_parser.pages import PageAnalysis, Word
 from agents.lessons import Lesson, render_lessons
 from agents.llm.client import ChatMessage
 from agents.llm.prompts import PromptFolder
-from agents.bank_parser.installed import libraries_line
 
 PROMPTS = PromptFolder(Path(__file__).resolve().parent.parent / "prompts")
 PAGE_TEXT_CHARS = 2500

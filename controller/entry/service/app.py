@@ -11,7 +11,16 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from agents.ports.errors import PlatformError
 from controller.entry.console.app import console_app
 from controller.entry.console.errors import not_local_page
-from controller.entry.service import checks, conversation, docs, history, problems, routes, stats, subjects
+from controller.entry.service import (
+    checks,
+    conversation,
+    docs,
+    history,
+    problems,
+    routes,
+    stats,
+    subjects,
+)
 from controller.entry.service.limits import BodyLimit
 from controller.entry.service.loopback import LoopbackOnly
 from controller.entry.service.state import ServiceState

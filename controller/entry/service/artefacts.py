@@ -17,13 +17,14 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-from agents.lessons import GIVEN_FILE, HANDOFF_FILE as LESSONS_HANDOFF
-from controller.runner.dispatch import Scrubber
+from agents.lessons import GIVEN_FILE
+from agents.lessons import HANDOFF_FILE as LESSONS_HANDOFF
 from controller.entry.service.problems import Problem
 from controller.platform.checkpoints import CHECKPOINT_FILE
 from controller.platform.fence import CLAIM_FILE
 from controller.platform.observability.handoff import HANDOFF_FILE as HISTORY_HANDOFF
 from controller.platform.sandbox.handoff import REPORT_FILE
+from controller.runner.dispatch import Scrubber
 
 #: Text artefacts up to this size are served with the service's folders replaced (``runs/``,
 #: ``data/``; a check's uploads folder left out): a run writes absolute paths for its own resume

@@ -16,6 +16,7 @@ from controller.entry.service.problems import Problem
 from controller.entry.service.state import ServiceState
 from controller.platform.store import LOCAL_OWNER, RunRow
 from controller.platform.store.tokens import token_hash
+
 _CHALLENGE = {"WWW-Authenticate": 'Bearer realm="sandloop"'}
 _MAX_TOKEN = 200
 

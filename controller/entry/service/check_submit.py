@@ -25,7 +25,6 @@ from starlette.requests import Request
 from agents.base import Agent
 from agents.ports.errors import TargetError
 from controller.entry.service.check_models import CheckRequest
-from controller.runner.dispatch import SUBMISSIONS
 from controller.entry.service.problems import Problem
 from controller.entry.service.schemas import RunRequest
 from controller.entry.service.submit import Staging, accept_staged, plan, write_files
@@ -33,6 +32,7 @@ from controller.entry.service.uploads import FILES, MAX_FIELD_BYTES, require_fre
 from controller.platform.safe_zip import Budget, ZipLimits, ZipRefused, extract
 from controller.platform.settings import ServiceSettings, Settings
 from controller.platform.store import Idempotency, RunRow, RunStore
+from controller.runner.dispatch import SUBMISSIONS
 
 FIELDS = ("target", "as_of", "jobs")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")

@@ -15,14 +15,14 @@ from fastapi.responses import JSONResponse
 
 from controller.entry.service.auth import Principal, principal
 from controller.entry.service.check_models import CheckOut, CheckRequest
-from controller.runner.dispatch import is_check
 from controller.entry.service.check_submit import accept_check, read_check_upload
-from controller.entry.service.problems import Problem, refuse_while_draining
 from controller.entry.service.idempotency import idempotency
+from controller.entry.service.problems import Problem, refuse_while_draining
 from controller.entry.service.routes import replayed, submitted, visible_run
 from controller.entry.service.schemas import PROBLEMS
 from controller.entry.service.state import ServiceState
 from controller.entry.service.uploads import FILES
+from controller.runner.dispatch import is_check
 
 router = APIRouter(prefix="/v1/checks", tags=["checks"], responses=PROBLEMS)
 Caller = Annotated[Principal, Depends(principal)]

@@ -36,9 +36,9 @@ from controller.entry.service.auth import Principal, principal
 from controller.entry.service.problems import Problem
 from controller.entry.service.schemas import PROBLEMS
 from controller.entry.service.state import ServiceState
-from controller.runner.dispatch import remove_kept
 from controller.platform.shared_state import lessons_of
 from controller.platform.store import TERMINAL, RunRow
+from controller.runner.dispatch import remove_kept
 
 router = APIRouter(prefix="/v1", tags=["history"], responses=PROBLEMS)
 Caller = Annotated[Principal, Depends(principal)]

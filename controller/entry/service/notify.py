@@ -10,6 +10,7 @@ which is most of what a short run over the service cost beyond the same run on t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections import defaultdict
 
@@ -28,7 +29,7 @@ class RunSignals:
         with self._lock:
             return self._versions.get(run_id, 0)
 
-    def pause_for(self, run_id: str) -> "Pause":
+    def pause_for(self, run_id: str) -> Pause:
         """A stream's pause on ``run_id``: it returns at once if a notice came since the last one ended."""
         return Pause(self, run_id, self.version(run_id))
 
@@ -38,10 +39,8 @@ class RunSignals:
             self._versions[run_id] = self._versions.get(run_id, 0) + 1
             waiting = list(self._waiting.get(run_id, ()))
         for loop, event in waiting:
-            try:
+            with contextlib.suppress(RuntimeError):  # that stream's loop has closed meanwhile
                 loop.call_soon_threadsafe(event.set)
-            except RuntimeError:  # that stream's loop has closed meanwhile
-                pass
 
     def forget(self, run_id: str) -> None:
         """Drop the run's notice count (it ended; no stream needs it any more)."""

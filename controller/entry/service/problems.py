@@ -17,7 +17,13 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from agents.ports.errors import ConfigError, EngineUnavailable, EnvironmentFault, PlatformError, UsageError
+from agents.ports.errors import (
+    ConfigError,
+    EngineUnavailable,
+    EnvironmentFault,
+    PlatformError,
+    UsageError,
+)
 from controller.platform.store import QueueFull, QuotaExceeded, StorageFull, StoreError
 
 log = structlog.get_logger("sandloop.service")

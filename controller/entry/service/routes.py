@@ -15,16 +15,16 @@ from pydantic import ValidationError
 from agents.ports.artefacts import SUMMARY_FILE
 from controller.entry.service import artefacts, blueprint_submit, events
 from controller.entry.service.auth import Principal, principal
+from controller.entry.service.check_models import CheckOut
+from controller.entry.service.idempotency import REPLAYED, idempotency
 from controller.entry.service.problems import Problem, refuse_while_draining, validation_line
 from controller.entry.service.schemas import PROBLEMS, ArtefactEntry, RunList, RunOut, RunRequest
 from controller.entry.service.state import ServiceState
-from controller.entry.service.check_models import CheckOut
-from controller.runner import dispatch
-from controller.runner.dispatch import remove_upload
-from controller.entry.service.idempotency import REPLAYED, idempotency
 from controller.entry.service.submit import accept, accept_upload
 from controller.entry.service.uploads import read_upload
 from controller.platform.store import Idempotency, RunRow, RunStatus
+from controller.runner import dispatch
+from controller.runner.dispatch import remove_upload
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"], responses=PROBLEMS)
 Caller = Annotated[Principal, Depends(principal)]

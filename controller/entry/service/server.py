@@ -19,13 +19,13 @@ from agents.ports.errors import ConfigError
 from controller.entry.service.app import create_app
 from controller.entry.service.readiness import images_probe
 from controller.entry.service.state import ServiceState, engine_probe, require_engine_runtime
-from controller.runner import dispatch
-from controller.runner.dispatch import Command, WorkerPool
 from controller.platform import shared_state
-from controller.platform.sandbox.warm_metrics import WarmSandboxCollector
 from controller.platform.observability.exporter import Exporter
+from controller.platform.sandbox.warm_metrics import WarmSandboxCollector
 from controller.platform.settings import Settings
 from controller.platform.store import RunStore
+from controller.runner import dispatch
+from controller.runner.dispatch import Command, WorkerPool
 
 log = structlog.get_logger("sandloop.service")
 

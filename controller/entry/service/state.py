@@ -11,7 +11,12 @@ import structlog
 
 from agents.ports.errors import EngineUnavailable
 from controller.entry.service.notify import RunSignals
-from controller.platform.sandbox.engine import DEFAULT_RUNTIME, RuntimeMissing, check_engine, connect
+from controller.platform.sandbox.engine import (
+    DEFAULT_RUNTIME,
+    RuntimeMissing,
+    check_engine,
+    connect,
+)
 from controller.platform.settings import Settings
 from controller.platform.store import RunStore
 

@@ -23,7 +23,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path as PathParam, Request
+from fastapi import APIRouter, Depends, Request
+from fastapi import Path as PathParam
 from pydantic import BaseModel, Field
 
 from agents.ports.errors import ConfigError

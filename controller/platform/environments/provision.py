@@ -17,9 +17,9 @@ import docker
 
 from agents.ports.environments import DeclaredEnv, Environment
 from controller.platform.environments.image import EnvImageSpec, build_env_image
-from controller.platform.images.base import image_exists
 from controller.platform.environments.resolution import EnvironmentFailure, resolve
 from controller.platform.environments.wheels import wheels_for
+from controller.platform.images.base import image_exists
 from controller.platform.settings import Settings
 
 Say = Callable[[str], None]

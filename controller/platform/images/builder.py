@@ -18,8 +18,8 @@ from pathlib import Path
 import docker
 import docker.errors
 
-from agents.ports.images import pin_requirements
 from agents.ports.errors import ImageBuildError, UsageError
+from agents.ports.images import pin_requirements
 from controller.platform.images.base import ensure_base_image, image_exists
 from controller.platform.images.wheelhouse import (
     WheelhouseSpec,

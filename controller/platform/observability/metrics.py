@@ -15,7 +15,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import structlog
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
@@ -24,10 +29,10 @@ from controller.platform.observability.history import (
     POOL_RESULTS,
     STATUSES,
     BucketSet,
+    Histogram,
     HistoryError,
     HistorySnapshot,
     HistoryStore,
-    Histogram,
 )
 
 log = structlog.get_logger("sandloop.metrics")

@@ -23,12 +23,18 @@ from pathlib import Path
 import structlog
 
 from agents.ports.errors import PlatformError, RunPaused, refused
+from agents.ports.outcome import RunSummary
 from controller.platform.observability.handoff import HandoffHistory
-from controller.platform.observability.history import HistoryError, HistoryStore, NodeRecord, RunRecord, SandboxRecord
+from controller.platform.observability.history import (
+    HistoryError,
+    HistoryStore,
+    NodeRecord,
+    RunRecord,
+    SandboxRecord,
+)
 from controller.platform.observability.logs import run_log_file
 from controller.platform.observability.push import PUSH_JOB, push_run
 from controller.platform.progress import OutputClosed
-from agents.ports.outcome import RunSummary
 from controller.platform.settings import ObservabilitySettings, Settings
 
 log = structlog.get_logger("sandloop.run")

@@ -31,6 +31,7 @@ follow it; remove = in the background.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import io
 import tarfile
@@ -45,12 +46,24 @@ import docker
 import docker.errors
 import requests.exceptions
 import structlog
-from docker.models.containers import Container
+
 # docker-py's own translation of containers.create's keywords; private, so not in its stubs.
-from docker.models.containers import _create_container_args  # type: ignore[attr-defined]
+from docker.models.containers import (
+    Container,
+    _create_container_args,  # type: ignore[attr-defined]
+)
 from docker.types import LogConfig, Mount, Ulimit
 
 from agents.ports.errors import SandboxError
+from agents.ports.sandbox import (
+    GO_FILE,
+    INPUT_DIR,
+    OUTPUT_DIR,
+    SCRATCH_DIR,
+    SandboxLimits,
+    SandboxResult,
+    SandboxSpec,
+)
 from controller.platform.sandbox.faults import KILLED_FROM_OUTSIDE, engine_fault, lost_container
 from controller.platform.sandbox.handoff import Handoff, Offer, Report, WarmKeyModel, write_report
 from controller.platform.sandbox.holder import held
@@ -59,17 +72,8 @@ from controller.platform.sandbox.outputs import Collected, OutputFrames
 from controller.platform.sandbox.pool import WarmContainer, WarmKey, WarmPool
 from controller.platform.sandbox.removal import Remover, remove_now
 from controller.platform.sandbox.session import AttachedSession
-from agents.ports.sandbox import (
-    GO_FILE,
-    INPUT_DIR,
-    OUTPUT_DIR,
-    SCRATCH_DIR,
-    SandboxResult,
-    SandboxSpec,
-)
 from controller.platform.sandbox.trace import ExecutionTrace, RoundTrips
-from controller.platform.stop import POLL_SECONDS, PROCESS, StopSwitch, Stopped
-from agents.ports.sandbox import SandboxLimits
+from controller.platform.stop import POLL_SECONDS, PROCESS, Stopped, StopSwitch
 
 WORK_DIR = "/work"
 GO_NAME = GO_FILE.rsplit("/", 1)[-1]
@@ -461,10 +465,8 @@ class DockerSandbox:
             return status, False
         container = box.container
         if status is not None and not cut:
-            try:
+            with contextlib.suppress(docker.errors.APIError):  # it ended on its own meanwhile
                 container.kill()  # a signalled child: let the engine record the container's end
-            except docker.errors.APIError:
-                pass  # it ended on its own meanwhile
         container.wait(timeout=30)
         container.reload()
         state = container.attrs.get("State", {})

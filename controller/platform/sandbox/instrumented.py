@@ -17,9 +17,9 @@ from collections.abc import Callable
 import structlog
 
 from agents.ports.errors import SandboxError
+from agents.ports.sandbox import Sandbox, SandboxResult, SandboxSpec
 from controller.platform.observability.history import SandboxRecord
 from controller.platform.observability.metrics import image_label
-from agents.ports.sandbox import Sandbox, SandboxResult, SandboxSpec
 
 log = structlog.get_logger("sandloop.sandbox")
 Listener = Callable[[SandboxRecord], None]

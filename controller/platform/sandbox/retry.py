@@ -31,7 +31,13 @@ from collections.abc import Callable
 
 import structlog
 from pydantic import BaseModel, Field, model_validator
-from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
 
 from agents.ports.errors import InfraFault, SandboxError
 from agents.ports.sandbox import Sandbox, SandboxResult, SandboxSpec

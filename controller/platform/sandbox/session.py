@@ -21,6 +21,7 @@ have chosen anyway, and take outputs it could have written anyway; reads stay bo
 
 from __future__ import annotations
 
+import contextlib
 import re
 import socket as socketlib
 import threading
@@ -31,9 +32,9 @@ from typing import Any
 from docker.utils.socket import frames_iter
 
 from agents.ports.errors import InfraFault
+from agents.ports.sandbox import CapturedStream
 from controller.platform.sandbox.holder import END_PATTERN, handover_line
 from controller.platform.sandbox.outputs import Collected, OutputFrames
-from agents.ports.sandbox import CapturedStream
 
 _STREAMS = {1: "stdout", 2: "stderr"}
 #: Printed by a warm command once it is ready for its handover.
@@ -178,14 +179,10 @@ class AttachedSession:
 
     def close(self) -> None:
         """Close the connection (the drain thread then ends) and wait briefly for the thread."""
-        try:
+        with contextlib.suppress(OSError):
             self._raw.shutdown(socketlib.SHUT_RDWR)
-        except OSError:
-            pass
-        try:
+        with contextlib.suppress(OSError):
             self._socket.close()
-        except OSError:
-            pass
         self._thread.join(timeout=5)
 
     def _drain(self) -> None:

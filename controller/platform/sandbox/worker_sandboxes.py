@@ -49,7 +49,13 @@ from agents.ports.errors import EngineUnavailable
 from agents.ports.sandbox import SandboxSpec
 from controller.platform.sandbox.docker import DockerSandbox
 from controller.platform.sandbox.engine import connect, require_runtime
-from controller.platform.sandbox.handoff import REPORT_FILE, Handoff, Offer, WarmKeyModel, read_report
+from controller.platform.sandbox.handoff import (
+    REPORT_FILE,
+    Handoff,
+    Offer,
+    WarmKeyModel,
+    read_report,
+)
 from controller.platform.sandbox.labels import this_owner
 from controller.platform.sandbox.pool import WarmContainer, WarmKey
 from controller.platform.sandbox.removal import remove_now

@@ -8,6 +8,7 @@ folder: the embedded default) or PostgreSQL (several replicas). The schema is Al
 
 from __future__ import annotations
 
+from controller.platform.store.factory import open_store, store_path
 from controller.platform.store.models import (
     ACTIVE,
     LOCAL_OWNER,
@@ -28,7 +29,6 @@ from controller.platform.store.models import (
     TokenRow,
 )
 from controller.platform.store.protocol import RunStore
-from controller.platform.store.factory import open_store, store_path
 
 __all__ = [
     "ACTIVE", "LOCAL_OWNER", "OPEN", "TERMINAL", "DuplicateRunId", "Idempotency", "IdempotencyConflict", "NewRun",

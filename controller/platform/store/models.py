@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agents.ports.errors import EnvironmentFault, PlatformError, UsageError
+
 # The run row's statuses come from the one table of statuses (issue 41); re-exported here.
 from agents.ports.status import OPEN as OPEN
 from agents.ports.status import TERMINAL as TERMINAL

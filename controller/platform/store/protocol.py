@@ -11,7 +11,15 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any, Protocol
 
-from controller.platform.store.models import Idempotency, NewRun, RunEvent, RunPage, RunRow, RunStatus, TokenRow
+from controller.platform.store.models import (
+    Idempotency,
+    NewRun,
+    RunEvent,
+    RunPage,
+    RunRow,
+    RunStatus,
+    TokenRow,
+)
 
 
 class RunStore(Protocol):

@@ -8,6 +8,7 @@ from typing import Any, cast
 from agents.ports.errors import ConfigError
 from controller.platform.store.models import RunRow, RunStatus
 
+
 def parse_cursor(cursor: str) -> int:
     if not (cursor.isascii() and cursor.isdigit()) or len(cursor) > 18:  # "²".isdigit() is True
         raise ConfigError(f"{cursor[:40]!r} is not a cursor this service gave", hint="use the next_cursor of a listing")

@@ -18,7 +18,6 @@ advisory lock on PostgreSQL, the write lock on SQLite).
 from __future__ import annotations
 
 import dataclasses
-
 import hmac
 import json
 import time
@@ -28,23 +27,36 @@ from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy.exc
-from sqlalchemy import Connection, Engine, Select, and_, case, delete, func, insert, or_, select, text, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    Select,
+    and_,
+    case,
+    delete,
+    func,
+    insert,
+    or_,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.sql.elements import ColumnElement
 
 from agents.ports.errors import ConfigError
 from controller.platform.store.engine import WRITES, translated
 from controller.platform.store.models import (
+    OPEN,
+    TERMINAL,
     DuplicateRunId,
     Idempotency,
     IdempotencyConflict,
     NewRun,
-    OPEN,
     QueueFull,
     QuotaExceeded,
     RunEvent,
     RunPage,
     RunRow,
-    TERMINAL,
     RunStatus,
     StoreError,
     TokenRow,

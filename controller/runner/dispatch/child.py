@@ -19,11 +19,11 @@ from agents.ports.artefacts import SUMMARY_FILE
 from agents.ports.errors import RunPaused
 from agents.ports.replies import read_question
 from agents.ports.status import VERDICT_ROWS, stored_status
-from controller.runner.dispatch.journal import Scrubber
-from controller.platform.uploads import UPLOADS, upload_dir
 from controller.platform.artefacts import RUN_RECORD
 from controller.platform.settings import Settings
 from controller.platform.store import RunRow, RunStatus
+from controller.platform.uploads import UPLOADS, upload_dir
+from controller.runner.dispatch.journal import Scrubber
 
 #: ``run`` options a run row may carry, and the CLI option for each.
 FORWARDED = {"max_attempts": "--max-attempts", "coder": "--coder", "subject": "--subject"}

@@ -24,10 +24,10 @@ from pathlib import Path
 
 import structlog
 
-from controller.runner.dispatch.child import SUBMISSIONS
-from controller.platform.uploads import KEPT, UPLOADS, kept_dir, upload_dir
 from controller.platform.settings import Settings
 from controller.platform.store import RunStore, StoreError
+from controller.platform.uploads import KEPT, UPLOADS, kept_dir, upload_dir
+from controller.runner.dispatch.child import SUBMISSIONS
 
 log = structlog.get_logger("sandloop.service")
 #: A folder under uploads/ that no run holds is an orphan once it is this old.

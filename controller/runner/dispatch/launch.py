@@ -20,6 +20,7 @@ shell line) is always started cold.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
@@ -117,10 +118,8 @@ class WarmForks:
             pid = self.server_pid()
             if pid is None:
                 return
-            try:
+            with contextlib.suppress(ProcessLookupError):  # it had ended already
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass  # it had ended already
             # multiprocessing's own stop: closes its pipe, reaps the process, removes its socket, so
             # that a later start (a test's next service in this process) starts a new server.
             forkserver._forkserver._stop()  # type: ignore[attr-defined]

@@ -27,6 +27,7 @@ interrupted runs back to the queue, so the next start resumes them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import signal
@@ -41,18 +42,18 @@ from typing import IO, Any
 import structlog
 
 from agents.ports.replies import read_question
-from controller.runner.dispatch import child, housekeeping
-from controller.runner.dispatch.journal import RunJournal, Scrubber, question_event
-from controller.runner.dispatch.launch import Launcher, RunProcess
-from controller.platform.sandbox.worker_sandboxes import WorkerSandboxes, wanted
-from controller.runner.dispatch.warm_child import LATE_PREFIX
 from controller.platform import shared_state
 from controller.platform.fence import write_claim
 from controller.platform.sandbox.handoff import HANDOFF_ENV
 from controller.platform.sandbox.labels import alive, started_ticks
+from controller.platform.sandbox.worker_sandboxes import WorkerSandboxes, wanted
 from controller.platform.settings import Settings, child_env
 from controller.platform.store import RunRow, RunStatus, RunStore, StoreError
 from controller.platform.uploads import upload_dir
+from controller.runner.dispatch import child, housekeeping
+from controller.runner.dispatch.journal import RunJournal, Scrubber, question_event
+from controller.runner.dispatch.launch import Launcher, RunProcess
+from controller.runner.dispatch.warm_child import LATE_PREFIX
 
 log = structlog.get_logger("sandloop.service")
 CANCEL_GRACE_SECONDS = 10.0
@@ -87,10 +88,8 @@ def signal_group(proc: RunProcess, sig: int) -> None:
     try:
         os.killpg(proc.pid, sig)
     except ProcessLookupError:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(proc.pid, sig)
-        except ProcessLookupError:
-            pass
     except PermissionError:
         pass
 

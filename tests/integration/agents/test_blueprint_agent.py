@@ -27,8 +27,8 @@ from agents.blueprint.model import ToolSpec
 from agents.blueprint.research import research
 from agents.blueprint.sandboxed import Call, call_spec, run_call
 from agents.ports.sandbox import SandboxLimits
-from controller.platform.sandbox.docker import DockerSandbox
 from controller.platform.observability.history import HistoryStore
+from controller.platform.sandbox.docker import DockerSandbox
 from controller.platform.settings import PROJECT_ROOT
 from tests.integration.blueprints import NO_GO, NO_GO_REASON, no_go_target
 

@@ -18,19 +18,17 @@ import sys
 
 import pytest
 
-from tests.fakes import load_document_here
-
 from agents.idris.agent import IdrisAgent
 from agents.idris.analysis import analyze_document
 from agents.idris.checking import check_modules, print_module_report
 from agents.ports.run import RunContext
 from controller.platform.artefacts import RunArtifacts
-from controller.platform.settings import agent_config
-from controller.runner.agent_runner import run_record, write_run_record
 from controller.platform.checkpoints import close_checkpoint, open_checkpoint
 from controller.platform.progress import Progress
 from controller.platform.sandbox.docker import DockerSandbox
-from controller.platform.settings import PROJECT_ROOT
+from controller.platform.settings import PROJECT_ROOT, agent_config
+from controller.runner.agent_runner import run_record, write_run_record
+from tests.fakes import load_document_here
 from tests.integration.agents.test_idris_loop import standin_image  # noqa: F401 - the stand-in fixture
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")

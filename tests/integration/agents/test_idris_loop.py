@@ -29,13 +29,13 @@ from pathlib import Path
 import docker.errors
 import pytest
 
-from controller.platform.artefacts import RunArtifacts
 from agents.idris.coder import IdrisCode, OfflineIdrisCoder
-from tests.fakes import load_document_here
 from agents.idris.run import IdrisRunRequest, run_idris_agent
-from controller.platform.sandbox.docker import DockerSandbox
 from agents.ports.sandbox import SandboxLimits
+from controller.platform.artefacts import RunArtifacts
+from controller.platform.sandbox.docker import DockerSandbox
 from controller.platform.settings import PROJECT_ROOT
+from tests.fakes import load_document_here
 
 STANDIN = PROJECT_ROOT / "tests" / "doubles" / "idris2_standin"
 TRANSCRIPTS = PROJECT_ROOT / "tests" / "fixtures" / "idris2-diagnostics"

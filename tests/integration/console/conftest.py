@@ -22,8 +22,8 @@ from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Page, Playwright, sync_playwright
 
 from controller.platform.settings import PROJECT_ROOT
-from tests.integration.blueprints import no_go_target
 from tests.host import missing
+from tests.integration.blueprints import no_go_target
 from tests.integration.service.harness import Service, free_port
 from tools.host_packages import CHROMIUM
 

@@ -16,7 +16,12 @@ from pathlib import Path
 import pytest
 
 from tests.integration.console.conftest import Browser
-from tests.integration.console.test_console import run_id_of, submit_upload, wait_status, wrong_result
+from tests.integration.console.test_console import (
+    run_id_of,
+    submit_upload,
+    wait_status,
+    wrong_result,
+)
 from tests.integration.service.harness import Service, wait_for
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")

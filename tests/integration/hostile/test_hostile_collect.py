@@ -15,8 +15,8 @@ import pytest
 
 from agents.bank_parser.coders.base import FailureKind
 from agents.bank_parser.evaluate import execute_parser, parser_spec
-from controller.platform.sandbox.docker import DockerSandbox
 from agents.ports.sandbox import SandboxLimits
+from controller.platform.sandbox.docker import DockerSandbox
 from controller.platform.settings import PROJECT_ROOT
 from tests.integration.hostile import attacks
 from tests.integration.hostile.conftest import HEADROOM

@@ -17,8 +17,20 @@ import pytest
 
 from controller.platform.settings import PROJECT_ROOT
 from tests.integration.hostile import attacks
-from tests.integration.hostile.conftest import HANG_TIMEOUT, HEADROOM, SUITE_ENV, assert_nothing_written_outside_runs
-from tests.integration.hostile.harness import MIB, Finished, check_table, controller_env, run_controller, tree
+from tests.integration.hostile.conftest import (
+    HANG_TIMEOUT,
+    HEADROOM,
+    SUITE_ENV,
+    assert_nothing_written_outside_runs,
+)
+from tests.integration.hostile.harness import (
+    MIB,
+    Finished,
+    check_table,
+    controller_env,
+    run_controller,
+    tree,
+)
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
 

@@ -33,7 +33,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from controller.platform.observability.history import HistoryStore, NodeRecord, RunRecord, SandboxRecord
+from controller.platform.observability.history import (
+    HistoryStore,
+    NodeRecord,
+    RunRecord,
+    SandboxRecord,
+)
 from controller.platform.settings import PROJECT_ROOT
 from tests.conftest import ICICI
 from tests.integration.observability import mix

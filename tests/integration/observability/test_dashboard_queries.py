@@ -12,9 +12,7 @@ import math
 import pytest
 
 from agents.registry import AGENTS
-
 from controller.platform.observability.history import STATUSES
-
 from controller.platform.observability.metrics import BUCKETS
 from tests.integration.observability import mix
 from tests.integration.observability.conftest import SCRAPE_SECONDS, Scenario

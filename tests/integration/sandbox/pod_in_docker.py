@@ -26,7 +26,6 @@ from controller.platform.sandbox.labels import managed_labels
 from tests.owner import TEST_OWNER
 
 
-
 @dataclass
 class PodRun:
     """What the Pod left: each container's exit code and the collector's stdout (its log)."""

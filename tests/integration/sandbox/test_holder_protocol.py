@@ -13,9 +13,8 @@ import tracemalloc
 
 import pytest
 
+from agents.ports.sandbox import SandboxLimits, SandboxSpec
 from controller.platform.sandbox.docker import DockerSandbox
-from agents.ports.sandbox import SandboxSpec
-from agents.ports.sandbox import SandboxLimits
 from tests.owner import TEST_OWNER
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")

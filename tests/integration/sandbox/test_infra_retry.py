@@ -20,7 +20,11 @@ import pytest
 from agents.ports.sandbox import SandboxLimits, SandboxSpec
 from controller.platform.sandbox.docker import DockerSandbox
 from controller.platform.sandbox.labels import OWNER, this_owner
-from controller.platform.sandbox.retry import InfraRetriesExhausted, InfraRetrySettings, RetryingSandbox
+from controller.platform.sandbox.retry import (
+    InfraRetriesExhausted,
+    InfraRetrySettings,
+    RetryingSandbox,
+)
 from controller.platform.settings import PROJECT_ROOT
 from tests.integration.sandbox.test_warm_pool import WAITER, wait_for_idle
 

@@ -12,12 +12,11 @@ import pytest
 
 from agents.bank_parser.evaluate import RESULT_FILE, parser_spec
 from agents.bank_parser.frame_codec import decode_result
+from agents.ports.sandbox import SandboxLimits
 from controller.platform.sandbox.kubernetes.frame import Frame, decode_frame
 from controller.platform.sandbox.kubernetes.podspec import input_configmap, pod_labels, sandbox_pod
-from agents.ports.sandbox import SandboxLimits
 from controller.platform.settings import PROJECT_ROOT
 from tests.integration.sandbox.pod_in_docker import PodRun, run_pod
-
 
 
 @pytest.fixture(autouse=True)

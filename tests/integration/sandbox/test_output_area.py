@@ -15,9 +15,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from agents.ports.sandbox import SandboxLimits, SandboxResult, SandboxSpec
 from controller.platform.sandbox.docker import DockerSandbox
-from agents.ports.sandbox import SandboxResult, SandboxSpec
-from agents.ports.sandbox import SandboxLimits
 from tests.owner import TEST_OWNER
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")

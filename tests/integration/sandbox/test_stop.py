@@ -16,7 +16,7 @@ from agents.ports.errors import InfraFault
 from controller.platform.sandbox.docker import DockerSandbox
 from controller.platform.sandbox.labels import MANAGED, OWNER
 from controller.platform.sandbox.retry import RetryingSandbox
-from controller.platform.stop import StopSwitch, Stopped
+from controller.platform.stop import Stopped, StopSwitch
 from tests.integration.sandbox.test_infra_retry import FAST, Counting, sleeper
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")

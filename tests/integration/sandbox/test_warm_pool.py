@@ -14,9 +14,8 @@ import time
 
 import pytest
 
+from agents.ports.sandbox import GO_FILE, SandboxLimits, SandboxSpec
 from controller.platform.sandbox.docker import DockerSandbox
-from agents.ports.sandbox import GO_FILE, SandboxSpec
-from agents.ports.sandbox import SandboxLimits
 from tests.owner import TEST_OWNER
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")

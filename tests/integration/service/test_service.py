@@ -16,10 +16,10 @@ import httpx
 import pytest
 
 from controller.entry.service.client import parse_sse
-from tests.integration.service.harness import Service, free_port, wait_for
 from controller.platform.settings import PROJECT_ROOT
 from tests.conftest import ICICI
 from tests.integration.controller.test_resume import ATTEMPTS, spoil_one_cell
+from tests.integration.service.harness import Service, free_port, wait_for
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
 

@@ -15,9 +15,9 @@ import httpx
 import pytest
 
 from agents.ports.artefacts import SUMMARY_FILE
+from controller.platform.settings import PROJECT_ROOT
 from controller.runner.dispatch.launch import CONTROLLER, Launcher
 from controller.runner.dispatch.warm_child import LATE_PREFIX
-from controller.platform.settings import PROJECT_ROOT
 from tests.conftest import ICICI
 from tests.integration.service.harness import Service, free_port
 from tests.integration.service.test_service import follow

@@ -13,19 +13,18 @@ from controller.platform.settings import Settings
 from controller.platform.store import open_store
 from controller.platform.store.models import StoreError
 from controller.platform.store.postgres import PostgresStore
-from tests.unit.controller.platform.store.migration_contract import ContractMigrations
 from tests.unit.controller.platform.store.contract import (
     Clock,
     ContractCancel,
-    ContractFencing,
     ContractClaim,
+    ContractFencing,
     ContractHistory,
     ContractIdempotency,
     ContractJournal,
     ContractLeases,
     ContractList,
-    ContractSessions,
     ContractReplay,
+    ContractSessions,
     ContractSubmit,
     ContractTakeover,
     ContractTokens,
@@ -33,6 +32,7 @@ from tests.unit.controller.platform.store.contract import (
     ContractWaiting,
     new_run,
 )
+from tests.unit.controller.platform.store.migration_contract import ContractMigrations
 
 
 @pytest.fixture

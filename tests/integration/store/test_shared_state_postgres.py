@@ -16,7 +16,14 @@ from controller.platform.observability.handoff import HandoffHistory
 from controller.platform.observability.history import HistoryStore
 from controller.platform.observability.metrics import BUCKETS
 from controller.platform.settings import ServiceSettings, Settings
-from controller.platform.shared_state import adopt_files, give_run_lessons, hands_off, keep_handoff, lessons_of, run_history
+from controller.platform.shared_state import (
+    adopt_files,
+    give_run_lessons,
+    hands_off,
+    keep_handoff,
+    lessons_of,
+    run_history,
+)
 from controller.platform.store.postgres import PostgresStore
 from tests.unit.agents.lessons_contract import ContractLessons
 from tests.unit.controller.platform.observability.history_contract import ContractRecording

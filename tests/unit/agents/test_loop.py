@@ -8,28 +8,27 @@ from pathlib import Path
 
 import pytest
 
-from controller.platform.artefacts import RunArtifacts
-from tests.fakes import parser_run_args, probe_result
-from agents.pdf_probe import PROBE_CONFIG
 from agents.bank_parser.nodes import AGENT
 from agents.bank_parser.run import run_parser_agent
-from tests.fakes import load_document_here
+from agents.bank_parser.target import resolve_target
 from agents.idris.coder import OfflineIdrisCoder
 from agents.idris.run import IdrisRunRequest, run_idris_agent
 from agents.loop import LoopCrashed
+from agents.pdf_probe import PROBE_CONFIG
 from agents.ports.errors import InfraFault, SandboxError, TargetError
+from agents.ports.sandbox import SandboxLimits
+from controller.platform.artefacts import RunArtifacts
 from controller.platform.observability.history import HistoryStore
 from controller.platform.observability.logs import configure_logging
 from controller.platform.observability.recorder import EVENTS_FILE, history_path, observe_run
 from controller.platform.progress import OutputClosed, Progress
-from tests.unit.controller.platform.test_progress import reader_gone
 from controller.platform.sandbox.instrumented import InstrumentedSandbox
 from controller.platform.sandbox.retry import InfraRetriesExhausted, InfraRetrySettings, guarded
-from agents.ports.sandbox import SandboxLimits
 from controller.platform.settings import PROJECT_ROOT, Settings
-from agents.bank_parser.target import resolve_target
 from tests.conftest import ICICI
+from tests.fakes import load_document_here, parser_run_args, probe_result
 from tests.unit.agents.bank_parser.test_graph import CountingCoder
+from tests.unit.controller.platform.test_progress import reader_gone
 
 
 class BuggySandbox:

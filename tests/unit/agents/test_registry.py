@@ -8,10 +8,10 @@ import shutil
 import pytest
 
 from agents.base import Agent
+from agents.ports.errors import TargetError
 from agents.registry import AGENTS, DEFAULT_AGENT, agent_for_target, get_agent
 from controller.entry.cli import main
 from controller.entry.commands import agent_graph_mermaid
-from agents.ports.errors import TargetError
 from controller.platform.settings import PROJECT_ROOT
 from tests.conftest import ICICI
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from agents.ports.errors import ConfigError, TargetError
-from controller.platform.settings import PROJECT_ROOT
 from agents.targets import load_target_config, resolve_document_target
+from controller.platform.settings import PROJECT_ROOT
 
 GOOD = 'agent = "idris"\nproject = "ServiceContract"\ndocument_type = "contract"\n'
 

@@ -11,7 +11,13 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from controller.entry.k8s_render import deploy_objects, load_base, render, sandbox_objects, token_objects
+from controller.entry.k8s_render import (
+    deploy_objects,
+    load_base,
+    render,
+    sandbox_objects,
+    token_objects,
+)
 from controller.platform.settings import PROJECT_ROOT, Settings
 
 K8S = PROJECT_ROOT / "deploy" / "k8s"

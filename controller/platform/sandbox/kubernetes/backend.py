@@ -29,6 +29,7 @@ dies leaves objects labelled with their expiry, which :mod:`.reaper` removes.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 import uuid
@@ -39,7 +40,7 @@ from kubernetes.client import CoreV1Api
 from kubernetes.client.exceptions import ApiException
 
 from agents.ports.errors import InfraFault, SandboxError
-from controller.platform.stop import PROCESS, StopSwitch
+from agents.ports.sandbox import CapturedStream, SandboxResult, SandboxSpec
 from controller.platform.sandbox.kubernetes.config import KubernetesSettings
 from controller.platform.sandbox.kubernetes.frame import Frame, decode_frame
 from controller.platform.sandbox.kubernetes.podspec import (
@@ -52,7 +53,7 @@ from controller.platform.sandbox.kubernetes.podspec import (
     sandbox_pod,
 )
 from controller.platform.sandbox.kubernetes.status import Verdict, read_verdict
-from agents.ports.sandbox import CapturedStream, SandboxResult, SandboxSpec
+from controller.platform.stop import PROCESS, StopSwitch
 
 _DIAGNOSTIC_LOG_BYTES = 4096
 
@@ -208,11 +209,10 @@ class KubernetesSandbox:
         """Delete the Pod (no grace: it holds nothing worth a clean stop) and the ConfigMap."""
         ns = self._settings.namespace
         for delete in (self._api.delete_namespaced_pod, self._api.delete_namespaced_config_map):
-            try:
+            # gone already, or the API is down: the reaper removes it by its expiry label
+            with contextlib.suppress(ApiException, urllib3.exceptions.HTTPError):
                 delete(name, ns, grace_period_seconds=0, propagation_policy="Background",
                        _preload_content=False, _request_timeout=self._timeout)
-            except (ApiException, urllib3.exceptions.HTTPError):
-                pass  # gone already, or the API is down: the reaper removes it by its expiry label
 
 
 def _first_line(exc: Exception) -> str:

@@ -13,8 +13,8 @@ import base64
 import binascii
 import hashlib
 import json
-from typing import Any
 from dataclasses import dataclass, field
+from typing import Any
 
 from agents.ports.errors import SandboxError
 from agents.ports.sandbox import CapturedStream, SandboxSpec

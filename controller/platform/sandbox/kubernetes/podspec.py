@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from agents.ports.errors import UsageError
-from controller.platform.sandbox.labels import PREFIX
 from agents.ports.sandbox import INPUT_DIR, OUTPUT_DIR, SCRATCH_DIR, SandboxSpec
+from controller.platform.sandbox.labels import PREFIX
 
 #: The in-Pod program (sandbox_images/python-parser/k8s_pod.py) inside the image.
 POD_PROGRAM = "/opt/sandloop/k8s_pod.py"

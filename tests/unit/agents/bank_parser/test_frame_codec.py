@@ -11,7 +11,14 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from agents.bank_parser.frame_codec import FRAME_BOUNDS, MAX_CELL_CHARS, MAX_COLUMNS, ParserFailure, ResultFormatError, decode_result
+from agents.bank_parser.frame_codec import (
+    FRAME_BOUNDS,
+    MAX_CELL_CHARS,
+    MAX_COLUMNS,
+    ParserFailure,
+    ResultFormatError,
+    decode_result,
+)
 from agents.bounded_json import BoundedJSONError, JSONBounds, loads_bounded, structure_of
 from tests.fuzz.decoders import FRAME_INPUTS, check_frame
 

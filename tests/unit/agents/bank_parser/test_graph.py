@@ -15,14 +15,20 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from agents.bank_parser.coders.base import CoderExhausted, CoderFailed, FailureKind, Feedback, GeneratedCode
+from agents.bank_parser.coders.base import (
+    CoderExhausted,
+    CoderFailed,
+    FailureKind,
+    Feedback,
+    GeneratedCode,
+)
 from agents.bank_parser.graph import route_after_coder, route_after_compare, route_after_execute
 from agents.bank_parser.run import run_parser_agent
-from controller.platform.settings import Settings
 from agents.bank_parser.target import resolve_target
-from tests.conftest import ICICI
 from agents.pdf_probe import PROBE_CONFIG
 from agents.ports.sandbox import CapturedStream
+from controller.platform.settings import Settings
+from tests.conftest import ICICI
 from tests.fakes import ScriptedSandbox, error_document, frame_document, parser_run_args
 
 

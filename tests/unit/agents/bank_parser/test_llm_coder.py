@@ -18,20 +18,27 @@ import pandas as pd
 import pytest
 from pydantic import SecretStr
 
-from tests.doubles.inprocess_statement import analyze_here as analyze
 from agents.bank_parser.coders import CoderFailed, FailureKind, Feedback, check_coder, make_coder
 from agents.bank_parser.coders.llm import LLMCoder
 from agents.bank_parser.run import run_parser_agent
+from agents.bank_parser.target import resolve_target
 from agents.lessons import ExecutionHistory, Lesson
 from agents.llm.client import ChatClient
 from agents.llm.config import LLMConfig
 from agents.llm.providers import build_chat_model
-from controller.entry.cli import main
 from agents.ports.errors import ConfigError
+from controller.entry.cli import main
 from controller.platform.settings import Settings
-from agents.bank_parser.target import resolve_target
 from tests.conftest import ICICI
-from tests.doubles.llm_servers import Fail, OllamaServer, OpenAIServer, Reply, Stall, closed_port_url
+from tests.doubles.inprocess_statement import analyze_here as analyze
+from tests.doubles.llm_servers import (
+    Fail,
+    OllamaServer,
+    OpenAIServer,
+    Reply,
+    Stall,
+    closed_port_url,
+)
 from tests.fakes import ScriptedSandbox, error_document, frame_document, parser_run_args
 
 KEY = "sk-unit-test-key-0987654321"

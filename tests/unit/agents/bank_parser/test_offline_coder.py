@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from agents.bank_parser.analysis import Analysis
-from tests.doubles.inprocess_statement import analyze_here as analyze
 from agents.bank_parser.coders._plan import (
     DateRule,
     NumberFormat,
@@ -32,6 +31,7 @@ from agents.bank_parser.coders.base import (
     GeneratedCode,
 )
 from agents.bank_parser.coders.offline import Candidate, OfflineCoder, mismatch_hint
+from tests.doubles.inprocess_statement import analyze_here as analyze
 
 DATA = Path(__file__).resolve().parents[4] / "data" / "icici"
 PDF = DATA / "icici sample.pdf"

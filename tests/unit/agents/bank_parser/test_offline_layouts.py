@@ -19,17 +19,16 @@ import pandas as pd
 import pytest
 
 from agents.bank_parser.analysis import Analysis
-from tests.doubles.inprocess_statement import analyze_here as analyze
 from agents.bank_parser.coders import _runtime as rt
 from agents.bank_parser.coders._plan import ParserPlan
 from agents.bank_parser.coders._preview import FULL, Previewer
-from agents.bank_parser.coders.base import CoderExhausted
+from agents.bank_parser.coders.base import CoderExhausted, FailureKind, Feedback
 from agents.bank_parser.coders.offline import Candidate, OfflineCoder
-from agents.bank_parser.coders.base import FailureKind, Feedback
 from tests.corpus.generate import CSV_NAME, PDF_NAME, generate, generate_bank
 from tests.corpus.ledger import make_statement
 from tests.corpus.render import format_date
 from tests.corpus.specs import BANKS, BankSpec, bank
+from tests.doubles.inprocess_statement import analyze_here as analyze
 
 SEED = 7
 #: The seed whose fernhill samples cannot tell "11" from an unpadded month (all in November).

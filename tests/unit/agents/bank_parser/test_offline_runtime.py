@@ -18,9 +18,9 @@ import pytest
 
 from agents.bank_parser.coders import _ocr_runtime as ort
 from agents.bank_parser.coders import _repair_runtime as rrt
+from agents.bank_parser.coders import _runtime as rt
 from agents.bank_parser.coders import _search_runtime as srt
 from agents.bank_parser.coders import _words_runtime as wrt
-from agents.bank_parser.coders import _runtime as rt
 from agents.bank_parser.coders._template import COMMON, EXTRACTION
 
 #: Names the generated parser's header imports or defines (see _template.HEADER).

@@ -13,7 +13,15 @@ from dataclasses import replace
 import pandas as pd
 from hypothesis import HealthCheck, given, settings
 
-from agents.bank_parser.repairs import MAX_LINE_BYTES, MAX_REPAIRS, OcrCost, Repair, confirms, read_ocr_cost, read_repairs
+from agents.bank_parser.repairs import (
+    MAX_LINE_BYTES,
+    MAX_REPAIRS,
+    OcrCost,
+    Repair,
+    confirms,
+    read_ocr_cost,
+    read_repairs,
+)
 from agents.bank_parser.report import ParserRunSummary
 from agents.bank_parser.statement_facts import read_facts
 from agents.bank_parser.verify import verify

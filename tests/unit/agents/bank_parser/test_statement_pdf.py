@@ -11,18 +11,18 @@ import pandas as pd
 import pdfplumber
 import pytest
 
-from tests.doubles.inprocess_statement import analyze_here as analyze
 from agents.bank_parser.coders._preview import FULL, Previewer
 from agents.bank_parser.coders.offline import OfflineCoder
 from agents.bank_parser.graph import route_after_compare
+from agents.bank_parser.output_schema import OutputSchema
 from agents.bank_parser.statement_pdf import scanned_limits
 from agents.bank_parser.verify import Check, Verification
 from agents.ports.errors import TargetError
-from agents.bank_parser.output_schema import OutputSchema
 from agents.ports.sandbox import SandboxLimits
 from agents.targets import TargetConfig
+from tests.corpus.cases import WITHHELD, _bank, write_hostile, write_nocsv, write_scanned
+from tests.doubles.inprocess_statement import analyze_here as analyze
 from tests.host import missing
-from tests.corpus.cases import WITHHELD, write_hostile, write_nocsv, write_scanned, _bank
 
 SEED = 7
 

@@ -10,9 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from agents.bank_parser.submissions import find_parser, find_submissions, git_commit_date, module_archive
-from controller.platform.environments.image import CONTEXT_FILES
+from agents.bank_parser.submissions import (
+    find_parser,
+    find_submissions,
+    git_commit_date,
+    module_archive,
+)
 from agents.ports.errors import TargetError
+from controller.platform.environments.image import CONTEXT_FILES
 from controller.platform.settings import PROJECT_ROOT
 
 FIXTURES = PROJECT_ROOT / "tests" / "fixtures" / "env_submissions"

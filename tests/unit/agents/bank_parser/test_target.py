@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agents.ports.errors import TargetError
 from agents.bank_parser.target import resolve_target
+from agents.ports.errors import TargetError
 from agents.targets import known_targets
 from tests.conftest import ICICI
 

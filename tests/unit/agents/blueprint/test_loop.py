@@ -20,12 +20,18 @@ from agents.blueprint.graph import after_manager, after_qa, build_graph
 from agents.lessons import LESSONS_FILE, ExecutionHistory
 from agents.ports.config import AgentConfig
 from agents.ports.run import RunContext
+from controller.entry.cli import main
 from controller.platform.artefacts import RunArtifacts
 from controller.platform.checkpoints import close_checkpoint, open_checkpoint
 from controller.platform.settings import PROJECT_ROOT
-from controller.entry.cli import main
 from controller.runner.agent_runner import resume_line, run_record
-from tests.unit.agents.blueprint.fakes import Killed, KilledSandbox, ScriptedCallSandbox, value, verdict
+from tests.unit.agents.blueprint.fakes import (
+    Killed,
+    KilledSandbox,
+    ScriptedCallSandbox,
+    value,
+    verdict,
+)
 
 AGENT = BlueprintAgent()
 NAMES_ALL = verdict(True, "all named")

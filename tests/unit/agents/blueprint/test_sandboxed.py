@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from agents.blueprint.research import research
 from agents.blueprint.model import ToolSpec
+from agents.blueprint.research import research
 from agents.blueprint.sandboxed import Call, call_spec, run_call
 from agents.ports.sandbox import SandboxLimits
 from tests.unit.agents.blueprint.fakes import Answer, ScriptedCallSandbox, value

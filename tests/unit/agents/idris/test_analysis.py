@@ -10,11 +10,11 @@ import pytest
 
 from agents.idris.analysis import analyze_document, detect_type
 from agents.idris.document import DocumentText
-from tests.fakes import load_document_here
 from agents.idris.korean_numbers import amount_in_words, parse_korean_number
 from agents.idris.report import analysis_markdown
 from agents.ports.errors import TargetError
 from controller.platform.settings import PROJECT_ROOT
+from tests.fakes import load_document_here
 
 CONTRACT = PROJECT_ROOT / "data" / "service-contract" / "service_contract.pdf"
 DOCUMENTS = PROJECT_ROOT / "tests" / "fixtures" / "idris_documents"

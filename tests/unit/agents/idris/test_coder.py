@@ -7,8 +7,8 @@ import pytest
 from agents.idris.analysis import analyze_document
 from agents.idris.coder import CheckFeedback, CoderExhausted, IdrisCode, OfflineIdrisCoder
 from agents.idris.diagnostics import parse_transcript
-from tests.fakes import load_document_here
 from controller.platform.settings import PROJECT_ROOT
+from tests.fakes import load_document_here
 from tests.unit.agents.idris.fakes import transcript
 
 CONTRACT = PROJECT_ROOT / "data" / "service-contract" / "service_contract.pdf"

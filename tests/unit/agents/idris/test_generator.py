@@ -12,9 +12,9 @@ import re
 import pytest
 
 from agents.idris.analysis import analyze_document
-from tests.fakes import load_document_here
 from agents.idris.generator import STYLE_ORDER, generate_module
 from controller.platform.settings import PROJECT_ROOT
+from tests.fakes import load_document_here
 
 CONTRACT = PROJECT_ROOT / "data" / "service-contract" / "service_contract.pdf"
 DOCUMENTS = PROJECT_ROOT / "tests" / "fixtures" / "idris_documents"

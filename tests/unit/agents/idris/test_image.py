@@ -12,8 +12,14 @@ from pathlib import Path
 import docker.errors
 import pytest
 
-from controller.platform.images.idris import SOURCE_ARCHIVE, _source_note, ensure_idris_image, idris_image_spec, source_url
 from agents.ports.errors import ImageSourceMissing
+from controller.platform.images.idris import (
+    SOURCE_ARCHIVE,
+    _source_note,
+    ensure_idris_image,
+    idris_image_spec,
+    source_url,
+)
 from controller.platform.settings import PROJECT_ROOT, Settings
 
 IMAGE_DIR = PROJECT_ROOT / "sandbox_images" / "idris2"

@@ -13,13 +13,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from controller.platform.artefacts import RunArtifacts
 from agents.idris.coder import OfflineIdrisCoder
-from tests.fakes import load_document_here
 from agents.idris.graph import build_graph, decide, route_after_fix
 from agents.idris.run import IdrisRunRequest, run_idris_agent
 from agents.ports.sandbox import SandboxLimits
+from controller.platform.artefacts import RunArtifacts
 from controller.platform.settings import PROJECT_ROOT
+from tests.fakes import load_document_here
 from tests.unit.agents.idris.fakes import PASS, Answer, RecordedChecker, failing
 
 CONTRACT = PROJECT_ROOT / "data" / "service-contract" / "service_contract.pdf"

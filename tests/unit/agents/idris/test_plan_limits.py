@@ -9,10 +9,10 @@ from agents.idris.agent import (
     idris_max_attempts,
     make_idris_coder,
 )
-from agents.ports.sandbox import SandboxLimits
 from agents.ports.config import AgentConfig
-from controller.platform.settings import Settings, agent_config
+from agents.ports.sandbox import SandboxLimits
 from agents.targets import TargetConfig, TargetLimits
+from controller.platform.settings import Settings, agent_config
 
 
 def settings(**values: object) -> AgentConfig:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import io
-import shutil
 import json
+import shutil
 from pathlib import Path
 
 import pytest

@@ -19,9 +19,9 @@ from agents.intake.run import run_intake_agent
 from agents.llm.client import ChatClient
 from agents.llm.config import LLMConfig
 from agents.llm.providers import build_chat_model
-from controller.platform.memory_store import SqliteMemoryStores
 from agents.ports.config import AgentConfig, LLMSettings
 from controller.platform.artefacts import RunArtifacts
+from controller.platform.memory_store import SqliteMemoryStores
 from tests.doubles.llm_servers import Fail, OpenAIServer, Reply
 from tests.unit.agents.intake.helpers import DATA, ask, inp, schemas
 

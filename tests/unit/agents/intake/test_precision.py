@@ -125,7 +125,7 @@ def _conversation(replies: tuple[str, ...], nodes: tuple[str, ...] = ("Personal"
     """Run a conversation through the agent's graph; its final state and the questions it asked."""
     schemas = {name: available(CORPUS)[name] for name in nodes}
     target = IntakeTarget("precision", CORPUS, "Plan my budget", nodes, schemas, replies, None)
-    noon = datetime.datetime(2026, 6, 15, 12, tzinfo=datetime.timezone.utc)
+    noon = datetime.datetime(2026, 6, 15, 12, tzinfo=datetime.UTC)
     with tempfile.TemporaryDirectory() as scratch:
         memory = GraphMemory(SqliteMemoryStores(Path(scratch)).scratch(), None, "precision", lambda: noon)
         try:

@@ -9,9 +9,9 @@ from types import SimpleNamespace
 
 from agents.intake.decision import decide
 from agents.intake.info import InfoInput, next_question
+from agents.intake.memory import GraphMemory
 from agents.intake.models import DecisionInput, FactUpdate, NodeStatus, Question, Resolution
 from agents.intake.nodes import decide as decide_node
-from agents.intake.memory import GraphMemory
 from agents.intake.roles import OfflineRoles
 from controller.platform.memory_store import SqliteMemoryStores
 from tests.unit.agents.intake.helpers import example, schemas

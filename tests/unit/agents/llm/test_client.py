@@ -20,7 +20,15 @@ from agents.llm.client import ChatClient, ChatMessage
 from agents.llm.config import LLMConfig
 from agents.llm.errors import ErrorKind, LLMError
 from agents.llm.providers import build_chat_model
-from tests.doubles.llm_servers import Fail, GeminiServer, OllamaServer, OpenAIServer, Reply, ScriptedLLMServer, Stall
+from tests.doubles.llm_servers import (
+    Fail,
+    GeminiServer,
+    OllamaServer,
+    OpenAIServer,
+    Reply,
+    ScriptedLLMServer,
+    Stall,
+)
 
 KEY = "sk-test-0123456789abcdef"
 MESSAGES = (ChatMessage("system", "You write parsers."), ChatMessage("user", "PROMPT-MARKER write parse()"))

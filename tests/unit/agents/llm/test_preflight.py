@@ -61,18 +61,17 @@ class TestRefused:
 
     def test_gemini_without_key(self):
         """Gemini needs a key: ConfigError before any request."""
-        with GeminiServer() as server:
-            with pytest.raises(ConfigError, match="needs an API key"):
-                preflight(config("gemini", server.base_url, key=None))
+        with GeminiServer() as server, pytest.raises(ConfigError, match="needs an API key"):
+            preflight(config("gemini", server.base_url, key=None))
         assert server.requests == []
 
     @pytest.mark.parametrize("server_cls,provider", [(OpenAIServer, "openai"), (GeminiServer, "gemini"),
                                                      (OllamaServer, "ollama")])
     def test_rejected_key(self, server_cls, provider):
         """A wrong key is a ConfigError that says the key was rejected (and does not show it)."""
-        with server_cls(models=("m1",), require_key="the-right-key") as server:
-            with pytest.raises(ConfigError) as caught:
-                preflight(config(provider, server.base_url))
+        with (server_cls(models=("m1",), require_key="the-right-key") as server,
+              pytest.raises(ConfigError) as caught):
+            preflight(config(provider, server.base_url))
         assert "rejected the API key" in caught.value.one_line()
         assert KEY.get_secret_value() not in caught.value.one_line()
 
@@ -83,9 +82,8 @@ class TestRefused:
     ])
     def test_model_not_served(self, server_cls, provider, hint):
         """An unknown model is a ConfigError with what to do about it."""
-        with server_cls(models=("other",)) as server:
-            with pytest.raises(ConfigError) as caught:
-                preflight(config(provider, server.base_url))
+        with server_cls(models=("other",)) as server, pytest.raises(ConfigError) as caught:
+            preflight(config(provider, server.base_url))
         assert "'m1'" in caught.value.one_line() and hint in caught.value.one_line()
 
     def test_errors_are_usage_errors(self):

@@ -17,8 +17,17 @@ import pytest
 from agents.ports.errors import ConfigError
 from agents.ports.memory import check_subject
 from agents.target_chains import Chain
-from controller.entry.batch import (TargetResult, batch_scope, child_env, child_options, outcome, prepare, print_table,
-                                    run_all, scoped)
+from controller.entry.batch import (
+    TargetResult,
+    batch_scope,
+    child_env,
+    child_options,
+    outcome,
+    prepare,
+    print_table,
+    run_all,
+    scoped,
+)
 from controller.entry.cli import build_parser
 from controller.platform.settings import PROJECT_ROOT, Settings
 

@@ -12,8 +12,8 @@ from agents.bank_parser.evaluate import RESULT_FILE, Execution, restore_executio
 from agents.bank_parser.frame_codec import decode_result
 from agents.idris.agent import IdrisAgent
 from agents.ports.events import NodeEvent
-from controller.platform.checkpoints import StrictSerializer, allowed_types, strict_serializer
 from agents.ports.sandbox import CapturedStream, SandboxResult
+from controller.platform.checkpoints import StrictSerializer, allowed_types, strict_serializer
 
 RESULT = (b'{"schema": "sandloop.frame/1", "status": "ok", "columns": ["a", "b"], '
           b'"dtypes": ["float64", "object"], "data": [[1.5, "x"], [2.0, null]]}')
@@ -79,8 +79,8 @@ class TestRoundTrip:
     def test_idris_analysis_round_trips_exactly(self):
         """The Idris analysis (tuples of dataclasses, Fraction rates, dates) comes back equal."""
         from agents.idris.analysis import analyze_document
-        from tests.fakes import load_document_here
         from controller.platform.settings import PROJECT_ROOT
+        from tests.fakes import load_document_here
 
         document = load_document_here(PROJECT_ROOT / "data" / "service-contract" / "service_contract.pdf")
         analysis = analyze_document(document, "contract")

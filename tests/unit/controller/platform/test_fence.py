@@ -14,8 +14,14 @@ import pytest
 from langgraph.graph import END, START, StateGraph
 
 from controller.platform.checkpoints import close_checkpoint, open_checkpoint
-from controller.platform.fence import CLAIM_FILE, FencedSaver, current_token, read_fence, write_claim
-from controller.platform.stop import StopSwitch, Stopped
+from controller.platform.fence import (
+    CLAIM_FILE,
+    FencedSaver,
+    current_token,
+    read_fence,
+    write_claim,
+)
+from controller.platform.stop import Stopped, StopSwitch
 
 
 class State(TypedDict):

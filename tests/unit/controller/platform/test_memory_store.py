@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 
 from agents.ports.errors import ConfigError
-from agents.ports.memory import (check_subject,
-                                 subject_key)
+from agents.ports.memory import check_subject, subject_key
 from controller.platform.memory_store import SqliteMemoryStores
 from tests.unit.controller.platform.memory_contract import ContractMemory
 

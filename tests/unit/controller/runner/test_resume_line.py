@@ -9,6 +9,7 @@ resumes too: nothing runs again and the agent summarises the final state.
 
 from __future__ import annotations
 
+import contextlib
 import operator
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -67,10 +68,8 @@ class FakeCheckpoint:
 def interrupted(at: int | None) -> tuple[Any, FakeCheckpoint]:
     saver = DiesBeforeCheckpoint(at)
     checkpoint = FakeCheckpoint(saver)
-    try:
+    with contextlib.suppress(Killed):
         graph(saver).invoke({"steps": []}, checkpoint.config)
-    except Killed:
-        pass
     saver.at = None
     agent = SimpleNamespace(graph=lambda _attempts, s: graph(s))
     return agent, checkpoint

@@ -15,9 +15,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from controller.entry.service.app import create_app
-from controller.platform.store import LOCAL_OWNER
 from controller.entry.service.state import ServiceState
-from controller.platform.store import NewRun, RunRow
+from controller.platform.store import LOCAL_OWNER, NewRun, RunRow
 from controller.platform.store.sqlite import SqliteStore
 from controller.platform.store.tokens import new_token, token_hash
 from tests.unit.controller.entry.service.conftest import make_settings

@@ -10,9 +10,9 @@ import sqlite3
 import pytest
 
 from agents.ports.memory import ConflictWrite, FieldWrite, MemoryWrite
+from controller.entry.console.headers import CSP
 from controller.platform.memory_store import SqliteMemoryStores
 from controller.runner.agent_runner import RUN_RECORD_VERSION
-from controller.entry.console.headers import CSP
 from tests.unit.controller.entry.console.conftest import Console
 
 FIELD_ERRORS = re.compile(r'id="([\w-]+)-error" role="alert">([^<]*)<')

@@ -3,9 +3,8 @@ health, problem details, limits."""
 
 from __future__ import annotations
 
-import re
-
 import json
+import re
 
 import pytest
 

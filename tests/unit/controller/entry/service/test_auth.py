@@ -97,11 +97,12 @@ def test_the_api_documents_are_open_while_no_token_exists(service, path):
 
 
 def test_health_shows_no_server_path(service, tmp_path):
+    from fastapi.testclient import TestClient
+
     from controller.entry.service.app import create_app
     from controller.platform.observability.exporter import build_exporter
-    from controller.platform.observability.metrics import KnownLabels
     from controller.platform.observability.history import HistoryStore
-    from fastapi.testclient import TestClient
+    from controller.platform.observability.metrics import KnownLabels
 
     exporter = build_exporter(HistoryStore(tmp_path / "runs" / "history.sqlite"), KnownLabels((), (), (), {}, ()),
                               process_metrics=False)

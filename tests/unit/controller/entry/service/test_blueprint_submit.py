@@ -15,8 +15,8 @@ import pytest
 from agents.ports.errors import TargetError
 from controller.entry.cli import main
 from controller.entry.service.client_blueprint import blueprint_body, named_files
-from controller.runner.dispatch.workers import WorkerPool
 from controller.platform.settings import PROJECT_ROOT
+from controller.runner.dispatch.workers import WorkerPool
 from tests.unit.controller.entry.service.conftest import Service, make_service
 from tests.unit.controller.entry.service.test_app import assert_problem
 

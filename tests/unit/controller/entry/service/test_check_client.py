@@ -17,13 +17,13 @@ import pytest
 from agents.ports.errors import TargetError
 from agents.ports.run import CheckVerdict
 from controller.entry.cli import main
-from controller.runner.dispatch import child
 from controller.entry.service import client as remote
 from controller.entry.service.client_parts import submission_parts
-from controller.runner.dispatch.workers import WorkerPool
 from controller.platform.store import NewRun
 from controller.platform.store.sqlite import SqliteStore
 from controller.runner.check_record import check_summary
+from controller.runner.dispatch import child
+from controller.runner.dispatch.workers import WorkerPool
 from tests.unit.controller.entry.service.conftest import make_settings
 
 
@@ -125,7 +125,10 @@ class TestServiceSide:
 
     def test_a_checks_lines_leave_the_services_folders_out(self, tmp_path: Path):
         """The lines streamed for a check name its uploads as sent, not where the service keeps them."""
-        from controller.runner.dispatch.journal import RunJournal, Scrubber  # lazy: the worker's journal, for this test
+        from controller.runner.dispatch.journal import (  # lazy: the worker's journal, for this test
+            RunJournal,
+            Scrubber,
+        )
 
         run = NewRun("c-1", "alice", "bank_parser", "icici", {"kind": "check", "paths": ["_submissions/a.py"]})
         store = SqliteStore(tmp_path / "s.sqlite")

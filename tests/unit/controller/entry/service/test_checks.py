@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.runner.dispatch import child
 from controller.entry.service.check_submit import safe_name
+from controller.runner.dispatch import child
 from controller.runner.dispatch.workers import WorkerPool
 from tests.conftest import ICICI
 from tests.unit.controller.entry.service.conftest import Service, make_service

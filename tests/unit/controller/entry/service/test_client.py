@@ -67,18 +67,18 @@ class TestFollow:
             calls.append(1)
             return httpx.Response(422, json={"detail": "unknown target 'x'", "status": 422})
 
-        with httpx.Client(transport=httpx.MockTransport(handler), base_url="http://svc") as client:
-            with pytest.raises(remote.ServiceRefused, match="unknown target"):
-                remote.submit(client, "/v1/runs", json={"target": "x"})
+        with (httpx.Client(transport=httpx.MockTransport(handler), base_url="http://svc") as client,
+              pytest.raises(remote.ServiceRefused, match="unknown target")):
+            remote.submit(client, "/v1/runs", json={"target": "x"})
         assert calls == [1]
 
     def test_a_refused_stream_is_the_services_line(self):
         def handler(request: httpx.Request) -> httpx.Response:
             return httpx.Response(404, json={"detail": "no run r-1", "status": 404})
 
-        with httpx.Client(transport=httpx.MockTransport(handler), base_url="http://svc") as client:
-            with pytest.raises(remote.ServiceRefused, match=r"\(404\): no run r-1") as caught:
-                remote.follow(client, "r-1", io.StringIO())
+        with (httpx.Client(transport=httpx.MockTransport(handler), base_url="http://svc") as client,
+              pytest.raises(remote.ServiceRefused, match=r"\(404\): no run r-1") as caught):
+            remote.follow(client, "r-1", io.StringIO())
         assert caught.value.exit_code == 2
 
 

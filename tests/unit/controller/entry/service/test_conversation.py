@@ -19,12 +19,12 @@ import pytest
 
 from agents.ports.replies import PendingQuestion, read_reply, write_question, write_reply
 from controller.entry.service import events
-from controller.runner.dispatch import child
-from controller.runner.dispatch.journal import question_event
 from controller.entry.service.client import LeftWaiting, answer, follow
-from controller.runner.dispatch.workers import WorkerPool
 from controller.platform.store import NewRun, RunRow
 from controller.platform.store.sqlite import SqliteStore
+from controller.runner.dispatch import child
+from controller.runner.dispatch.journal import question_event
+from controller.runner.dispatch.workers import WorkerPool
 from tests.unit.controller.entry.service.conftest import Service, make_settings
 from tests.unit.controller.entry.service.test_app import assert_problem, sse_events
 from tests.waiting import wait_for

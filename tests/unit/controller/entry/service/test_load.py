@@ -10,8 +10,8 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from controller.entry.service.app import create_app
-from controller.runner.dispatch.workers import WorkerPool
 from controller.platform.store import RunRow
+from controller.runner.dispatch.workers import WorkerPool
 from tests.unit.controller.entry.service.conftest import make_service
 from tests.waiting import wait_for
 

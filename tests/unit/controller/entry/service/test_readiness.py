@@ -7,7 +7,12 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from controller.entry.service.readiness import IMAGES_TTL_SECONDS, CachedCheck, images_probe, no_images_check
+from controller.entry.service.readiness import (
+    IMAGES_TTL_SECONDS,
+    CachedCheck,
+    images_probe,
+    no_images_check,
+)
 from controller.platform.images.presence import ImagesMissing
 from controller.platform.settings import Settings
 from tests.unit.controller.entry.service.conftest import make_service

@@ -5,17 +5,16 @@ tenant's subject is 404 like none."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-import json
-
 from agents.intake.memory import GraphMemory
 from agents.intake.models import FactUpdate, Question, Resolution
-from controller.runner.dispatch import child
 from controller.entry.service.subjects import AUDIT_FILE
 from controller.platform.memory_store import SqliteMemoryStores
+from controller.runner.dispatch import child
 from tests.unit.controller.entry.service.conftest import Service, make_service
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from controller.platform.environments.image import EnvImageSpec, dockerfile
 from agents.ports.environments import parse_as_of
+from controller.platform.environments.image import EnvImageSpec, dockerfile
 
 
 class TestAsOf:

@@ -12,8 +12,8 @@ import pytest
 
 from agents.ports.environments import DeclaredEnv
 from agents.ports.errors import ConfigError
-from controller.platform.settings import PROJECT_ROOT
 from agents.targets import load_target_config
+from controller.platform.settings import PROJECT_ROOT
 
 
 def target(tmp_path: Path, toml: str) -> Path:

@@ -6,8 +6,8 @@ import shutil
 from importlib import metadata
 from pathlib import Path
 
-from controller.platform.images.builder import ImageSpec, available_images, image_spec
 from agents.ports.images import pin_requirements
+from controller.platform.images.builder import ImageSpec, available_images, image_spec
 from controller.platform.images.wheelhouse import WheelhouseSpec, engine_arch
 from controller.platform.settings import PROJECT_ROOT, Settings
 

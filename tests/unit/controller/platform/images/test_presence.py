@@ -16,7 +16,12 @@ import requests
 from agents.ports.errors import EngineUnavailable
 from controller.platform.images.builder import image_spec
 from controller.platform.images.idris import SOURCE_ARCHIVE, idris_image_spec
-from controller.platform.images.presence import BUILD_COMMAND, ImagesMissing, check_present, required_tags
+from controller.platform.images.presence import (
+    BUILD_COMMAND,
+    ImagesMissing,
+    check_present,
+    required_tags,
+)
 from controller.platform.settings import PROJECT_ROOT, Settings
 
 

@@ -6,7 +6,12 @@ import sqlite3
 
 import pytest
 
-from controller.platform.observability.history import SCHEMA_VERSION, HistoryError, HistoryStore, RunRecord
+from controller.platform.observability.history import (
+    SCHEMA_VERSION,
+    HistoryError,
+    HistoryStore,
+    RunRecord,
+)
 from controller.platform.observability.metrics import BUCKETS
 from tests.unit.controller.platform.observability.history_contract import ContractRecording
 from tests.unit.controller.platform.observability.records import run

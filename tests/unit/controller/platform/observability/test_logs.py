@@ -11,6 +11,7 @@ import pytest
 import structlog
 from pydantic import BaseModel, SecretStr
 
+from agents.spans import NodeSpan
 from controller.platform.observability.logs import (
     REDACTED,
     Redactor,
@@ -20,7 +21,6 @@ from controller.platform.observability.logs import (
     secret_values,
     settings_secrets,
 )
-from agents.spans import NodeSpan
 
 SECRET = "sk-live-0123456789abcdef"
 

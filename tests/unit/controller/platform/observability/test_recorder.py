@@ -14,6 +14,7 @@ import pytest
 from agents.bank_parser.coders.base import Feedback, GeneratedCode
 from agents.bank_parser.nodes import AGENT
 from agents.bank_parser.run import run_parser_agent
+from agents.bank_parser.target import resolve_target
 from agents.ports.errors import SandboxError
 from controller.platform.observability.history import HistoryStore
 from controller.platform.observability.logs import configure_logging
@@ -21,7 +22,6 @@ from controller.platform.observability.metrics import BUCKETS
 from controller.platform.observability.recorder import EVENTS_FILE, history_path, observe_run
 from controller.platform.sandbox.instrumented import InstrumentedSandbox
 from controller.platform.settings import ObservabilitySettings, Settings
-from agents.bank_parser.target import resolve_target
 from tests.conftest import ICICI
 from tests.fakes import ScriptedSandbox, error_document, frame_document, parser_run_args
 

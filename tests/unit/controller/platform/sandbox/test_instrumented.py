@@ -9,9 +9,9 @@ import json
 import pytest
 
 from agents.ports.errors import SandboxError
+from agents.ports.sandbox import CapturedStream, SandboxResult, SandboxSpec
 from controller.platform.observability.logs import configure_logging, reset_logging
 from controller.platform.sandbox.instrumented import InstrumentedSandbox
-from agents.ports.sandbox import CapturedStream, SandboxResult, SandboxSpec
 
 
 class FixedBackend:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import time
 
-from controller.platform.sandbox.pool import WarmContainer, WarmKey, WarmPool
 from agents.ports.sandbox import SandboxSpec
+from controller.platform.sandbox.pool import WarmContainer, WarmKey, WarmPool
 
 
 def spec(warm: bool = True, image: str = "img") -> SandboxSpec:

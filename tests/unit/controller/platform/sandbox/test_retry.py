@@ -13,7 +13,12 @@ from pydantic import ValidationError
 from agents.ports.errors import InfraFault, SandboxError
 from agents.ports.sandbox import CapturedStream, SandboxResult, SandboxSpec
 from controller.platform.sandbox.instrumented import InstrumentedSandbox
-from controller.platform.sandbox.retry import InfraRetriesExhausted, InfraRetrySettings, RetryingSandbox, guarded
+from controller.platform.sandbox.retry import (
+    InfraRetriesExhausted,
+    InfraRetrySettings,
+    RetryingSandbox,
+    guarded,
+)
 
 SPEC = SandboxSpec(image="sandloop/python-parser:abc", command=("true",), labels={"attempt": "2"})
 

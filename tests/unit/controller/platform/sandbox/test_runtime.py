@@ -27,7 +27,10 @@ from controller.platform.sandbox import engine
 from controller.platform.sandbox.docker import DockerSandbox
 from controller.platform.sandbox.engine import RuntimeMissing, require_runtime
 from controller.platform.sandbox.factory import (
-    DockerBackendConfig, backend_config, get_backend, sandbox_description,
+    DockerBackendConfig,
+    backend_config,
+    get_backend,
+    sandbox_description,
 )
 from controller.platform.settings import Settings
 from controller.runner import services

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from agents.ports.sandbox import CapturedStream, SandboxLimits, SandboxResult, SandboxSpec, byte_size, limits_hit, naming_limits
+from agents.ports.sandbox import (
+    CapturedStream,
+    SandboxLimits,
+    SandboxResult,
+    SandboxSpec,
+    byte_size,
+    limits_hit,
+    naming_limits,
+)
 
 
 class TestSandboxSpec:

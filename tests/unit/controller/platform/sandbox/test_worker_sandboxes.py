@@ -14,12 +14,24 @@ import pytest
 from agents.ports.errors import EngineUnavailable
 from agents.ports.sandbox import SandboxLimits, SandboxSpec
 from controller.platform.sandbox import worker_sandboxes
-from controller.platform.sandbox.worker_sandboxes import MAX_HANDED_PER_RUN, MAX_KEYS, WorkerSandboxes, wanted
-from controller.runner.dispatch.workers import WorkerPool
-from controller.platform.sandbox.handoff import HANDOFF_ENV, REPORT_FILE, Report, WarmKeyModel, parse_handoff, write_report
+from controller.platform.sandbox.handoff import (
+    HANDOFF_ENV,
+    REPORT_FILE,
+    Report,
+    WarmKeyModel,
+    parse_handoff,
+    write_report,
+)
 from controller.platform.sandbox.pool import WarmContainer, WarmKey
+from controller.platform.sandbox.worker_sandboxes import (
+    MAX_HANDED_PER_RUN,
+    MAX_KEYS,
+    WorkerSandboxes,
+    wanted,
+)
 from controller.platform.store import NewRun
 from controller.platform.store.sqlite import SqliteStore
+from controller.runner.dispatch.workers import WorkerPool
 from tests.unit.controller.entry.service.conftest import make_settings
 from tests.waiting import wait_for
 

@@ -14,7 +14,14 @@ from pathlib import Path
 import pytest
 
 from agents.ports.errors import ConfigError
-from controller.platform.store import DuplicateRunId, Idempotency, IdempotencyConflict, NewRun, QueueFull, QuotaExceeded
+from controller.platform.store import (
+    DuplicateRunId,
+    Idempotency,
+    IdempotencyConflict,
+    NewRun,
+    QueueFull,
+    QuotaExceeded,
+)
 from controller.platform.store.sqlite import SqliteStore
 from controller.platform.store.tokens import check_token_name, new_token, token_hash
 
@@ -43,7 +50,7 @@ def open_again(kind: str, location: str) -> object:
     return PostgresStore(location)
 
 
-def _claim_many(kind: str, location: str, worker: str, out: "multiprocessing.Queue[list[str]]") -> None:
+def _claim_many(kind: str, location: str, worker: str, out: multiprocessing.Queue[list[str]]) -> None:
     store = open_again(kind, location)
     taken: list[str] = []
     while (row := store.claim(worker, 30.0)) is not None:

@@ -72,7 +72,7 @@ def differences(conn) -> list[object]:  # noqa: ANN001
     return found
 
 
-def _open_in_a_process(kind: str, location: str, out: "multiprocessing.Queue[str]") -> None:
+def _open_in_a_process(kind: str, location: str, out: multiprocessing.Queue[str]) -> None:
     open_again(kind, location)
     out.put("opened")
 

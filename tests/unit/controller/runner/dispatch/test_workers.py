@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from controller.platform.store import NewRun, RunRow
+from controller.platform.store.sqlite import SqliteStore
 from controller.runner.dispatch import child
 from controller.runner.dispatch.launch import Launcher
 from controller.runner.dispatch.workers import WorkerPool, new_worker_id, run_env
-from controller.platform.store import NewRun, RunRow
-from controller.platform.store.sqlite import SqliteStore
 from tests.unit.controller.entry.service.conftest import make_settings
 from tests.waiting import wait_for
 

@@ -13,13 +13,20 @@ from collections.abc import Iterator
 import pytest
 
 from agents.ports.errors import InfraFault, SandboxError
+from agents.ports.sandbox import SandboxLimits, SandboxSpec
 from controller.platform.sandbox.kubernetes import reaper
-from controller.platform.sandbox.kubernetes.backend import KubernetesSandbox, SandboxImageUnavailable, SandboxUnschedulable
+from controller.platform.sandbox.kubernetes.backend import (
+    KubernetesSandbox,
+    SandboxImageUnavailable,
+    SandboxUnschedulable,
+)
 from controller.platform.sandbox.kubernetes.config import KubernetesSettings
 from controller.platform.sandbox.kubernetes.podspec import InputsTooLarge
-from controller.platform.sandbox.retry import InfraRetriesExhausted, InfraRetrySettings, RetryingSandbox
-from agents.ports.sandbox import SandboxSpec
-from agents.ports.sandbox import SandboxLimits
+from controller.platform.sandbox.retry import (
+    InfraRetriesExhausted,
+    InfraRetrySettings,
+    RetryingSandbox,
+)
 from tests.unit.controller.platform.sandbox.kubernetes import cluster as k
 
 NS = "sandloop-sandboxes"
@@ -153,8 +160,8 @@ class TestServices:
         """bench and the idris2 image build ask for a Docker client: a UsageError (exit 2), not an AttributeError."""
         from agents.ports.errors import UsageError
         from controller.platform.sandbox.instrumented import InstrumentedSandbox
-        from controller.runner.kubernetes_services import KubernetesServices
         from controller.platform.settings import Settings
+        from controller.runner.kubernetes_services import KubernetesServices
 
         settings = Settings(_env_file=None, kubernetes={"registry": "r.example/t"})  # type: ignore[call-arg]
         backend = _backend(cluster)

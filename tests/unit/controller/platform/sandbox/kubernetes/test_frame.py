@@ -7,9 +7,8 @@ import json
 
 import pytest
 
+from agents.ports.sandbox import SandboxLimits, SandboxSpec
 from controller.platform.sandbox.kubernetes.frame import FrameError, decode_frame
-from agents.ports.sandbox import SandboxSpec
-from agents.ports.sandbox import SandboxLimits
 from tests.unit.controller.platform.sandbox.kubernetes.cluster import real_frame
 
 SPEC = SandboxSpec(image="x", command=("x",), collect=("result.json",), limits=SandboxLimits(output_bytes=1024))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from agents.ports.sandbox import SandboxSpec
 from controller.platform.sandbox.kubernetes.podspec import (
     CONFIGMAP_MAX_BYTES,
     InputsTooLarge,
@@ -13,7 +14,6 @@ from controller.platform.sandbox.kubernetes.podspec import (
 )
 from controller.platform.sandbox.kubernetes.reaper import is_expired
 from controller.platform.sandbox.kubernetes.status import read_verdict
-from agents.ports.sandbox import SandboxSpec
 from tests.unit.controller.platform.sandbox.kubernetes import cluster as k
 
 SPEC = SandboxSpec(image="x", command=("x",), inputs={"a.pdf": b"%PDF"}, labels={"run_id": "20260101 icici:1"})
