@@ -85,9 +85,9 @@ class TestTargetCounts:
         listed = text_of(alice.get("/targets").text)
         assert "1 passed" in listed and "failed" not in listed
         page = text_of(alice.get("/targets/bank_parser/icici").text)
-        assert "1 ended run(s) of yours" in page and "mismatch" not in page and "100%" in page
+        assert "1 ended run(s) of yours through this service; success rate 100 %" in page and "mismatch" not in page
         page = text_of(bob.get("/targets/bank_parser/icici").text)
-        assert "2 ended run(s) of yours" in page and "mismatch" in page and "6" in page and "0%" in page
+        assert "2 ended run(s) of yours through this service; success rate 0 %" in page and "mismatch" in page and " 6 " in page
         assert "2 failed" in text_of(bob.get("/targets").text)
         everyone = text_of(admin.get("/targets/bank_parser/icici").text)
         assert "3 run(s) recorded" in everyone
