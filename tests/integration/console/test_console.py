@@ -145,8 +145,8 @@ class TestRunFromTheBrowser:
         assert page.query_selector("#d1 mark") is not None
         alice.look("attempt-diff")
         page.click("text=Only differences")
-        assert page.query_selector("table.diff.only-diff") is not None
-        assert page.evaluate("getComputedStyle(document.querySelector('table.diff tr.same')).display") == "none"
+        assert page.query_selector("table.frame.only-diff") is not None
+        assert page.evaluate("getComputedStyle(document.querySelector('table.frame tr.same')).display") == "none"
         alice.look("attempt-only-differences")
         alice.open(f"/runs/{run_id}/attempts/1/stdout")
         alice.look("stdout")

@@ -118,6 +118,15 @@ class TestFrames:
         assert table.locator("tbody tr").first.locator("td").nth(2).inner_text() == "Opening balance"
         alice.look("frame-columns")
 
+    def test_a_frame_wider_than_the_screen_scrolls_in_a_box_a_keyboard_reaches(self, chromium, site, screens: Path):  # noqa: ANN001
+        """At 400 px the frame scrolls inside its box; the box takes the focus (axe: scrollable-region-focusable)."""
+        for narrow in _browser(chromium, site, screens, "alice"):
+            narrow.page.set_viewport_size({"width": 400, "height": 900})
+            page = narrow.open("/runs/run-a/attempts/1")
+            box = page.locator("#frame .table-box")
+            assert box.evaluate("b => b.scrollWidth > b.clientWidth") and box.get_attribute("tabindex") == "0"
+            narrow.look("frame-400px")
+
     def test_compare_shows_both_frames_as_columns(self, alice: Browser):
         page = alice.open("/compare?a=run-a&b=run-b")
         frames = page.locator("#frames table.frame")
