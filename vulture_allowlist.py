@@ -42,6 +42,7 @@ _.steps  # console templates/_agent_sections.html
 _.code_cut  # console templates/attempt.html, verdict.html
 _.stream_after  # console templates/run.html
 _.can_cancel  # console templates/run.html
+_.everyone  # console templates/target.html (the counts are everyone's or the viewer's)
 _.can_resume  # console templates/run.html
 _.is_tail  # console templates/run.html
 _.active  # console templates/runs.html

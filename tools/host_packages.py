@@ -3,7 +3,8 @@
 Most tests need only Python and the Docker engine (Tesseract runs in the sandbox images, as in
 production). A few drive a program on the host: the statement probe's OCR unit test
 (Tesseract), the PostgreSQL store's tests (a throwaway server from Debian's postgresql) and
-the console's browser tests (Debian's Chromium; ``playwright install`` cannot work offline).
+the console's browser tests (Debian's Chromium; ``playwright install`` cannot work offline) and
+the console's graph layout (Graphviz's ``dot``; without it the console falls back to grandalf).
 As root on a machine with apt-get, the missing ones are installed, in one line saying which
 (as ``make run`` installs debootstrap); elsewhere one line names them, and the tests that
 need them skip, or fail when ``CI=true``. Always exits 0: the tests report what is missing.
@@ -46,6 +47,7 @@ PROGRAMS = (
     HostProgram("postgresql", ("postgresql",), "the PostgreSQL store's tests",
                 lambda: postgres_binary("initdb") is not None),
     HostProgram("chromium", ("chromium",), "the console's browser tests", lambda: Path(CHROMIUM).exists()),
+    HostProgram("dot", ("graphviz",), "the console's graph layout and its tests", lambda: shutil.which("dot") is not None),
 )
 
 

@@ -16,12 +16,14 @@ from starlette.requests import Request
 
 from controller.entry.console import filters, sessions
 from controller.entry.console.viewer import state_of
+from controller.entry.console.views.paths import local_names
 
 ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("controller.entry.console", "templates"),
     autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
 )
 ENV.filters.update(filters.FILTERS)
+ENV.filters["local"] = local_names  # a run's text without server paths: {{ row.error | local(row.id) }}
 
 
 def _secret(request: Request) -> tuple[str, bool]:

@@ -13,14 +13,19 @@ import json
 import os
 import shutil
 import signal
+import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+import uvicorn
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Page, Playwright, sync_playwright
 
+from controller.entry.service.app import create_app
+from controller.entry.service.state import ServiceState
 from controller.platform.settings import PROJECT_ROOT
 from tests.host import missing
 from tests.integration.blueprints import no_go_target
@@ -55,6 +60,22 @@ class Browser:
         assert not self.dialogs, f"{name}: a dialog opened: {self.dialogs}"
         assert self.page.evaluate("Array.from(document.scripts).map(s => s.src.replace(location.origin, ''))") == \
             ["/static/console.js"], name
+
+
+def served(state: ServiceState) -> Iterator[str]:
+    """The service's app over ``state`` on uvicorn in a thread (no engine, no ``serve``): its address."""
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(state), host="127.0.0.1", port=port, log_config=None,
+                                           access_log=False, lifespan="off"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
 
 
 @pytest.fixture(scope="session")

@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from controller.entry.console.filters import duration
+from controller.entry.console.views.paths import local_names
 from controller.platform.settings import PROJECT_ROOT
 from tests.integration.blueprints import NO_GO, NO_GO_REASON
 from tests.integration.console.conftest import HOSTILE, Browser
@@ -32,6 +33,13 @@ def lines_of(browser: Browser) -> list[tuple[str, str]]:
 
 def console_lines(service: Service, run_id: str) -> list[str]:
     return (service.root / "runs" / run_id / "console.txt").read_text().splitlines()
+
+
+def shown_lines(service: Service, run_id: str) -> list[str]:
+    """console.txt as a page shows it: paths named as in the run folder (no server path, issue 43)."""
+    lines = [local_names(line, run_id) for line in console_lines(service, run_id)]
+    assert not any(f"runs/{run_id}" in line or str(service.root) in line for line in lines)
+    return lines
 
 
 def status_in_page(browser: Browser) -> str:
@@ -119,7 +127,7 @@ class TestRunFromTheBrowser:
             page.wait_for_timeout(40)
         assert status_in_page(alice) == "passed" and page.evaluate("window.__notReloaded") is True
         assert len(seen) >= 2, f"the running node did not move: {seen}"
-        assert [text for _, text in lines_of(alice)] == console_lines(service, run_id)
+        assert [text for _, text in lines_of(alice)] == shown_lines(service, run_id)
         alice.look("run-live-ended")
         page = alice.open(f"/runs/{run_id}")
         alice.look("run")
@@ -146,8 +154,8 @@ class TestRunFromTheBrowser:
         assert page.query_selector("#d1 mark") is not None
         alice.look("attempt-diff")
         page.click("text=Only differences")
-        assert page.query_selector("table.diff.only-diff") is not None
-        assert page.evaluate("getComputedStyle(document.querySelector('table.diff tr.same')).display") == "none"
+        assert page.query_selector("table.frame.only-diff") is not None
+        assert page.evaluate("getComputedStyle(document.querySelector('table.frame tr.same')).display") == "none"
         alice.look("attempt-only-differences")
         alice.open(f"/runs/{run_id}/attempts/1/stdout")
         alice.look("stdout")
@@ -193,7 +201,7 @@ class TestConversation:
             alice.page.click("#reply-form button[type=submit]")
             alice.page.wait_for_url(re.compile(f".*/runs/{run_id}(#conversation)?$"))
         wait_status(alice, "passed")
-        assert [text for _, text in lines_of(alice)] == console_lines(service, run_id)
+        assert [text for _, text in lines_of(alice)] == shown_lines(service, run_id)
         ids = [anchor for anchor, _ in lines_of(alice)]
         assert ids == [f"L{n}" for n in range(1, len(ids) + 1)]
         assert alice.page.query_selector("#memory-h") is not None

@@ -11,18 +11,13 @@ what is measured is only the pages' HTML and CSS as a real browser lays them out
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import uvicorn
 from playwright.sync_api import Page, expect
 
-from controller.entry.service.app import create_app
-from tests.integration.console.conftest import Browser
-from tests.integration.service.harness import free_port
+from tests.integration.console.conftest import Browser, served
 from tests.unit.controller.entry.console.conftest import Console, make_console
 
 PARSER = "import pandas as pd\n\n\ndef parse(path: str) -> pd.DataFrame:\n    # the statement's rows\n    return pd.DataFrame({'a': [1]})\n"
@@ -48,18 +43,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Consol
         console.write(run_id, "attempts/1/result.json", {"columns": ["Date", "Description", "Balance"], "data": [
             ["01-08-2024", "Opening balance carried over", 10.5], ["02-08-2024", "Salary for the month of August", 27.0]]})
     console.run("chk-live", status="queued", options={"kind": "check"})
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(console.state), host="127.0.0.1", port=port, log_config=None,
-                                           access_log=False, lifespan="off"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}", console
-    server.should_exit = True
-    thread.join(10)
+    for base in served(console.state):
+        yield base, console
 
 
 def _browser(chromium, base: str, screens: Path, width: int, scheme: str = "light") -> Iterator[Browser]:  # noqa: ANN001
@@ -102,7 +87,7 @@ class TestCode:
 
 
 class TestGutters:
-    @pytest.mark.parametrize("path", ["/runs/run-a/attempts/1", "/compare?a=run-a&b=run-b"])
+    @pytest.mark.parametrize("path", ["/compare?a=run-a&b=run-b"])
     def test_line_number_gutters_stay_narrow(self, wide: Browser, path: str):
         """Each gutter is a few characters wide (about 45 % of the table before), the text gets the rest."""
         page = wide.open(path)
@@ -111,6 +96,13 @@ class TestGutters:
         gutters = table.evaluate("t => Array.from(t.querySelectorAll('thead th.n')).map(c => c.getBoundingClientRect().width)")
         assert len(gutters) == 2 and all(g < 80 for g in gutters) and sum(gutters) < 0.12 * width, (gutters, width)
         wide.look("gutters-" + path.split("/")[1].split("?")[0])
+
+    def test_a_frame_s_row_number_gutters_stay_narrow(self, wide: Browser):
+        """The frame on the attempt page is columns (issue 43): its two row-number gutters are a few characters wide."""
+        page = wide.open("/runs/run-a/attempts/1")
+        gutters = page.locator("table.frame").evaluate(
+            "t => Array.from(t.querySelectorAll('thead th.n')).map(c => c.getBoundingClientRect().width)")
+        assert len(gutters) == 2 and all(g < 80 for g in gutters), gutters
 
 
 class TestNarrow:

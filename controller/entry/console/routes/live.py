@@ -25,6 +25,7 @@ from controller.entry.console.routes.deps import RunId, Viewer, run_of
 from controller.entry.console.routes.runs import filters_of
 from controller.entry.console.templating import ENV
 from controller.entry.console.viewer import state_of
+from controller.entry.console.views.paths import local_names
 from controller.entry.console.views.run_rows import MAX_TEXT, Filters, RunLine, line_of, runs_page
 from controller.entry.service import events
 from controller.entry.service.auth import Principal
@@ -42,7 +43,14 @@ def run_live(run_id: RunId, request: Request, who: Viewer,
     """The run's events after ``after`` (or ``Last-Event-ID``), until it ends."""
     row, _ = run_of(request, who, run_id)
     body = event_stream(state_of(request), row.id, events.last_event_id(last_event_id, after))
-    return StreamingResponse(body, media_type="text/event-stream", headers=SSE_HEADERS)
+    return StreamingResponse(_local(body, row.id), media_type="text/event-stream", headers=SSE_HEADERS)
+
+
+async def _local(body: AsyncIterator[str], run_id: str) -> AsyncIterator[str]:
+    """The API's events with paths named as in the run folder, as the page names them (no server
+    path in a page; the JSON stays valid: only path characters, never a quote, are taken out)."""
+    async for chunk in body:
+        yield local_names(chunk, run_id)
 
 
 ROW_POLL_SECONDS = 1.0

@@ -18,7 +18,7 @@ from controller.entry.console.errors import PageError
 from controller.entry.console.routes.deps import Viewer
 from controller.entry.console.templating import page
 from controller.entry.console.viewer import state_of
-from controller.entry.console.views.target_page import target_view
+from controller.entry.console.views.target_page import own_runs, target_view
 from controller.entry.service.history import ADMIN_ONLY, delete_history
 from controller.entry.service.stats import success_rate
 from controller.platform.shared_state import lessons_of, run_history
@@ -47,12 +47,14 @@ def targets(request: Request, who: Viewer) -> Response:
 
 @router.get("/targets/{agent}/{target}")
 def target_page(agent: AgentName, target: TargetName, request: Request, who: Viewer) -> Response:
-    """Success rate over time, attempts needed, failure kinds and the next run's lessons."""
+    """Success rate over time, attempts needed, failure kinds and the next run's lessons; counted over
+    the viewer's own runs (an admin's: the whole history), as ``/targets`` counts them."""
     if agent not in AGENTS:
         raise PageError(404, f"no agent called {agent[:64]!r} (agents: {', '.join(sorted(AGENTS))})")
     state = state_of(request)
+    own = None if who.admin else own_runs(state.store, who.name, agent, target)
     view = target_view(run_history(state.settings, state.store), lessons_of(state.settings, state.store),
-                       agent, target)
+                       agent, target, own)
     return page(request, "target.html", title=f"{target} ({agent})", view=view, viewer=who,
                 forgotten=request.query_params.get("forgotten", ""))
 

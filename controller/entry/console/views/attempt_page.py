@@ -12,9 +12,9 @@ from markupsafe import Markup
 from controller.platform.uploads import KEPT, UPLOADS
 from controller.entry.console.views.attempts import Attempt, read_json, read_text
 from controller.entry.console.views.code import highlighted
+from controller.entry.console.views.frame_table import FrameTable, frame_table
 from controller.entry.console.views.frames import expected_frame, produced_frame
 from controller.entry.console.views.lines import Window, window
-from controller.entry.console.views.side_by_side import SideBySide, side_by_side
 
 STREAMS = ("stdout", "stderr")
 PREVIEW_LINES = 200
@@ -23,9 +23,9 @@ MAX_DIAGNOSTICS = 200
 
 @dataclass(frozen=True)
 class FrameDiff:
-    """Expected against produced: the side-by-side rows, or why there is none."""
+    """Expected against produced: the two frames as columns, or why there is none."""
 
-    diff: SideBySide | None
+    diff: FrameTable | None
     problem: str
 
 
@@ -65,9 +65,9 @@ def frame_diff(folder: Path, expected: Path) -> FrameDiff | None:
     problem = produced.problem or wanted.problem
     if UPLOADS in expected.parts and not expected.exists():
         problem = "the uploaded target was removed when its run ended and its result.csv was not kept"
-    if produced.problem or not wanted.lines:
+    if produced.problem or not wanted.rows:
         return FrameDiff(None, problem)
-    return FrameDiff(side_by_side(wanted.lines, produced.lines), problem)
+    return FrameDiff(frame_table(wanted, produced), problem)
 
 
 def check_lines(text: str) -> list[tuple[str, str]]:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 from controller.entry.console.views.attempt_page import check_lines
 from controller.entry.console.views.attempts import Attempt, attempt, attempt_numbers, read_text
+from controller.entry.console.views.frame_table import FrameTable, frame_table
+from controller.entry.console.views.frames import produced_frame
 from controller.entry.console.views.nodes import node_states
 from controller.entry.console.views.side_by_side import SideBySide, side_by_side
 from controller.entry.console.views.summary import summary_facts
@@ -32,13 +34,15 @@ class Side:
 
 @dataclass(frozen=True)
 class Comparison:
-    """Facts side by side (label, left, right, same?), the code diff and the checks diff."""
+    """Facts side by side (label, left, right, same?), the code diff, the checks diff and the
+    frames the two produced, as columns (None unless both produced one)."""
 
     a: Side
     b: Side
     facts: list[tuple[str, str, str, bool]]
     code: SideBySide | None
     checks: SideBySide | None
+    frames: FrameTable | None = None
 
 
 def parse_side(text: str) -> tuple[str, int | None]:
@@ -67,7 +71,7 @@ def _facts(a: Side, b: Side) -> list[tuple[str, str, str, bool]]:
                 "attempt": str(s.attempt.number) if s.attempt else "—",
                 "attempt outcome": s.attempt.outcome if s.attempt else "—",
                 "nodes": " · ".join(f"{e.node} {e.outcome}" for e in s.attempt.ends) if s.attempt else "—"}
-        return {**base, **dict(summary_facts(s.row.summary, s.row.agent))}
+        return {**base, **dict(summary_facts(s.row.summary, s.row.agent, s.row.id))}
 
     left, right = of(a), of(b)
     keys = list(dict.fromkeys([*left, *right]))
@@ -80,6 +84,14 @@ def _file_lines(s: Side, name: str) -> list[str]:
     return read_text(s.run_dir / "attempts" / str(s.attempt.number) / name).splitlines()
 
 
+def _frames(a: Side, b: Side) -> FrameTable | None:
+    if a.attempt is None or b.attempt is None:
+        return None
+    left, right = (produced_frame(s.run_dir / "attempts" / str(n) / "result.json")
+                   for s, n in ((a, a.attempt.number), (b, b.attempt.number)))
+    return frame_table(left, right, anchor="f") if left.rows and right.rows else None
+
+
 def compare(a: Side, b: Side) -> Comparison:
     """The comparison of ``a`` (left) and ``b`` (right)."""
     code_a, code_b = (a.attempt.code if a.attempt else ""), (b.attempt.code if b.attempt else "")
@@ -87,4 +99,4 @@ def compare(a: Side, b: Side) -> Comparison:
     checks_a = [text for _, text in check_lines("\n".join(_file_lines(a, "verify.txt")))]
     checks_b = [text for _, text in check_lines("\n".join(_file_lines(b, "verify.txt")))]
     checks = side_by_side(checks_a, checks_b) if checks_a or checks_b else None
-    return Comparison(a, b, _facts(a, b), code, checks)
+    return Comparison(a, b, _facts(a, b), code, checks, _frames(a, b))

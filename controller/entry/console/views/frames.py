@@ -5,8 +5,9 @@
 (:func:`agents.bounded_json.loads_bounded`) and read only as plain lists and strings. Both
 sides are printed the same way, cell by cell, so that equal values print equally: numbers
 in one canonical form (``1935.30`` and ``1935.3`` alike, ``5`` and ``5.0`` alike), missing
-values (``NaN``, an empty CSV cell) as nothing; cells joined with `` | ``. The first line holds
-the column names.
+values (``NaN``, an empty CSV cell) as nothing. The first row holds the column names; a row's
+:attr:`FrameText.lines` (cells joined with `` | ``) is what rows are aligned by
+(:mod:`~controller.entry.console.views.frame_table` shows them as columns).
 """
 
 from __future__ import annotations
@@ -28,10 +29,15 @@ SEPARATOR = " | "
 
 @dataclass(frozen=True)
 class FrameText:
-    """A frame as lines of text (a header, then its rows), or why it could not be read."""
+    """A frame as rows of printed cells (a header, then its rows), or why it could not be read."""
 
-    lines: list[str]
+    rows: list[list[str]]
     problem: str = ""
+
+    @property
+    def lines(self) -> list[str]:
+        """Each row as one line of text, its cells joined with :data:`SEPARATOR`."""
+        return [SEPARATOR.join(row) for row in self.rows]
 
 
 def cell(value: Any) -> str:
@@ -52,8 +58,8 @@ def cell(value: Any) -> str:
         return text
 
 
-def _joined(values: list[Any]) -> str:
-    return SEPARATOR.join(cell(v) for v in values)
+def _cells(values: list[Any]) -> list[str]:
+    return [cell(v) for v in values]
 
 
 def expected_frame(path: Path) -> FrameText:
@@ -67,7 +73,7 @@ def expected_frame(path: Path) -> FrameText:
     rows = [row for _, row in zip(range(MAX_ROWS + 1), reader, strict=False)]
     if not rows:
         return FrameText([], "result.csv is empty")
-    return FrameText([SEPARATOR.join(rows[0])] + [_joined(row) for row in rows[1:]])
+    return FrameText([rows[0]] + [_cells(row) for row in rows[1:]])
 
 
 def produced_frame(path: Path) -> FrameText:
@@ -85,4 +91,4 @@ def produced_frame(path: Path) -> FrameText:
         return FrameText([], f"no frame: {str(message)[:300]}" if message else "result.json holds no frame")
     data = document.get("data")
     rows = [row for row in data[:MAX_ROWS] if isinstance(row, list)] if isinstance(data, list) else []
-    return FrameText([SEPARATOR.join(str(c) for c in document["columns"])] + [_joined(row) for row in rows])
+    return FrameText([[str(c) for c in document["columns"]]] + [_cells(row) for row in rows])

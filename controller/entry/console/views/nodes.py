@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from controller.entry.console.views.paths import local_names
 from controller.platform.observability.recorder import EVENTS_FILE
 
 MAX_BYTES = 16 * 1024 * 1024
@@ -66,7 +67,7 @@ def _seconds(value: object) -> float:
 
 
 def node_states(run_dir: Path) -> NodeStates:
-    """The run's node ends and its running node."""
+    """The run's node ends and its running node (paths in a detail named as in the run folder)."""
     states = NodeStates()
     for record in _records(run_dir / EVENTS_FILE):
         node = str(record.get("node", ""))[:64]
@@ -76,7 +77,7 @@ def node_states(run_dir: Path) -> NodeStates:
             attempt = record.get("attempt")
             states.ends.append(NodeEnd(node, attempt if isinstance(attempt, int) else 0,
                                        str(record.get("outcome", ""))[:64], _seconds(record.get("duration_seconds")),
-                                       str(record.get("detail", ""))[:2000]))
+                                       local_names(str(record.get("detail", ""))[:2000], run_dir.name)))
             if states.running == node:
                 states.running = ""
     return states

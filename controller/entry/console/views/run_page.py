@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import quote
 
@@ -17,6 +17,7 @@ from controller.entry.console.views.backlog import backlog
 from controller.entry.console.views.graph_svg import graph_svg
 from controller.entry.console.views.lines import Window, window
 from controller.entry.console.views.nodes import NodeStates, node_states
+from controller.entry.console.views.paths import local_names
 from controller.entry.console.views.run_rows import duration_of
 from controller.entry.console.views.summary import summary_facts
 from controller.entry.service import artefacts
@@ -68,8 +69,13 @@ def progress(store: RunStore, row: RunRow, run_dir: Path, start: int | None) -> 
     A live run's last lines come from its journal (see :mod:`~controller.entry.console.views.backlog`);
     an ended run's, or an earlier page of lines, from console.txt."""
     if row.ended or start is not None:
-        return window(run_dir / CONSOLE_FILE, start), None
-    return backlog(store, row.id, row.last_event), row.last_event
+        return _local(window(run_dir / CONSOLE_FILE, start), row.id), None
+    return _local(backlog(store, row.id, row.last_event), row.id), row.last_event
+
+
+def _local(lines: Window, run_id: str) -> Window:
+    """The lines with their paths named as in the run folder (no server path in the page)."""
+    return replace(lines, lines=tuple(replace(line, text=local_names(line.text, run_id)) for line in lines.lines))
 
 
 def run_view(settings: Settings, store: RunStore, row: RunRow, node: str, start: int | None) -> RunView:
@@ -80,7 +86,7 @@ def run_view(settings: Settings, store: RunStore, row: RunRow, node: str, start:
     return RunView(
         row=row, href=f"/runs/{quote(row.id, safe='')}", duration=duration_of(row, time.time()),
         graph=graph_of(row, states, node), nodes=states, lines=lines, stream_after=after, node=node,
-        attempts=attempts(run_dir, states.ends), files=artefacts.listing(run_dir), summary=summary_facts(row.summary, row.agent),
+        attempts=attempts(run_dir, states.ends), files=artefacts.listing(run_dir), summary=summary_facts(row.summary, row.agent, row.id),
         can_cancel=not row.ended, can_resume=resumable(row, run_dir),
         intake=intake_view(settings, row, run_dir) if AGENTS.get(row.agent) and AGENTS[row.agent].info.memory else None,
         blueprint=blueprint_view(run_dir, states.ends) if row.agent == "blueprint" else None,

@@ -6,6 +6,7 @@ from typing import Any
 
 from agents.registry import AGENTS
 from controller.entry.console.filters import duration
+from controller.entry.console.views.paths import local_names
 
 #: Fields shown elsewhere on the page, or of no use to a reader.
 HIDDEN = frozenset({"schema_version", "run_id", "agent", "target", "status", "run_dir"})
@@ -25,12 +26,14 @@ def _value(key: str, value: Any) -> str:
     return str(value)[:MAX_VALUE]
 
 
-def summary_facts(summary: dict[str, Any] | None, agent: str = "") -> list[tuple[str, str]]:
+def summary_facts(summary: dict[str, Any] | None, agent: str = "", run_id: str = "") -> list[tuple[str, str]]:
     """(label, value) pairs of ``summary``: the known fields in their order, then the others; the
-    published artefact named as ``agent`` names it (a blueprint run's is a ``report``, not a parser)."""
+    published artefact named as ``agent`` names it (a blueprint run's is a ``report``, not a parser);
+    paths named as in run ``run_id``'s folder, no server path."""
     if not summary:
         return []
     known = AGENTS.get(agent)
     labels = {**LABELS, "parser_path": known.info.artefact if known is not None else "artefact"}
     keys = [k for k in labels if k in summary] + sorted(k for k in summary if k not in labels and k not in HIDDEN)
-    return [(labels.get(k, k.replace("_", " ")), _value(k, summary[k])) for k in keys if summary[k] not in ("", None)]
+    return [(labels.get(k, k.replace("_", " ")), local_names(_value(k, summary[k]), run_id))
+            for k in keys if summary[k] not in ("", None)]

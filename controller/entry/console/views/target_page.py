@@ -4,8 +4,13 @@ lessons the next run will be given.
 
 Success is the dashboard's: runs that ended ``passed`` or ``self-consistent`` over those and
 the ``failed`` ones (``error`` is the machine's fault, ``unverified`` no verdict and ``no-go``
-the agent's decision that its inputs cannot support the work: all left out; agents.ports.status). The history holds every run, CLI and service alike; it is shared by every tenant, as
-the lessons are (docs/api.md), and holds no run's files.
+the agent's decision that its inputs cannot support the work: all left out; agents.ports.status).
+
+Tenancy: the counts are the viewer's own, as on ``/targets``. An admin (and the local mode) sees
+the run history, which holds every run, CLI and service alike; a token's viewer sees only its
+own ended runs in the store (:func:`own_runs`), so no page counts another tenant's runs. The
+lessons are shared by every tenant (docs/api.md), their texts shown to all; the lessons store's
+per-kind run counts are everyone's, so only admins see them.
 """
 
 from __future__ import annotations
@@ -19,7 +24,11 @@ from agents.ports import status as statuses
 from agents.lessons import ExecutionHistory, FailurePattern, Lesson, lessons_markdown
 from controller.entry.console.views.charts import Series, bar_chart, line_chart
 from controller.platform.observability.history import HistoryStore
+from controller.platform.store import RunRow, RunStore
 
+#: The most runs of one viewer read for a target's page (the history's own limit).
+MAX_RUNS = 10_000
+PAGE = 500
 SUCCESS = statuses.SUCCESS
 VERDICTS = statuses.SUCCESS | statuses.FAILURE
 DAY = 86400.0
@@ -42,6 +51,8 @@ class TargetView:
     patterns: list[FailurePattern]
     lessons: list[Lesson]
     lessons_markdown: str
+    #: Whether the counts are everyone's (an admin's view of the run history) or the viewer's own runs.
+    everyone: bool = True
 
 
 def daily_rates(runs: list[tuple[float, str, int]]) -> list[tuple[float, float, int]]:
@@ -65,12 +76,36 @@ def rate(runs: list[tuple[float, str, int]]) -> float | None:
     return sum(verdicts) / len(verdicts) if verdicts else None
 
 
-def target_view(history: HistoryStore, lessons: ExecutionHistory, agent: str, target: str) -> TargetView:
-    """The page of ``agent`` on ``target``."""
-    runs = history.target_runs(agent, target)
+def own_runs(store: RunStore, owner: str, agent: str, target: str) -> tuple[list[tuple[float, str, int]], dict[str, int]]:
+    """(finished_at, status, attempts) of ``owner``'s ended runs of ``agent`` on ``target``, oldest first,
+    and their failed attempts per reason (from each run's summary)."""
+    found: list[RunRow] = []
+    cursor: str | None = None
+    while len(found) < MAX_RUNS:
+        page = store.history(owner=owner, agent=agent, target=target, limit=PAGE, cursor=cursor)
+        found += page.runs
+        if page.cursor is None:
+            break
+        cursor = page.cursor
+    runs: list[tuple[float, str, int]] = []
+    failures = Counter[str]()
+    for row in reversed(found[:MAX_RUNS]):
+        summary = row.summary or {}
+        attempts = summary.get("attempts")
+        runs.append((row.finished_at or row.created_at, row.status, attempts if isinstance(attempts, int) else 0))
+        reasons = summary.get("failures")
+        if isinstance(reasons, list):
+            failures.update(r[:64] for r in reasons if isinstance(r, str))
+    return runs, dict(failures.most_common())
+
+
+def target_view(history: HistoryStore, lessons: ExecutionHistory, agent: str, target: str,
+                own: tuple[list[tuple[float, str, int]], dict[str, int]] | None = None) -> TargetView:
+    """The page of ``agent`` on ``target``: of the whole history, or of ``own`` (a viewer's runs and failures)."""
+    runs = history.target_runs(agent, target) if own is None else own[0]
     points = daily_rates(runs)
     needed = attempts_needed(runs)
-    failures = list(history.target_failures(agent, target).items())
+    failures = list((history.target_failures(agent, target) if own is None else own[1]).items())
     given = lessons.lessons(agent, target)
     return TargetView(
         agent=agent, target=target, runs=len(runs), rate=rate(runs), rate_points=points,
@@ -78,5 +113,6 @@ def target_view(history: HistoryStore, lessons: ExecutionHistory, agent: str, ta
                               [Series(agent, tuple((day, r) for day, r, _ in points))]),
         attempts=needed, attempts_chart=bar_chart(f"attempts needed by successful runs of {agent} on {target}", needed),
         failures=failures, failures_chart=bar_chart(f"failed attempts by kind, {agent} on {target}", failures[:12]),
-        patterns=lessons.patterns(agent, target), lessons=given, lessons_markdown=lessons_markdown(agent, target, given),
+        patterns=lessons.patterns(agent, target) if own is None else [], lessons=given,
+        lessons_markdown=lessons_markdown(agent, target, given), everyone=own is None,
     )

@@ -112,9 +112,12 @@ class TestRunPage:
         console.write("run-1", "attempts/1/result.json", {"columns": ["Date", "Balance"], "data": [
             ["01-08-2024", 10.5], ["02-08-2024", 27.0]]})
         html = console.client.get("/runs/run-1/attempts/1").text
-        assert "1 row(s) differ" in html and 'id="d1"' in html and "<mark>0</mark>" in html
+        assert "1 row(s) differ" in html and 'id="d1"' in html
+        assert '<td class="cell-diff" title="differs from the right side"><mark>20</mark></td>' in html
+        assert '<td class="cell-diff" title="differs from the left side"><mark>27</mark></td>' in html
+        assert "<td>02-08-2024</td>" in html and "02-08-2024 | " not in html  # columns, not "a | b" text
         only = console.client.get("/runs/run-1/attempts/1?only=1").text
-        assert 'class="diff only-diff"' in only
+        assert 'class="frame only-diff"' in only
 
     def test_output_is_paged_never_whole(self, console: Console):
         console.run("run-1")
