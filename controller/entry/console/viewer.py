@@ -18,8 +18,8 @@ from starlette.requests import Request
 from controller.entry.console import sessions
 from controller.entry.service.auth import Principal
 from controller.entry.service.loopback import host_name, is_loopback_host, local_request
-from controller.platform.store import LOCAL_OWNER
 from controller.entry.service.state import ServiceState
+from controller.platform.store import LOCAL_OWNER
 
 __all__ = ["NotLocal", "SignInRequired", "host_name", "is_loopback_host", "local_request", "state_of", "viewer"]
 

@@ -47,11 +47,8 @@ import docker.errors
 import requests.exceptions
 import structlog
 
-# docker-py's own translation of containers.create's keywords; private, so not in its stubs.
-from docker.models.containers import (
-    Container,
-    _create_container_args,  # type: ignore[attr-defined]
-)
+# _create_container_args: docker-py's own translation of containers.create's keywords; private, so not in its stubs.
+from docker.models.containers import Container, _create_container_args  # type: ignore[attr-defined]
 from docker.types import LogConfig, Mount, Ulimit
 
 from agents.ports.errors import SandboxError

@@ -10,11 +10,11 @@ from fastapi.responses import Response
 from controller.entry.console.errors import PageError
 from controller.entry.console.routes.deps import RunId, Viewer, run_of
 from controller.entry.console.templating import page
+from controller.entry.console.views.ansi import ansi_html
 from controller.entry.console.views.attempt_page import attempt_view
 from controller.entry.console.views.attempts import attempt
 from controller.entry.console.views.lines import window
 from controller.entry.console.views.nodes import node_states
-from controller.entry.console.views.ansi import ansi_html
 
 router = APIRouter()
 Number = Annotated[int, Path(ge=1, le=100_000)]

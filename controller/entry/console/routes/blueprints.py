@@ -26,7 +26,11 @@ from controller.entry.console.templating import page
 from controller.entry.console.viewer import state_of
 from controller.entry.service.auth import Principal
 from controller.entry.service.blueprint_submit import (
-    MAX_BLUEPRINT_BYTES, MAX_FILES, BlueprintUpload, accept_blueprint, run_request,
+    MAX_BLUEPRINT_BYTES,
+    MAX_FILES,
+    BlueprintUpload,
+    accept_blueprint,
+    run_request,
 )
 from controller.entry.service.problems import Problem, status_of, validation_line
 

@@ -14,12 +14,14 @@ from controller.entry.console.templating import page
 from controller.entry.console.viewer import state_of
 from controller.entry.console.views.attempts import read_text
 from controller.entry.console.views.check_page import (
-    check_document, options_of, submission_files, verdict_lines,
+    check_document,
+    options_of,
+    submission_files,
+    verdict_lines,
 )
 from controller.entry.console.views.code import highlighted
 from controller.entry.console.views.lines import window
-from controller.runner.dispatch import is_check
-from controller.runner.dispatch import CONSOLE_FILE
+from controller.runner.dispatch import CONSOLE_FILE, is_check
 
 router = APIRouter()
 Name = Annotated[str, Path(min_length=1, max_length=200)]

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-from fastapi import Depends, Path as PathParam, Request
+from fastapi import Depends, Request
+from fastapi import Path as PathParam
 
 from controller.entry.console.viewer import state_of, viewer
 from controller.entry.service.auth import Principal

@@ -15,10 +15,10 @@ from controller.entry.console.templating import page
 from controller.entry.console.viewer import state_of
 from controller.entry.console.views.run_page import run_view
 from controller.entry.service import artefacts
-from controller.runner.dispatch import is_check, scrubber
 from controller.entry.service.conversation import ReplyIn, send_input
 from controller.entry.service.problems import Problem, validation_line
 from controller.entry.service.routes import cancel_run, resume_run
+from controller.runner.dispatch import is_check, scrubber
 
 router = APIRouter()
 Node = Annotated[str, Query(max_length=64, pattern=r"^[A-Za-z0-9_-]*$")]

@@ -26,13 +26,18 @@ from controller.entry.console.templating import page
 from controller.entry.console.viewer import state_of
 from controller.entry.console.views.refusals import field_of, validation_field
 from controller.entry.console.views.submissions import (
-    CHECK_FIELDS, RUN_FIELDS, files_of, target_files, text_fields, unzip_into,
+    CHECK_FIELDS,
+    RUN_FIELDS,
+    files_of,
+    target_files,
+    text_fields,
+    unzip_into,
 )
+from controller.entry.service.auth import Principal
 from controller.entry.service.check_models import CheckRequest
 from controller.entry.service.check_submit import CheckUpload, accept_check, check_parts
 from controller.entry.service.problems import Problem, status_of, validation_line
 from controller.entry.service.schemas import RunRequest, form_fields
-from controller.entry.service.auth import Principal
 from controller.entry.service.submit import accept, accept_folder, accept_upload
 from controller.entry.service.uploads import require_free_space
 from controller.platform.store import RunRow

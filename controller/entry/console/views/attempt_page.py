@@ -9,12 +9,12 @@ from typing import Any
 
 from markupsafe import Markup
 
-from controller.platform.uploads import KEPT, UPLOADS
 from controller.entry.console.views.attempts import Attempt, read_json, read_text
 from controller.entry.console.views.code import highlighted
 from controller.entry.console.views.frame_table import FrameTable, frame_table
 from controller.entry.console.views.frames import expected_frame, produced_frame
 from controller.entry.console.views.lines import Window, window
+from controller.platform.uploads import KEPT, UPLOADS
 
 STREAMS = ("stdout", "stderr")
 PREVIEW_LINES = 200

@@ -19,10 +19,10 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from controller.entry.service.check_models import CheckOut, CheckSummary
-from controller.runner.dispatch import SUBMISSIONS
-from controller.platform.uploads import kept_dir, upload_dir
 from controller.platform.settings import Settings
 from controller.platform.store import RunRow
+from controller.platform.uploads import kept_dir, upload_dir
+from controller.runner.dispatch import SUBMISSIONS
 
 #: Most files a submission folder's verdict page shows.
 MAX_FILES = 20

@@ -21,10 +21,10 @@ from controller.entry.console.views.paths import local_names
 from controller.entry.console.views.run_rows import duration_of
 from controller.entry.console.views.summary import summary_facts
 from controller.entry.service import artefacts
-from controller.runner import dispatch
-from controller.runner.dispatch import CONSOLE_FILE
 from controller.platform.settings import Settings
 from controller.platform.store import RunRow, RunStore
+from controller.runner import dispatch
+from controller.runner.dispatch import CONSOLE_FILE
 
 
 @dataclass(frozen=True)

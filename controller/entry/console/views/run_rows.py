@@ -8,8 +8,8 @@ from typing import Any, get_args
 from urllib.parse import quote, urlencode
 
 from controller.entry.service.auth import Principal
-from controller.runner.dispatch import is_check
 from controller.platform.store import RunRow, RunStatus, RunStore
+from controller.runner.dispatch import is_check
 
 STATUSES: tuple[str, ...] = get_args(RunStatus)
 PAGE_SIZE = 25

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from agents.ports import status as statuses
 from agents.lessons import ExecutionHistory, FailurePattern, Lesson, lessons_markdown
+from agents.ports import status as statuses
 from controller.entry.console.views.charts import Series, bar_chart, line_chart
 from controller.platform.observability.history import HistoryStore
 from controller.platform.store import RunRow, RunStore
