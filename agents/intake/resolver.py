@@ -36,6 +36,7 @@ replaces the value without a conflict, and "yes" confirms it as it is.
 from __future__ import annotations
 
 import datetime
+import itertools
 import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -72,7 +73,7 @@ _CUE_GAP = re.compile(r"^[\s:,]{0,3}(?:(?:about|around|roughly|nearly|almost|jus
 #: Words dropped before a free-text answer ("It's Lisbon" → "Lisbon").
 _ANSWER_LEAD = re.compile(r"^\s*(?:(?:well|so|ok|okay|hmm|um|yes|yeah|sure|oh|hi|hello|hey)\b[,!.\s]*)?"
                           r"(?:(?:my name is|my name's|name's|i'm called|call me|i live in|i am in|i'm in|i work as|"
-                          r"i work at|i work for|i'm|i am|it's|its|it is|that's|thats|that is|this is|we're in|"
+                          r"i work at|i work for|i'm|im|i am|it's|its|it is|that's|thats|that is|this is|we're in|"
                           r"we live in|live in|living in|based in|(?:just\s)?moved (?:here\s)?to|in|to)\b)?\s*"
                           r"(?:my (?:husband|wife|partner|mum|mom|mother|dad|father|son|daughter|brother|sister|"
                           r"friend)\b[,:\s]*)?(?:an?\s)?", re.IGNORECASE)
@@ -366,6 +367,12 @@ def _whole_name(reply: str, update: FactUpdate, schemas: dict[str, NodeSchema],
     lower = reply.lower()
     # A form of the user's own says no kind of text: a short phrase beside "on paper" may be a name too.
     short = spec.text == "person" or (spec.text == "phrase" and len(update.value) <= _SHORT_PHRASE)
+    official = _official_name(reply)
+    if short and official:
+        # "people call me Sam but it's Samantha Ortiz officially", "full name devendra kumar rao": the form
+        # asks for the name, and the reply itself says which of its two names is the official one.
+        return update if official.casefold() == update.value.casefold() else replace(
+            update, value=official, words=official, reasoning=f"{update.reasoning}; the name said to be the official one")
     if short and (_OTHER_NAME.search(lower) or (_NICKNAME.search(lower) and re.search(r"\bbut\b", lower))):
         unsure.append(Proposal(update.node, update.field, update.value, update.words, "a nickname beside the name"))
         return None
@@ -381,6 +388,31 @@ def _whole_name(reply: str, update: FactUpdate, schemas: dict[str, NodeSchema],
 _SHORT_PHRASE = 40
 #: Words that put a second name beside the one read: a name on paper; a nickname "but" another name.
 _OTHER_NAME = re.compile(r"\b(?:officially|on paper|legally|(?:full|real|proper|birth|maiden|legal) name)\b")
+#: Markers of the official one of two names: the name stands right before "officially", "on paper",
+#: "legally", or right after "full name", "legal name", "real name" (a birth or maiden name may be a
+#: former one, so it marks nothing).
+_OFFICIAL_BEFORE = re.compile(r"\s(?:officially|on paper|legally)\b", re.IGNORECASE)
+_OFFICIAL_AFTER = re.compile(r"\b(?:full|legal|real) name(?:'s|\sis|:)?\s", re.IGNORECASE)
+#: Words that are never part of a person's name: a name's words stop at one.
+_NOT_NAME = frozenset("i i'm im me my it its it's is am are was but and or the a an call calls called people "
+                      "name if you need well so on paper though just".split())
+
+
+def _official_name(reply: str) -> str | None:
+    """The one whole name (two to four words) the reply marks as official, or None (none, or two)."""
+    found = set()
+    for marker in _OFFICIAL_BEFORE.finditer(reply):
+        words = re.split(r"[,.;:!?]", reply[:marker.start()])[-1].split()
+        run = list(itertools.takewhile(lambda w: w.casefold() not in _NOT_NAME, reversed(words)))[::-1]
+        found.add(" ".join(run) if 2 <= len(run) <= 4 else "")
+    for marker in _OFFICIAL_AFTER.finditer(reply):
+        words = re.split(r"[,.;:!?]", reply[marker.end():])[0].split()
+        run = list(itertools.takewhile(lambda w: w.casefold() not in _NOT_NAME, words))
+        found.add(" ".join(run) if 2 <= len(run) <= 4 else "")
+    names = {n.casefold(): n for n in found if n and all(re.fullmatch(r"[^\W\d_][\w'’-]*", w) for w in n.split())}
+    return next(iter(names.values())) if len(names) == 1 and "" not in found else None
+
+
 _NICKNAME = re.compile(r"\b(?:call(?:s|ed)? me|known as|go(?:es)? by|nickname)\b")
 
 
@@ -406,21 +438,49 @@ def _retracted(reply: str, question: Question, updates: list[FactUpdate],
     cues = [m.start() for m in _REPLACES.finditer(lower)] + [m.start() for m in patterns.CORRECTION.finditer(lower)]
     key = (question.node, question.field)
     where = {(u.node, u.field): lower.find(u.words.lower()) if u.words else -1 for u in updates}
+    words = {(u.node, u.field): u.words for u in updates}
     out = []
     for update in updates:
         at = where[(update.node, update.field)]
         end = at + len(update.words)
         # "yesterday actually, ...": an "actually" right after the value affirms it, takes nothing back
         later = [c for c in cues if c > at and not (lower[end:c].strip(" ,") == "" and lower.startswith("actually", c))]
-        # a correction that went to another field ("1,900. Actually my salary is 58,000") takes nothing back
-        elsewhere = bool(later) and any(k != key and w > min(later) for k, w in where.items())
+        # a correction that went to another field ("1,900. Actually my salary is 58,000"; "29. i actually live
+        # in reading now", whose value's words hold the cue itself) takes nothing back
+        elsewhere = bool(later) and any(k != key and w >= 0 and w + len(words[k]) > min(later)
+                                        for k, w in where.items())
         if (update.node, update.field) == key and update.current and at >= 0 and later and not elsewhere \
                 and question.kind in _ASKED_KINDS and update.value is not None:
+            day = _day_corrected(update.value, lower[min(later):])
+            if day is not None:
+                out.append(replace(update, value=day, words=lower[min(later):][:120], is_correction=True,
+                                   reasoning=f"{update.reasoning}; the day corrected, its month and year kept"))
+                continue
             unsure.append(Proposal(update.node, update.field, update.value, update.words,
                                    "a value said before a correction"))
             continue
         out.append(update)
     return out, unsure
+
+
+def _day_corrected(value: Scalar, after: str) -> str | None:
+    """A full date corrected by a day of the month alone ("1st of august. oh hang on no, the 8th"; "actually
+    make that the 15th"): the same date on that day, the month and year unchanged (nothing else was
+    corrected); None when ``after`` (the reply from the correction on) holds anything else of a date."""
+    if not isinstance(value, str) or not re.fullmatch(r"\d{4}-\d\d-\d\d", value):
+        return None
+    days = _ORDINAL_DAY.findall(after)
+    if len(days) != 1 or re.search(rf"\b(?:{reading.MONTH})\b|\d[/.-]\d|\b(?:19|20)\d\d\b", after):
+        return None
+    try:
+        return datetime.date.fromisoformat(value).replace(day=int(days[0])).isoformat()
+    except ValueError:  # "the 31st" of a month of 30 days: asked as before
+        return None
+
+
+#: A day of the month said alone: "the 8th", "15th", ending its phrase (a bare number could be anything;
+#: "the 2nd week", "3rd floor" are no days).
+_ORDINAL_DAY = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\b(?=\s{0,3}(?:[,.;:!?)]|$|(?:instead|then)\b))")
 
 
 def _skip(question: Question) -> Resolution:
@@ -491,8 +551,10 @@ def _clause_facts(clause: _Clause, inp: ResolverInput, *,
         if trigger.spec.kind == "text":
             _sibling_date(clause, trigger, inp, done, updates, rejected)
         taken = (set(clause.used), list(clause.claims))
-        if asked and trigger.spec.kind in ("money", "number") and trigger.how == "keyword":
-            value = _number_answer(clause, trigger.spec, question)  # a correction, a sum, several times
+        if asked and trigger.spec.kind in ("money", "number") and (
+                trigger.how == "keyword" or (trigger.how == "cue" and clause.correction)):
+            # a correction, a sum, several times; after a cue too when the clause corrects ("i'm 41 - sorry, 42")
+            value = _number_answer(clause, trigger.spec, question)
         else:
             value = _read(clause, trigger)
         new = clause.used - taken[0]
@@ -562,10 +624,14 @@ def _names_alone(clause: _Clause, trigger: _Trigger) -> bool:
     return bool(_ALONE.fullmatch(rest))
 
 
-#: What may stand beside an option said on its own.
-_ALONE = re.compile(r"(?:(?:i'm|i am|im|we're|we are|and|now|currently|but|so|well|yes|yeah|actually|"
+#: What may stand beside an option said on its own: lead words, an article or a count, a describing word
+#: or two (the words around the option are stripped, so the last needs no space after it: "1 small dog"),
+#: and an aside that offers the fact ("im A- if you need that", "btw": it names no other thing).
+_ALONE = re.compile(r"(?:(?:i'm|i am|im|we're|we are|and|now|currently|but|so|well|yes|yeah|actually|btw|fyi|"
                     r"i'm now|totally|fully|happily)\s{0,3}){0,3}(?:an?\s|\d{1,2}\s)?"
-                    r"(?:(?:small|big|little|old|young|lovely|very)\s{1,3}){0,2}")
+                    r"(?:(?:small|big|little|old|young|lovely|very)(?:\s{1,3}|$)){0,2}"
+                    r"(?:\s{0,3}(?:if (?:you need (?:that|it|to know)(?: too)?|that'?s relevant|it helps)|btw|fyi)"
+                    r"(?:\s{1,3}(?:too|as well))?)?")
 
 
 def _keep(node: str, name: str, spec: FieldSchema, value: Scalar, clause: _Clause, inp: ResolverInput, why: str,
@@ -656,6 +722,8 @@ def _read(clause: _Clause, trigger: _Trigger) -> Scalar | None:
         clause.claims.append((trigger.at, trigger.end))
         if _WAS.search(clause.lower[max(0, trigger.at - 24):trigger.at]):
             clause.when = "past"  # "was married, hes passed now": the option of another time
+        elif _NOW_AFTER.match(clause.lower[trigger.end:]):
+            clause.when = "present"  # "i was a nurse for 30 years, retired now": the option's own time
         return trigger.choice.value
     if kind == "boolean":
         clause.claims.append((trigger.at, trigger.end))
@@ -671,6 +739,8 @@ def _read(clause: _Clause, trigger: _Trigger) -> Scalar | None:
     return _span_value(span, kind, trigger.spec.per)
 
 
+#: Right after an option: it is of the present, whatever time the rest of the clause speaks of.
+_NOW_AFTER = re.compile(r"\s{0,3}(?:now|these days|nowadays|at the moment|currently)\b")
 #: Right before an option: it is of the past ("was married, hes passed now").
 _WAS = re.compile(r"\b(?:was|were|used to be|previously)\s(?:an?\s)?$")
 
@@ -765,10 +835,22 @@ def _answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | 
         if _PARTLY.search(clause.lower):
             clause.unsure.append(Proposal(question.node, question.field, True, clause.text[:120], "partly"))
             return None
-        return patterns.yes_no(clause.lower)
+        yes = patterns.yes_no(clause.lower)
+        if yes is None and _USED_TO.search(clause.lower) and _ENDED.search(clause.lower):
+            # "i used to, not anymore", "used to smoke but stopped in 2019": the habit is over, so the
+            # present answer is no (the past one is the clause's own time, not the field's)
+            clause.when = "present"
+            return False
+        conclusion = _CONCLUSION.search(clause.lower)
+        if yes is None and conclusion:  # "we had a dog but he passed last year, so no": the answer it ends on
+            clause.when = "present"
+            return patterns.yes_no(conclusion.group(1))
+        return yes
     if kind == "choice":
         masked = _masked(clause)
         match = next(iter(find_choices(spec, masked, near=True)), None)
+        if match is not None and _NOW_AFTER.match(clause.lower[match.end:]):
+            clause.when = "present"  # "i was a nurse for 30 years, retired now": the option's own time
         return None if match is None else match.value
     before = min([start for start, _ in clause.claims] + [len(clause.text)])
     if (clause.claims and spec.text != "person") or _REFUSAL.search(clause.lower) \
@@ -805,6 +887,12 @@ _TWO_PLACES = re.compile(r"^\s*(\S.{0,60}?)\s(?:in|near)\s(\S.{0,60}?)\s*$")
 #: Where a short free-text answer ends: a comma, a dash, "in kent", "from leeds", a time.
 _TEXT_END = re.compile(r",|\s[-–]\s|\s(?:in|near|not|from|since|until)\s|"
                        r"\s(?:last|next|this)\s(?:week|month|year)\b")  # "glasgow last week from edinburgh"
+#: A habit of the past, and the words that say it ended ("used to, stopped 2 yrs ago"; "quit" alone may
+#: be a job's, so both are needed).
+_USED_TO = re.compile(r"\bused to\b")
+_ENDED = re.compile(r"\b(?:not any ?more|no longer|stopped|quit|gave (?:it |that )?up)\b")
+#: A yes or no the clause ends on, after "so" ("..., so no"): what the person concludes.
+_CONCLUSION = re.compile(r"\bso,?\s(yes|yeah|no|nope)\W*$")
 _PARTLY = re.compile(r"^\s*(?:partly|partially|sort of|kind of|sometimes|some of|half)\b")
 #: Right before a value: it corrects the value just given ("or rather 62").
 _CORRECTS = re.compile(r"(?:sorry|i meant|i mean|make (?:that|it)|or rather|scratch that|no wait|actually)[\s,]{0,3}$")
@@ -846,8 +934,10 @@ _CURRENCY = re.compile(r"[$€£₹¥]|\b(?:usd|eur|gbp|inr|dollars?|euros?|poun
 _NET = re.compile(r"\b(?:take home|takes home|take-home|net|after tax)\b")
 #: A date written with two numbers that could each be the month ("04/08/2026").
 _AMBIGUOUS_DATE = re.compile(r"^(\d{1,2})[/.](\d{1,2})[/.]\d{2,4}$")
-#: Said right before a value, the time it is of ("used to be 2,700"; "from 11k"; "will be 4").
-_BEFORE_PAST = re.compile(r"\b(?:used to(?: be)?|was|were|from|previously|before|last (?:year|month|week))"
+#: Said right before a value, the time it is of ("used to be 2,700"; "from 11k"; "will be 4"); "before tax"
+#: (or deductions) says what an amount is of, not when ("3k a month before tax so 36k a year").
+_BEFORE_PAST = re.compile(r"\b(?:used to(?: be)?|was|were|from|previously|before(?!\s(?:tax|deductions))|"
+                          r"last (?:year|month|week))"
                           r"\W{0,3}(?:\w+\W{1,3}){0,2}$")
 _BEFORE_NOW = re.compile(r"\b(?:this year|now|these days|at the moment|currently|nowadays)\W{0,3}(?:[\w']+\W{1,3}){0,4}$")
 _BEFORE_FUTURE = re.compile(r"\b(?:will|'ll|going to|once|should be|goes up to|rising to|up to|more like)"
@@ -1027,7 +1117,8 @@ def _span_time(clause: _Clause, span: Span, candidates: list[tuple[int, Span]]) 
     the next comma or value) name."""
     starts = [s.end for _, s in candidates if s.end <= span.start]
     ends = [s.start for _, s in candidates if s.start >= span.end]
-    before = clause.lower[max(starts + [span.start - 24, 0]):span.start].rsplit(",", 1)[-1]
+    # back to the value before, or 32 characters: a time cue and the four words _BEFORE_NOW allows after it
+    before = clause.lower[max(starts + [span.start - 32, 0]):span.start].rsplit(",", 1)[-1]
     after = clause.lower[span.end:min(ends + [span.end + 24])].split(",", 1)[0]
     if _BEFORE_NOW.search(before):
         return "present"  # "this year it'll be more like 58k" is this year's

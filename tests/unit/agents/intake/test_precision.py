@@ -82,6 +82,11 @@ FIXED = (
     "number_words/credit_seven_twenty_something_3",                 # "seven hundred and twenty something"
     "present_past_future/retire_65_dad_60_3",                       # "my dad retired at 60" is not the answer
     "turned_and_these_days/employment_semi_retired_shifts_3",       # "retired these days, well semi"
+    # stored wrong before the second round, then asked; read right since the fourth (2026-11-28)
+    "names_and_introductions/goes-by-but-full-name",                # the name marked official ("officially")
+    "names_and_introductions/nickname_vs_paper_name",               # "... its james o'connell on paper"
+    "names_and_introductions/applicant_tom_on_paper_3",             # "tom, well thomas whitaker on paper"
+    "corrections_in_reply/move_in_hang_on",                         # "oh hang on no, the 8th": the day corrected
 )
 #: Stored wrong before the second round; now asked (a question, never a guess), none stored wrong.
 ASKED_NOW = (
@@ -89,12 +94,8 @@ ASKED_NOW = (
     "arithmetic/support_mum_and_dad_summed",                        # two amounts for one field
     "arithmetic/occupants_listed_people",                           # "me, my wife and our 2 boys"
     "arithmetic/income_fortnightly_pay",                            # "every two weeks"
-    "names_and_introductions/goes-by-but-full-name",                # a nickname beside the name
-    "names_and_introductions/nickname_vs_paper_name",
-    "corrections_in_reply/move_in_hang_on",                         # "oh hang on no, the 8th"
     "corrections_in_reply/partner_income_raise_3",                  # "52k ... its 55 now": 55,000?
     "enum_words_in_other_answers/city_single_bedroom_3",            # "single bedroom flat in leeds"
-    "names_and_introductions/applicant_tom_on_paper_3",             # "tom, well thomas whitaker on paper"
 )
 CASES = {case.id: case for case in load()}
 

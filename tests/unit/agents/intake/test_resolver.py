@@ -3,13 +3,16 @@ life events and priority shifts, skips, replies that do not parse, hostile repli
 
 from __future__ import annotations
 
+import datetime
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 
 from agents.intake import patterns
-from agents.intake.catalogue import shipped
+from agents.intake.catalogue import available, shipped
 from agents.intake.resolver import ResolverInput, resolve
 from tests.fuzz.decoders import INTAKE_INPUTS, check_intake_reply
+from tests.intake_replies import CORPUS
 from tests.unit.agents.intake.helpers import ask, inp
 
 
@@ -189,3 +192,93 @@ def test_turning_to_a_future_age_is_that_age_and_no_age_now(reply):
 def test_turning_still_reads_a_persons_age(reply, age):
     result = resolve(ResolverInput(reply, ask("Personal", "age"), shipped(), {}))
     assert [(u.field, u.value) for u in result.updates] == [("age", age)]
+
+
+def _current(reply: str, node: str, name: str, values: dict | None = None) -> dict:  # type: ignore[type-arg]
+    """The reply's current values, by field, against the shipped forms."""
+    result = resolve(ResolverInput(reply, ask(node, name), shipped(), values or {}))
+    return {u.field: u.value for u in result.updates if u.current}
+
+
+class TestReadingRules:
+    """The reading rules of the fourth round (issue 40): each a class of phrasing, not a case."""
+
+    @pytest.mark.parametrize(("reply", "name"), [
+        ("everyone calls me Beth, but my full name is Elizabeth Anne Moore", "Elizabeth Anne Moore"),
+        ("they call me rob but it's robert kline legally", "robert kline"),
+        ("kit, well christopher dunne officially", "christopher dunne")])
+    def test_the_name_marked_official_is_the_name(self, reply, name):
+        assert _current(reply, "Personal", "name")["name"] == name
+
+    @pytest.mark.parametrize("reply", ["they call me Rob but it's Robert Kline officially, Bob Kline on paper",
+                                       "people call me Jo, my maiden name is Joanna Webb"])
+    def test_two_official_names_or_a_former_one_are_still_asked(self, reply):
+        result = resolve(ResolverInput(reply, ask("Personal", "name"), shipped(), {}))
+        assert "name" not in {u.field for u in result.updates if u.current}
+        assert [p.field for p in result.unsure] == ["name"]
+
+    def test_im_without_its_apostrophe_leads_a_name(self):
+        assert _current("hello im tomas reyes", "Personal", "name")["name"].casefold() == "tomas reyes"
+
+    @pytest.mark.parametrize("reply", ["we used to have cover through work, not any more",
+                                       "i used to pay for a policy but stopped after the divorce"])
+    def test_a_habit_that_ended_is_no_today(self, reply):
+        assert _current(reply, "Insurance", "has_life_insurance") == {"has_life_insurance": False}
+
+    def test_a_used_to_without_an_end_is_still_not_read(self):
+        assert _current("i used to have one through work", "Insurance", "has_life_insurance") == {}
+
+    @pytest.mark.parametrize(("reply", "value"), [("the old policy lapsed in the spring, so no", False),
+                                                  ("my employer pays for it, so yes", True)])
+    def test_the_yes_or_no_a_clause_ends_on_answers(self, reply, value):
+        assert _current(reply, "Insurance", "has_health_insurance") == {"has_health_insurance": value}
+
+    def test_an_option_followed_by_now_is_of_the_present(self):
+        """The clause speaks of the past ("i was a teacher"); "retired now" is today's status."""
+        found = _current("i was a teacher for 25 years, retired now", "Income", "employment_status")
+        assert found == {"employment_status": "retired"}
+
+    def test_a_time_cue_four_words_before_the_value_still_names_its_time(self):
+        """"this year it will likely be 64k": "this year" stands 28 characters before the value."""
+        found = _current("in 2024 it was 61k, this year it will likely be 64k", "Income", "annual_amount")
+        assert found == {"annual_amount": 64000}
+
+    def test_a_correction_of_another_field_takes_back_nothing_of_the_answer(self):
+        found = _current("34. oh and i said york before but i actually live in leeds now", "Personal", "age",
+                         {"Personal": {"city": "York"}})
+        assert found["age"] == 34 and found["city"].casefold() == "leeds"
+
+    def test_an_option_with_an_aside_that_offers_it_is_said_on_its_own(self):
+        assert _current("41, and im married if you need that", "Personal", "age") == {"age": 41,
+                                                                                     "marital_status": "married"}
+
+    def test_an_option_after_a_count_and_a_describing_word_is_said_on_its_own(self):
+        result = resolve(ResolverInput("yes, one old rabbit", ask("Rental", "has_pets"), _corpus_forms(), {}))
+        assert {u.field: u.value for u in result.updates if u.current} == {"has_pets": True, "pet_type": "rabbit"}
+
+    @pytest.mark.parametrize(("reply", "day"), [("the 3rd of september, wait no sorry, the 10th", "2026-09-10"),
+                                                ("3 September. actually no, the 4th instead", "2026-09-04")])
+    def test_a_day_alone_corrects_the_day_of_the_date_before_it(self, reply, day):
+        result = resolve(ResolverInput(reply, ask("Rental", "move_in_date"), _corpus_forms(), {},
+                                       datetime.date(2026, 6, 15)))
+        assert {u.field: u.value for u in result.updates if u.current} == {"move_in_date": day}
+
+    @pytest.mark.parametrize("reply", ["the 3rd of september, sorry, the 2nd week of it",
+                                       "the 3rd of september, sorry, the 10th or 11th"])
+    def test_a_correction_that_is_no_single_day_is_still_asked(self, reply):
+        result = resolve(ResolverInput(reply, ask("Rental", "move_in_date"), _corpus_forms(), {},
+                                       datetime.date(2026, 6, 15)))
+        assert not [u for u in result.updates if u.current] and [p.field for p in result.unsure] == ["move_in_date"]
+
+    def test_a_value_after_a_correction_replaces_the_one_after_a_cue(self):
+        """"i'm 52 - sorry, 53": the cue took 52, the correction's value is the answer."""
+        assert _current("i'm 52 - oops sorry, 53", "Personal", "age") == {"age": 53}
+
+    def test_before_tax_says_what_an_amount_is_not_when(self):
+        found = _current("about 2.5k a month before tax so 30k a year", "Income", "annual_amount")
+        assert found == {"annual_amount": 30000}
+
+
+def _corpus_forms() -> dict:  # type: ignore[type-arg]
+    """The reply corpus's forms of a user's own (Rental, Clinic) beside the shipped ones."""
+    return available(CORPUS)
