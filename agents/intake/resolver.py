@@ -182,6 +182,7 @@ def resolve(inp: ResolverInput) -> Resolution:
                                   reasoning="not understood after three tries: marked, the conversation goes on"))
         answered = True
     rejected = [r for r in rejected if not any((u.node, u.field) == (r.node, r.field) for u in updates)]
+    updates = _not_held(reply, inp, updates)
     updates = _competing(updates, unsure, question)
     updates = _one_number_of_many(reply, question, inp.schemas, updates, unsure)
     updates = _turning(reply, question, inp.schemas, updates)
@@ -461,6 +462,86 @@ def _retracted(reply: str, question: Question, updates: list[FactUpdate],
             continue
         out.append(update)
     return out, unsure
+
+
+def _not_held(reply: str, inp: ResolverInput, updates: list[FactUpdate]) -> list[FactUpdate]:
+    """"im in croydon not london", "it'll be 3 of us not 2": a value said against the one the graph holds
+    ("A not <held>") corrects that field, whatever was asked (the person names the held value as the wrong
+    one). A place or a person's name, a count or a day; never of another time than the field's. The held
+    number after "not" is then no value of any field."""
+    out = list(updates)
+    for clause in patterns.clauses(reading.digits_for_words(reply)):
+        lower, cue = clause.lower(), patterns.temporal_cue(clause.lower())
+        for node, name, spec, held in _held_fields(inp):
+            said = _said_instead(lower, spec, held)
+            frame = _frame(inp.schemas, node, name)
+            if said is None or said[0] == held or cue not in (None, "present", frame) \
+                    or not check(name, spec, said[0]).ok:
+                continue
+            if not any((u.node, u.field) == (node, name) and u.current for u in out):
+                out.append(FactUpdate(node, name, check(name, spec, said[0]).value, is_correction=True, frame=frame,
+                                      temporal=cue or frame, words=said[1],
+                                      reasoning=f"said instead of the held {held!r}: {clause[:80]}"))
+            if isinstance(held, int | float):  # "4 of us not 3": the 3 is the wrong held value, no answer
+                out = [u for u in out if (u.node, u.field) == (node, name) or u.value != held
+                       or u.words.strip() != str(int(held))]
+    return out
+
+
+def _held_fields(inp: ResolverInput) -> list[tuple[str, str, FieldSchema, Scalar]]:
+    """The graph's held values (no boolean: "yes not no" says nothing), each with its field's schema."""
+    out = []
+    for node, held_values in inp.values.items():
+        schema = inp.schemas.get(node)
+        for name, held in held_values.items():
+            spec = schema.properties.get(name) if schema else None
+            if spec is not None and held is not None and not isinstance(held, bool):
+                out.append((node, name, spec, held))
+    return out
+
+
+def _said_instead(lower: str, spec: FieldSchema, held: Scalar) -> tuple[Scalar, str] | None:
+    """The value right before "not <held>" in a lower-cased clause, with its words, or None."""
+    if spec.kind == "text" and spec.text in ("place", "person") and isinstance(held, str) and held.strip():
+        found = re.search(rf"([^,.;:!?]{{1,60}}?)\s(?:and\s)?not\s(?:in\s|the\s)?{re.escape(held.strip().lower())}\b",
+                          lower)
+        if found is None:
+            return None
+        text = _INSTEAD_LEAD.split(found.group(1))[-1]  # "by the way im in york": what follows its last lead
+        value = text_values.place(text) if spec.text == "place" else text_values.person(text, lower_ok=True)
+        return None if value is None or len(value.split()) > 3 else (value, found.group())
+    if spec.kind == "number" and not spec.unit and isinstance(held, int | float) and float(held).is_integer():
+        found = re.search(rf"(?<![\d.,])(\d{{1,4}})\s((?:[a-z]+\s){{0,2}})not\s{int(held)}(?![\d.,])", lower)
+        # the words between say what is counted: none, people ("3 of us"), or the field's own words
+        # ("2 bedrooms not 3" is no count of occupants held at 3)
+        own = f"{spec.description} {spec.question or ''}".lower()
+        counted = found is not None and all(w in _PEOPLE_WORDS or re.search(rf"\b{re.escape(w[:5])}", own)
+                                            for w in found.group(2).split())
+        return (int(found.group(1)), found.group()) if found is not None and counted else None
+    if spec.kind == "date" and isinstance(held, str) and re.fullmatch(r"\d{4}-\d\d-\d\d", held):
+        return _day_instead(lower, held)
+    return None
+
+
+def _day_instead(lower: str, held: str) -> tuple[Scalar, str] | None:
+    """"the 21st of march not the 12th" against a held 1988-03-12: the held date on the day said (a month
+    named must be the held one: only the day is corrected)."""
+    date = datetime.date.fromisoformat(held)
+    found = re.search(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?(?:\sof\s({reading.MONTH}))?\s(?:and\s)?not\s(?:the\s)?"
+                      rf"{date.day}(?:st|nd|rd|th)?\b(?![\d/.-])", lower)
+    if found is None or (found.group(2) and _MONTHS.index(found.group(2)[:3]) + 1 != date.month):
+        return None
+    try:
+        return date.replace(day=int(found.group(1))).isoformat(), found.group()
+    except ValueError:
+        return None
+
+
+#: The last word that leads to a place or a name before "not <held>" ("im in york", "it's bob").
+_INSTEAD_LEAD = re.compile(r"\b(?:in|at|to|is|im|i'm|i am|it's|its|it is|called|me)\s")
+#: Words that count people ("3 of us", "4 people"): a count of people held is corrected by them.
+_PEOPLE_WORDS = frozenset("of us them people persons adults".split())
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 
 
 def _day_corrected(value: Scalar, after: str) -> str | None:

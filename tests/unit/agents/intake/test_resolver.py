@@ -278,6 +278,22 @@ class TestReadingRules:
         found = _current("about 2.5k a month before tax so 30k a year", "Income", "annual_amount")
         assert found == {"annual_amount": 30000}
 
+    def test_a_place_said_against_the_held_one_corrects_it(self):
+        found = _current("40. by the way im in york not leeds", "Personal", "age", {"Personal": {"city": "Leeds"}})
+        assert found["age"] == 40 and found["city"].casefold() == "york"
+
+    def test_a_count_of_people_said_against_the_held_one_corrects_it(self):
+        found = _current("there are 4 of us not 3", "Family", "dependants", {"Family": {"household_size": 3}})
+        assert found == {"household_size": 4}
+
+    def test_a_number_of_something_else_corrects_no_count(self):
+        assert _current("2 bedrooms not 3", "Family", "dependants", {"Family": {"household_size": 3}}) == {}
+
+    def test_a_day_said_against_the_held_date_corrects_the_day(self):
+        result = resolve(ResolverInput("no. oh and my birthday is the 9th not the 19th", ask("Clinic", "smoker"),
+                                       _corpus_forms(), {"Clinic": {"date_of_birth": "1990-07-19"}}))
+        assert {u.field: u.value for u in result.updates if u.current} == {"smoker": False, "date_of_birth": "1990-07-09"}
+
 
 def _corpus_forms() -> dict:  # type: ignore[type-arg]
     """The reply corpus's forms of a user's own (Rental, Clinic) beside the shipped ones."""
