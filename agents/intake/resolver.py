@@ -164,7 +164,8 @@ def resolve(inp: ResolverInput) -> Resolution:
     held = inp.values.get(question.node, {}).get(question.field)
     for clause in _clauses(reply, inp.today, prefer, (question.node, question.field), held):
         asked_unsure = any((p.node, p.field) == (question.node, question.field) for p in unsure)
-        found, refused, event = _clause_facts(clause, inp, answered=has_answer(updates, question) or asked_unsure)
+        found, refused, event = _clause_facts(clause, inp, answered=has_answer(updates, question) or asked_unsure,
+                                              doubted=asked_unsure and not has_answer(updates, question))
         updates += found
         rejected += refused
         unsure += clause.unsure
@@ -605,8 +606,8 @@ def _clauses(reply: str, today: datetime.date, prefer: reading.Prefer,
     return out
 
 
-def _clause_facts(clause: _Clause, inp: ResolverInput, *,
-                  answered: bool) -> tuple[list[FactUpdate], list[Rejection], str | None]:
+def _clause_facts(clause: _Clause, inp: ResolverInput, *, answered: bool,
+                  doubted: bool = False) -> tuple[list[FactUpdate], list[Rejection], str | None]:
     """Facts of one clause: a life event's values, the named fields' values, then the answer."""
     updates, event = _event_facts(clause, inp.schemas)
     rejected: list[Rejection] = []
@@ -617,8 +618,12 @@ def _clause_facts(clause: _Clause, inp: ResolverInput, *,
         if (trigger.node, trigger.field) in done:
             continue
         asked = (trigger.node, trigger.field) == (question.node, question.field)
-        if asked and answered and not clause.correction and trigger.how == "choice":
-            continue  # the asked field is read first from the reply: a later reading is no correction
+        if asked and answered and not clause.correction and trigger.how == "choice" \
+                and not (doubted and _names_alone(clause, trigger)):
+            # the asked field is read first from the reply: a later reading is no correction; but when the first
+            # was only a doubt ("on a payroll" in a story), an option said on its own later ("i'm self-employed")
+            # is the answer
+            continue
         story = asked and len(clause.reply) > LONG_REPLY  # in a story even the asked field's option word is asked
         if not asked and not answered and trigger.how == "choice" and trigger.choice is not None \
                 and trigger.choice.how == "exact" and _asks_text(inp):
@@ -708,7 +713,8 @@ def _names_alone(clause: _Clause, trigger: _Trigger) -> bool:
 #: What may stand beside an option said on its own: lead words, an article or a count, a describing word
 #: or two (the words around the option are stripped, so the last needs no space after it: "1 small dog"),
 #: and an aside that offers the fact ("im A- if you need that", "btw": it names no other thing).
-_ALONE = re.compile(r"(?:(?:i'm|i am|im|we're|we are|and|now|currently|but|so|well|yes|yeah|actually|btw|fyi|"
+_ALONE = re.compile(r"(?:(?:i'm|i am|im|we're|we are|it's|its|it is|and|now|currently|but|so|well|yes|yeah|"
+                    r"actually|btw|fyi|"
                     r"i'm now|totally|fully|happily)\s{0,3}){0,3}(?:an?\s|\d{1,2}\s)?"
                     r"(?:(?:small|big|little|old|young|lovely|very)(?:\s{1,3}|$)){0,2}"
                     r"(?:\s{0,3}(?:if (?:you need (?:that|it|to know)(?: too)?|that'?s relevant|it helps)|btw|fyi)"

@@ -294,6 +294,17 @@ class TestReadingRules:
                                        _corpus_forms(), {"Clinic": {"date_of_birth": "1990-07-19"}}))
         assert {u.field: u.value for u in result.updates if u.current} == {"smoker": False, "date_of_birth": "1990-07-09"}
 
+    def test_in_a_story_an_option_said_alone_after_its_doubt_is_the_answer(self):
+        """A story's first option word ("part time" at a café, years ago) is a doubt; "it's retired" said
+        on its own later answers, and the story's other words stay unread."""
+        story = ("oh that is a long one. i did part time shifts at a cafe through college and then thirty years "
+                 "at the council in the planning office, which i mostly enjoyed, then a few years of consulting "
+                 "when the department shrank and they offered me a package. the grandchildren keep me busy now "
+                 "and my knees are not what they were. so if you want one word for the form, it's retired. "
+                 "i still do the odd bit of volunteering at the library on tuesdays.")
+        assert len(story) > 300
+        assert _current(story, "Income", "employment_status") == {"employment_status": "retired"}
+
 
 def _corpus_forms() -> dict:  # type: ignore[type-arg]
     """The reply corpus's forms of a user's own (Rental, Clinic) beside the shipped ones."""
