@@ -185,6 +185,7 @@ def resolve(inp: ResolverInput) -> Resolution:
     rejected = [r for r in rejected if not any((u.node, u.field) == (r.node, r.field) for u in updates)]
     updates = _not_held(reply, inp, updates)
     updates = _competing(updates, unsure, question)
+    updates = _people_listed(reply, question, inp.schemas, updates)
     updates = _one_number_of_many(reply, question, inp.schemas, updates, unsure)
     updates = _turning(reply, question, inp.schemas, updates)
     updates = _gated(reply, inp.schemas, updates, unsure)
@@ -244,22 +245,67 @@ def _one_number_of_many(reply: str, question: Question, schemas: dict[str, NodeS
     text = reading.digits_for_words(reply).lower()
     if _SETTLES.search(text):  # a total, a correction or a time picked the value among the others
         return updates
-    for update in updates:  # the numbers other facts were read from are theirs
+    people = False
+    for update in sorted(updates, key=lambda u: u is not answer):  # the numbers other facts were read from are theirs
+        # the people a reply names count even when another fact took their words ("my wife": married)
+        people = people or (update is not answer and spec.kind == "number" and bool(_PEOPLE.search(text)))
         for words in {update.words.lower(), reading.digits_for_words(update.words).lower()} - {""}:
             at = text.find(words)
             if at >= 0:
                 text = text[:at] + " " * len(words) + text[at + len(words):]
+    people = people or (spec.kind == "number" and bool(_PEOPLE.search(text)))
     text = _TAKEN_BACK.sub(" ", text)  # "i said 2 kids before but its 3": the 2 is no other amount
     others = [m for m in _LOOSE_NUMBER.finditer(text) if not _TIME_COUNT.match(text[m.end():m.end() + 12])]
     why = ("another number beside it" if others else "an amount that adds to another" if _ADDS.search(text)
            else "an amount paid every few weeks" if spec.kind == "money" and _EVERY_N.search(text)
-           else "a count beside the people it names" if spec.kind == "number" and _PEOPLE.search(text) else "")
+           else "a count beside the people it names" if people else "")
     if not why:
         return updates
     unsure.append(Proposal(question.node, question.field, answer.value, answer.words, why))
     return [u for u in updates if u is not answer]
 
 
+def _people_listed(reply: str, question: Question, schemas: dict[str, NodeSchema],
+                   updates: list[FactUpdate]) -> list[FactUpdate]:
+    """A count of people (the household, "you included") answered by a reply that is nothing but a list of
+    them, the person first among them: "me, my wife and our 2 boys" is 4, "me, my partner and our twins" 4.
+    Each item counts one, its number, or what "twins" says; an item of no known count ("our kids") and any
+    other word leave the reply to the gate that asks (:func:`_one_number_of_many`)."""
+    spec = _spec(schemas, question.node, question.field)
+    if spec is None or spec.kind != "number" or spec.unit or question.kind not in _ASKED_KINDS:
+        return updates
+    about = f"{spec.description} {spec.question or ''}".lower()
+    if not _COUNTS_PEOPLE.search(about) or re.search(r"\b(?:child|depend|kid)", about):
+        return updates
+    items = [item.strip() for item in _LIST_SEPARATOR.split(reading.digits_for_words(reply).lower().strip(" .!"))]
+    counts = [_people_in(item) for item in items if item]
+    if not counts or None in counts or items[0] not in ("me", "myself", "i"):
+        return updates
+    total = sum(c for c in counts if c is not None)
+    frame = _frame(schemas, question.node, question.field)
+    if not check(question.field, spec, total).ok:
+        return updates
+    kept = [u for u in updates if (u.node, u.field) != (question.node, question.field)]
+    # first: its words (the whole list) are blanked before another fact's number is (see _one_number_of_many)
+    return [FactUpdate(question.node, question.field, total, temporal=frame, frame=frame, words=reply[:120],
+                       reasoning=f"the people listed, counted: {total}"), *kept]
+
+
+def _people_in(item: str) -> int | None:
+    """How many people one item of a list names ("me" 1, "my wife" 1, "our 2 boys" 2, "the twins" 2), or None."""
+    if re.fullmatch(r"me|myself|i|(?:my|our) (?:" + _RELATIVE + r")", item):
+        return 1
+    if re.fullmatch(r"(?:(?:my|our|the) )?(?:twins|triplets)", item):
+        return 2 if item.endswith("twins") else 3
+    many = re.fullmatch(r"(?:(?:my|our) )?(\d{1,2}) (?:kids|children|boys|girls|sons|daughters|teenagers)", item)
+    return int(many.group(1)) if many else None
+
+
+_RELATIVE = (r"wife|husband|partner|girlfriend|boyfriend|fiancee?|spouse|mum|mom|mother|dad|father|son|daughter|"
+             r"brother|sister|friend|flatmate|housemate|baby|gran|nan|grandad|grandma|grandpa")
+#: A field that counts people ("How many people live in your household, you included?").
+_COUNTS_PEOPLE = re.compile(r"\b(?:people|household|occupants|persons)\b")
+_LIST_SEPARATOR = re.compile(r"\s*,\s*(?:and\s|&\s)?|\s(?:and|&|plus)\s")
 #: A number left in a reply once the facts took theirs (a year alone is a date's, not an amount).
 _LOOSE_NUMBER = re.compile(r"(?<![\d.,])(?!(?:19|20)\d\d\b)\d[\d,.]*")
 #: "i said 2" / "i put 2": a value the person gave before.

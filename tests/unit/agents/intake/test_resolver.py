@@ -305,6 +305,18 @@ class TestReadingRules:
         assert len(story) > 300
         assert _current(story, "Income", "employment_status") == {"employment_status": "retired"}
 
+    @pytest.mark.parametrize(("reply", "size"), [("me, my husband and our 3 girls", 5),
+                                                 ("me and my mum", 2), ("me, my partner & the triplets", 5)])
+    def test_a_list_of_people_is_counted_for_a_household(self, reply, size):
+        assert _current(reply, "Family", "household_size")["household_size"] == size
+
+    @pytest.mark.parametrize("reply", ["me, my wife and our kids", "my wife and our 2 boys"])
+    def test_a_list_of_no_known_count_or_without_the_person_is_not_counted(self, reply):
+        assert "household_size" not in _current(reply, "Family", "household_size")
+
+    def test_a_list_of_people_is_no_count_of_dependants(self):
+        assert _current("me, my wife and our 2 boys", "Family", "dependants").get("dependants") != 4
+
 
 def _corpus_forms() -> dict:  # type: ignore[type-arg]
     """The reply corpus's forms of a user's own (Rental, Clinic) beside the shipped ones."""
