@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import datetime
 import itertools
+import math
 import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -245,6 +246,10 @@ def _one_number_of_many(reply: str, question: Question, schemas: dict[str, NodeS
     text = reading.digits_for_words(reply).lower()
     if _SETTLES.search(text):  # a total, a correction or a time picked the value among the others
         return updates
+    spans = reading.numbers(text, [])
+    if spans and spans[0].value == answer.value and not _SUBTRACTS.search(text) \
+            and _sum_of_the_rest(answer.value, [s.value for s in spans[1:]]):
+        return updates  # the answer stated first, then broken down into the reply's other amounts: checked
     people = False
     for update in sorted(updates, key=lambda u: u is not answer):  # the numbers other facts were read from are theirs
         # the people a reply names count even when another fact took their words ("my wife": married)
@@ -263,6 +268,18 @@ def _one_number_of_many(reply: str, question: Question, schemas: dict[str, NodeS
         return updates
     unsure.append(Proposal(question.node, question.field, answer.value, answer.words, why))
     return [u for u in updates if u is not answer]
+
+
+#: Words that take an amount away ("300k minus the 180k mortgage"): a first amount is then no total.
+_SUBTRACTS = re.compile(r"\b(?:minus|less|take away|after|deduct\w*|off)\b")
+
+
+def _sum_of_the_rest(value: Scalar, rest: list[Scalar]) -> bool:
+    """Whether ``value`` is the sum of two or more other numbers ``rest`` (a total the reply states and
+    breaks down: the sum is checked, never made)."""
+    numbers = [float(v) for v in rest if isinstance(v, int | float) and not isinstance(v, bool)]
+    return isinstance(value, int | float) and not isinstance(value, bool) and len(numbers) >= 2 \
+        and len(numbers) == len(rest) and math.isclose(sum(numbers), float(value), abs_tol=0.005)
 
 
 def _people_listed(reply: str, question: Question, schemas: dict[str, NodeSchema],
@@ -1219,6 +1236,11 @@ def _pick(clause: _Clause, candidates: list[tuple[int, Span]]) -> tuple[int | No
     if len(signs) > 1:
         return None, "amounts in two currencies"
     if len(candidates) > 1:
+        numbers = [o for o in clause.spans if o.kind == "number"]
+        first = candidates[0][1]
+        if numbers and numbers[0] is first and not _SUBTRACTS.search(lower) \
+                and _sum_of_the_rest(first.value, [o.value for o in numbers[1:]]):
+            return candidates[0][0], ""  # "1800 - that's 1100 rent and 700 for the rest": stated, then broken down
         after = [(i, s) for i, s in candidates if totals and s.start >= totals[-1]]
         summed = [(i, s) for i, s in candidates if _TOTAL_AFTER.match(lower[s.end:s.end + 20])]
         if summed or after:

@@ -317,6 +317,17 @@ class TestReadingRules:
     def test_a_list_of_people_is_no_count_of_dependants(self):
         assert _current("me, my wife and our 2 boys", "Family", "dependants").get("dependants") != 4
 
+    def test_a_total_stated_then_broken_down_is_the_answer(self):
+        found = _current("2,400 - thats 1,500 for the mortgage and 900 for everything else", "Expenses",
+                         "monthly_amount")
+        assert found["monthly_amount"] == 2400
+
+    def test_a_breakdown_that_does_not_add_up_is_asked(self):
+        result = resolve(ResolverInput("2,400 - thats 1,500 for the mortgage and 600 for everything else",
+                                       ask("Expenses", "monthly_amount"), shipped(), {}))
+        assert "monthly_amount" not in {u.field for u in result.updates if u.current}
+        assert "monthly_amount" in {p.field for p in result.unsure}
+
 
 def _corpus_forms() -> dict:  # type: ignore[type-arg]
     """The reply corpus's forms of a user's own (Rental, Clinic) beside the shipped ones."""
