@@ -185,6 +185,7 @@ def resolve(inp: ResolverInput) -> Resolution:
         answered = True
     rejected = [r for r in rejected if not any((u.node, u.field) == (r.node, r.field) for u in updates)]
     updates = _not_held(reply, inp, updates)
+    updates = _introduced(reply, inp, updates)
     updates = _competing(updates, unsure, question)
     updates = _people_listed(reply, question, inp.schemas, updates)
     updates = _one_number_of_many(reply, question, inp.schemas, updates, unsure)
@@ -552,6 +553,32 @@ def _not_held(reply: str, inp: ResolverInput, updates: list[FactUpdate]) -> list
     return out
 
 
+def _introduced(reply: str, inp: ResolverInput, updates: list[FactUpdate]) -> list[FactUpdate]:
+    """"hey! jen here, 27": a reply that opens with a name and "here" introduces the person, whose own name
+    field is the one cued by "my name is" (not a contact's). A relative or a pronoun ("mum here") is no name."""
+    found = _HERE.match(reply)
+    if found is None or any(w in _NOT_NAME or w in _RELATIVE.split("|") or w in _NOT_INTRODUCED
+                            for w in found.group(1).lower().split()):
+        return updates
+    for node, schema in inp.schemas.items():
+        for name, spec in schema.properties.items():
+            if spec.text != "person" or "my name is" not in spec.cues or any(
+                    (u.node, u.field) == (node, name) for u in updates):
+                continue
+            value = text_values.person(found.group(1), lower_ok=True)
+            if value is not None and check(name, spec, value).ok:
+                return [*updates, FactUpdate(node, name, value, words=found.group(),
+                                             reasoning=f"introduced as {value!r}: {found.group()}")]
+    return updates
+
+
+#: Words before "here" that are no name ("right here", "we all here").
+_NOT_INTRODUCED = frozenset("we us nobody everyone everybody all right over out up down in from".split())
+#: A reply's opening "<name> here" (after a greeting): one or two words, nothing else before.
+_HERE = re.compile(r"^\s*(?:(?:hi|hey|hello|hiya)\W{1,3})?([^\W\d_][\w'’-]*(?:\s[^\W\d_][\w'’-]*)?)\shere\b"
+                   r"(?=\s*(?:[,.!;:-]|$))", re.IGNORECASE)
+
+
 def _held_fields(inp: ResolverInput) -> list[tuple[str, str, FieldSchema, Scalar]]:
     """The graph's held values (no boolean: "yes not no" says nothing), each with its field's schema."""
     out = []
@@ -889,8 +916,9 @@ def _read(clause: _Clause, trigger: _Trigger) -> Scalar | None:
     return _span_value(span, kind, trigger.spec.per)
 
 
-#: Right after an option: it is of the present, whatever time the rest of the clause speaks of.
-_NOW_AFTER = re.compile(r"\s{0,3}(?:now|these days|nowadays|at the moment|currently)\b")
+#: Right after an option: it is of the present, whatever time the rest of the clause speaks of ("working
+#: full time till then": until a future change, so now).
+_NOW_AFTER = re.compile(r"\s{0,3}(?:now|these days|nowadays|at the moment|currently|for now|(?:till|until) then)\b")
 #: Right before an option: it is of the past ("was married, hes passed now").
 _WAS = re.compile(r"\b(?:was|were|used to be|previously)\s(?:an?\s)?$")
 

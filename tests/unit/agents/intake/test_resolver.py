@@ -328,6 +328,18 @@ class TestReadingRules:
         assert "monthly_amount" not in {u.field for u in result.updates if u.current}
         assert "monthly_amount" in {p.field for p in result.unsure}
 
+    def test_an_option_until_a_later_change_is_of_the_present(self):
+        found = _current("i'll retire at christmas, employed until then", "Income", "employment_status")
+        assert found["employment_status"] == "employed"
+
+    @pytest.mark.parametrize(("reply", "name"), [("hiya, Priyanka here - 44", "Priyanka"), ("tom reed here.", "tom reed")])
+    def test_a_name_and_here_opening_a_reply_introduces_the_person(self, reply, name):
+        assert _current(reply, "Personal", "age")["name"].casefold() == name.casefold()
+
+    @pytest.mark.parametrize("reply", ["mum here, 62", "right here, 62", "hi, we're here now"])
+    def test_a_relative_or_a_word_before_here_is_no_name(self, reply):
+        assert "name" not in _current(reply, "Personal", "age")
+
 
 def _corpus_forms() -> dict:  # type: ignore[type-arg]
     """The reply corpus's forms of a user's own (Rental, Clinic) beside the shipped ones."""
