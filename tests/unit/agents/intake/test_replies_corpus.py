@@ -18,9 +18,9 @@ GOAL = 0.95
 #: Classes measured below the goal, with their floor (see docs/intake.md).
 FLOOR: dict[str, float] = {
     'answer_for_question_asked': 0.84,
-    'arithmetic': 0.62,
-    'corrections_in_reply': 0.77,
-    'corrections_of_known': 0.73,
+    'arithmetic': 0.81,
+    'corrections_in_reply': 0.88,
+    'corrections_of_known': 0.88,
     'dates_day_month': 0.89,
     'dates_imprecise': 0.89,
     'dates_relative': 0.81,
@@ -28,14 +28,14 @@ FLOOR: dict[str, float] = {
     'enum_words_in_other_answers': 0.8,
     'fractions_and_multipliers': 0.85,
     'heights': 0.89,
-    'long_rambling': 0.53,
+    'long_rambling': 0.61,
     'money_currency': 0.85,
-    'moves_and_changes_now': 0.84,
-    'names_and_introductions': 0.66,
+    'moves_and_changes_now': 0.88,
+    'names_and_introductions': 0.92,
     'number_words': 0.85,
-    'present_past_future': 0.61,
+    'present_past_future': 0.92,
     'turned_and_these_days': 0.87,
-    'volunteered_optional_facts': 0.51,
+    'volunteered_optional_facts': 0.59,
     'yes_no_booleans': 0.89,
 }
 #: The goal, met on the corpus on 2026-11-28 (docs/intake.md): no wrong fact stored.
