@@ -596,7 +596,9 @@ def _said_instead(lower: str, spec: FieldSchema, held: Scalar) -> tuple[Scalar, 
     if spec.kind == "text" and spec.text in ("place", "person") and isinstance(held, str) and held.strip():
         found = re.search(rf"([^,.;:!?]{{1,60}}?)\s(?:and\s)?not\s(?:in\s|the\s)?{re.escape(held.strip().lower())}\b",
                           lower)
-        if found is None:
+        # the value must be said as the person's own ("im in", "it's", or the field's cue): "i work in london
+        # not manchester" says nothing of where the person lives
+        if found is None or not (_OWN.search(found.group(1)) or any(cue in found.group(1) for cue in spec.cues)):
             return None
         text = _INSTEAD_LEAD.split(found.group(1))[-1]  # "by the way im in york": what follows its last lead
         value = text_values.place(text) if spec.text == "place" else text_values.person(text, lower_ok=True)
@@ -628,6 +630,8 @@ def _day_instead(lower: str, held: str) -> tuple[Scalar, str] | None:
         return None
 
 
+#: Words that say a value is the person's own ("im in croydon", "it's Kathryn").
+_OWN = re.compile(r"\b(?:i'm|im|i am|we're|we are|it's|its|it is)\b")
 #: The last word that leads to a place or a name before "not <held>" ("im in york", "it's bob").
 _INSTEAD_LEAD = re.compile(r"\b(?:in|at|to|is|im|i'm|i am|it's|its|it is|called|me)\s")
 #: Words that count people ("3 of us", "4 people"): a count of people held is corrected by them.
@@ -1014,7 +1018,8 @@ def _answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | 
             clause.unsure.append(Proposal(question.node, question.field, True, clause.text[:120], "partly"))
             return None
         yes = patterns.yes_no(clause.lower)
-        if yes is None and _USED_TO.search(clause.lower) and _ENDED.search(clause.lower):
+        if yes is None and _USED_TO.search(clause.lower) and _ENDED.search(clause.lower) \
+                and not _RESUMED.search(clause.reply.lower()):
             # "i used to, not anymore", "used to smoke but stopped in 2019": the habit is over, so the
             # present answer is no (the past one is the clause's own time, not the field's)
             clause.when = "present"
@@ -1069,6 +1074,8 @@ _TEXT_END = re.compile(r",|\s[-–]\s|\s(?:in|near|not|from|since|until)\s|"
 #: be a job's, so both are needed).
 _USED_TO = re.compile(r"\bused to\b")
 _ENDED = re.compile(r"\b(?:not any ?more|no longer|stopped|quit|gave (?:it |that )?up)\b")
+#: A habit taken up again after it stopped ("quit in may, started again last week"): no "no" is read.
+_RESUMED = re.compile(r"\b(?:again|back on|relapsed|restarted)\b")
 #: A yes or no the clause ends on, after "so" ("..., so no"): what the person concludes.
 _CONCLUSION = re.compile(r"\bso,?\s(yes|yeah|no|nope)\W*$")
 _PARTLY = re.compile(r"^\s*(?:partly|partially|sort of|kind of|sometimes|some of|half)\b")

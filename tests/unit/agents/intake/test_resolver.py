@@ -225,8 +225,10 @@ class TestReadingRules:
     def test_a_habit_that_ended_is_no_today(self, reply):
         assert _current(reply, "Insurance", "has_life_insurance") == {"has_life_insurance": False}
 
-    def test_a_used_to_without_an_end_is_still_not_read(self):
-        assert _current("i used to have one through work", "Insurance", "has_life_insurance") == {}
+    @pytest.mark.parametrize("reply", ["i used to have one through work",
+                                       "i used to, stopped for a year, then got one again"])
+    def test_a_used_to_without_an_end_or_taken_up_again_is_not_read_as_no(self, reply):
+        assert _current(reply, "Insurance", "has_life_insurance").get("has_life_insurance") is not False
 
     @pytest.mark.parametrize(("reply", "value"), [("the old policy lapsed in the spring, so no", False),
                                                   ("my employer pays for it, so yes", True)])
@@ -281,6 +283,10 @@ class TestReadingRules:
     def test_a_place_said_against_the_held_one_corrects_it(self):
         found = _current("40. by the way im in york not leeds", "Personal", "age", {"Personal": {"city": "Leeds"}})
         assert found["age"] == 40 and found["city"].casefold() == "york"
+
+    def test_a_place_not_said_as_the_persons_own_corrects_nothing(self):
+        found = _current("40. i work in york not leeds", "Personal", "age", {"Personal": {"city": "Leeds"}})
+        assert "city" not in found
 
     def test_a_count_of_people_said_against_the_held_one_corrects_it(self):
         found = _current("there are 4 of us not 3", "Family", "dependants", {"Family": {"household_size": 3}})
