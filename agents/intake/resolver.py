@@ -805,11 +805,12 @@ def _names_alone(clause: _Clause, trigger: _Trigger) -> bool:
 
 
 #: What may stand beside an option said on its own: lead words, an article or a count, a describing word
-#: or two (the words around the option are stripped, so the last needs no space after it: "1 small dog"),
+#: or two (the words around the option are stripped, so the last needs no space after it: "a rabbit",
+#: "1 small dog"),
 #: and an aside that offers the fact ("im A- if you need that", "btw": it names no other thing).
 _ALONE = re.compile(r"(?:(?:i'm|i am|im|we're|we are|it's|its|it is|and|now|currently|but|so|well|yes|yeah|"
                     r"actually|btw|fyi|"
-                    r"i'm now|totally|fully|happily)\s{0,3}){0,3}(?:an?\s|\d{1,2}\s)?"
+                    r"i'm now|totally|fully|happily)\s{0,3}){0,3}(?:(?:an?|\d{1,2})(?:\s|$))?"
                     r"(?:(?:small|big|little|old|young|lovely|very)(?:\s{1,3}|$)){0,2}"
                     r"(?:\s{0,3}(?:if (?:you need (?:that|it|to know)(?: too)?|that'?s relevant|it helps)|btw|fyi)"
                     r"(?:\s{1,3}(?:too|as well))?)?")

@@ -254,8 +254,9 @@ class TestReadingRules:
         assert _current("41, and im married if you need that", "Personal", "age") == {"age": 41,
                                                                                      "marital_status": "married"}
 
-    def test_an_option_after_a_count_and_a_describing_word_is_said_on_its_own(self):
-        result = resolve(ResolverInput("yes, one old rabbit", ask("Rental", "has_pets"), _corpus_forms(), {}))
+    @pytest.mark.parametrize("reply", ["yes, one old rabbit", "yes, a rabbit, in a hutch outside"])
+    def test_an_option_after_a_count_and_a_describing_word_is_said_on_its_own(self, reply):
+        result = resolve(ResolverInput(reply, ask("Rental", "has_pets"), _corpus_forms(), {}))
         assert {u.field: u.value for u in result.updates if u.current} == {"has_pets": True, "pet_type": "rabbit"}
 
     @pytest.mark.parametrize(("reply", "day"), [("the 3rd of september, wait no sorry, the 10th", "2026-09-10"),
