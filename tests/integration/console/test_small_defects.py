@@ -170,6 +170,7 @@ class TestAskFirst:
     def test_cancel_asks_then_cancels_without_a_script(self, scriptless: Browser, site):  # noqa: ANN001
         store = site[1].store
         page = scriptless.open("/runs/run-c")
+        assert page.locator("a[href='/runs/run-c/cancel']").count() == 1  # a link to a question, not a form
         page.click("a[href='/runs/run-c/cancel']")
         page.wait_for_url(scriptless.base + "/runs/run-c/cancel")
         assert "Cancel run run-c?" in (page.text_content("main") or "")
@@ -181,6 +182,7 @@ class TestAskFirst:
     def test_forget_asks_then_forgets_without_a_script(self, scriptless: Browser, site):  # noqa: ANN001
         store = site[1].store
         page = scriptless.open("/targets/bank_parser/old-target")
+        assert page.locator("a[href='/targets/bank_parser/old-target/forget']").count() == 1
         page.click("a[href='/targets/bank_parser/old-target/forget']")
         page.wait_for_url(scriptless.base + "/targets/bank_parser/old-target/forget")
         assert "Forget the lessons and ended service runs of old-target" in (page.text_content("main") or "")
