@@ -9,7 +9,7 @@ without tokens, so it answers loopback Host names only. Every page a test opens 
 - the compare picker does not offer the run itself;
 - errors are red boxes, not the blue notices;
 - one ``<h1>`` per page and none inside a section headed by an ``<h2>`` (a report's ``#`` is an h3);
-- the runs page's search field shows its whole placeholder (xfail, strict: not fixed on main, see the test);
+- the runs page's search field shows its whole placeholder (it showed 'id, target, owner, err' at size=18);
 - Cancel and Forget ask first, with a form that works with the script turned off;
 - a foreign Host header is refused on every route family (httpx over the real socket).
 
@@ -150,8 +150,6 @@ class TestOutline:
 
 
 class TestSearchPlaceholder:
-    @pytest.mark.xfail(strict=True, reason="not fixed on main: the field (size=18) shows 'id, target, owner, err' "
-                                           "(its text is 170 px in a 158 px box); size=22 would fit it")
     @pytest.mark.parametrize("width", [1280, 400])
     def test_the_search_fields_placeholder_is_whole(self, chromium, site, screens: Path, width: int):  # noqa: ANN001
         """The placeholder, typed into the field, fits it without scrolling."""
