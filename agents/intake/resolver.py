@@ -77,7 +77,11 @@ _ANSWER_LEAD = re.compile(r"^\s*(?:(?:well|so|ok|okay|hmm|um|yes|yeah|sure|oh|hi
                           r"i work at|i work for|i'm|im|i am|it's|its|it is|that's|thats|that is|this is|we're in|"
                           r"we live in|live in|living in|based in|(?:just\s)?moved (?:here\s)?to|in|to)\b)?\s*"
                           r"(?:my (?:husband|wife|partner|mum|mom|mother|dad|father|son|daughter|brother|sister|"
-                          r"friend)\b[,:\s]*)?(?:an?\s)?", re.IGNORECASE)
+                          r"friend)\b[,:\s]*)?(?:(?:spelled|spelt|written)(?: as)?\s)?(?:an?\s)?"
+                          r"(?:(?:guy|man|woman|lady|bloke|chap|fellow|couple|company|firm|agency|landlord|landlady)"
+                          r"\s(?:called|named)\s)?"  # "a guy called Martin Bird"
+                          r"(?:my own (?:company|business|firm|shop)\s?[-–:,]?\s(?:called\s|named\s)?)?",
+                          re.IGNORECASE)
 
 
 def _today() -> datetime.date:
@@ -245,6 +249,9 @@ def _one_number_of_many(reply: str, question: Question, schemas: dict[str, NodeS
     if answer is None or answer.value is None or len(reply) > LONG_REPLY:  # a story's are asked by _story
         return updates
     text = reading.digits_for_words(reply).lower()
+    if _OPEN_PART.search(text):  # "2,500 ... and some premium bonds, not sure how much": the sum is not said
+        unsure.append(Proposal(question.node, question.field, answer.value, answer.words, "a part not counted"))
+        return [u for u in updates if u is not answer]
     if _SETTLES.search(text):  # a total, a correction or a time picked the value among the others
         return updates
     spans = reading.numbers(text, [])
@@ -336,6 +343,9 @@ _SETTLES = re.compile(r"\b(?:so(?=\s(?:like\s|about\s|around\s|roughly\s)?[$€�
                       r"sorry|i mean|i meant|make (?:that|it)|or rather|scratch that|actually|no wait|not|"
                       r"now|currently|at the moment|these days|used to|was|were|will|'ll|going to|once|next|"
                       rf"from(?=\s(?:[$€£]?\d|next|last|this|now|then|{reading.MONTH}))|until|ago|last|this year)\b|=")
+#: A part of the amount the person cannot put a number on.
+_OPEN_PART = re.compile(r"\b(?:not sure|(?:i )?(?:don'?t|do not) know|no idea|not certain) (?:how much|what (?:those|that|they|it)"
+                        r"(?:'?s| are| is)? worth)\b")
 _ADDS = re.compile(r"\b(?:on top|plus|in addition|as well as|extra)\b")
 _EVERY_N = re.compile(r"\bevery (?:\d+|other) (?:weeks?|months?)\b|\bfortnight|\bbi-?weekly\b")
 _PEOPLE = re.compile(r"\b(?:me|myself)\s?(?:,|and)\s?(?:my|our|the)\b|"
@@ -379,6 +389,8 @@ def _turning(reply: str, question: Question, schemas: dict[str, NodeSchema],
             return updates
         now = now or [FactUpdate(question.node, question.field, said, words=turning.group())]
     kept = [u for u in updates if u not in now]
+    if _NEXT_YEAR.match(reading.digits_for_words(reply).lower(), turning.end()):
+        return kept  # "I'll be 40 next year": 38 or 39 now, so the age is asked again, not guessed
     for update in now[:1]:  # of the present, whatever time the reader gave "next week"
         if check(update.field, _spec(schemas, update.node, update.field) or spec, said - 1).ok:
             kept.append(FactUpdate(update.node, update.field, said - 1, words=turning.group(),
@@ -402,6 +414,8 @@ def _future_age(question: Question, spec: FieldSchema, said: int, words: str,
                               reasoning=f"{words}: the age asked for")]
 
 
+#: After "I'll be 40": a birthday in another calendar year, so the age now is not known.
+_NEXT_YEAR = re.compile(r"\s*(?:next year|in (?:a|one|two|\d+) years?)\b")
 _TURNING = re.compile(r"\b(?:turning|turn|i'll be|ill be|will be)\s(\d{1,3})\b(?!\s(?:years?\s)?ago)")
 
 
@@ -756,6 +770,8 @@ def _clause_facts(clause: _Clause, inp: ResolverInput, *, answered: bool,
             and question.node in inp.schemas and question.kind != "changes":  # "what changed?" asks no field
         spec = inp.schemas[question.node].properties[question.field]
         value = _answer(clause, spec, question)
+        if isinstance(value, str) and spec.kind == "text" and _an_option(value, inp.schemas[question.node]):
+            value = None  # "I'm self employed" to "who do you work for?": another field's option, not a name
         measured = bool(spec.unit) and units.names_dimension(clause.words, str(spec.unit))  # "78.4 kg" names it
         if value is not None and len(clause.reply) > LONG_REPLY and not measured:  # a story: its first value is a guess
             clause.unsure.append(Proposal(question.node, question.field, value, (clause.words or clause.text)[:120],
@@ -769,6 +785,17 @@ def _clause_facts(clause: _Clause, inp: ResolverInput, *, answered: bool,
                       f"is of another time ({when})", updates, [])
             clause.others = []
     return updates, rejected, event
+
+
+def _an_option(text: str, schema: NodeSchema) -> bool:
+    """Whether ``text`` is, whole, an option (or an option's synonym) of one of the node's choice fields."""
+    said = _FOLDED.sub(" ", text.lower()).strip()
+    return any(said == _FOLDED.sub(" ", word.lower()).strip()
+               for spec in schema.properties.values() if spec.enum
+               for option in spec.enum for word in (option, *spec.synonyms.get(option, ())))
+
+
+_FOLDED = re.compile(r"[\s_-]+")
 
 
 def _asks_text(inp: ResolverInput) -> bool:
@@ -1085,6 +1112,8 @@ _CORRECTS = re.compile(r"(?:sorry|i meant|i mean|make (?:that|it)|or rather|scra
 _CORRECTED = re.compile(r"[\s,]{0,3}(?:sorry|i meant|i mean|no,? make (?:that|it)|or rather|scratch that|no wait)\b")
 #: Right before a value the person takes back ("i said 2 kids before but its 3").
 _SAID_BEFORE = re.compile(_SAID + "$")
+#: Right after a number the person denies ("52 was wrong, it's 25,000"): no candidate.
+_DENIED = re.compile(r"\s{0,2}(?:was|is|'s|were)\s(?:wrong|a typo|a mistake|incorrect|not right)\b")
 #: Right after a number: it counts something other than money ("3 months", "2 kids").
 _COUNTED = re.compile(r"\s{0,2}(?:months?|years?|weeks?|days?|kids?|children|people|times)\b")
 #: A clause that states the result of what came before ("so 1,500 for me").
@@ -1123,7 +1152,7 @@ _AMBIGUOUS_DATE = re.compile(r"^(\d{1,2})[/.](\d{1,2})[/.]\d{2,4}$")
 #: Said right before a value, the time it is of ("used to be 2,700"; "from 11k"; "will be 4"); "before tax"
 #: (or deductions) says what an amount is of, not when ("3k a month before tax so 36k a year").
 _BEFORE_PAST = re.compile(r"\b(?:used to(?: be)?|was|were|from|previously|before(?!\s(?:tax|deductions))|"
-                          r"last (?:year|month|week))"
+                          r"last (?:year|month|week)|started(?: off| out)?(?: at)?|originally|initially|began at)"
                           r"\W{0,3}(?:\w+\W{1,3}){0,2}$")
 _BEFORE_NOW = re.compile(r"\b(?:this year|now|these days|at the moment|currently|nowadays)\W{0,3}(?:[\w']+\W{1,3}){0,4}$")
 _BEFORE_FUTURE = re.compile(r"\b(?:will|'ll|going to|once|should be|goes up to|rising to|up to|more like)"
@@ -1141,7 +1170,8 @@ def _number_answer(clause: _Clause, spec: FieldSchema, question: Question) -> Sc
     if spec.unit and spec.kind == "number":
         return _quantity_answer(clause, spec, question)
     candidates = [(i, span) for i, span in clause.free(answer=True) if fits(span, spec)
-                  and not (spec.kind == "money" and _COUNTED.match(clause.lower[span.end:span.end + 16]))]
+                  and not (spec.kind == "money" and _COUNTED.match(clause.lower[span.end:span.end + 16]))
+                  and not _DENIED.match(clause.lower, span.end)]
     if not candidates and spec.kind == "money" and _NOTHING.match(clause.lower):
         clause.words = clause.text.strip()[:120]  # "nothing at the moment" to "how much do you earn?"
         return 0

@@ -42,7 +42,18 @@ _ARTICLE = re.compile(r"^the\s+(?=[A-Z])")
 
 def person(text: str, *, lower_ok: bool) -> str | None:
     """The name at the start of ``text`` (see the module doc), or None."""
-    return _capitalised(text, _NAME_PARTICLES) or (_lower_words(text, 3) if lower_ok else None)
+    named = _capitalised(text, _NAME_PARTICLES)
+    if named or not lower_ok:
+        return named
+    lower = _lower_words(text, 3)
+    return None if lower is None or lower.split()[0].lower() in _NO_NAME else lower
+
+
+#: What follows "i'm" when it is no name ("i'm fine thanks", "i'm not sure"): a lower-case reply that
+#: starts so is asked again, not stored as a name.
+_NO_NAME = frozenset({"fine", "good", "ok", "okay", "well", "great", "alright", "thanks", "thank", "sorry", "not",
+                      "here", "ready", "back", "busy", "tired", "happy", "hello", "hi", "hey", "sure", "yes", "no",
+                      "yeah", "nope", "just", "doing", "called", "spelled", "spelt", "unsure", "confused"})
 
 
 def place(text: str) -> str | None:

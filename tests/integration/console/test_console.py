@@ -243,7 +243,7 @@ class TestLivePageEnds:
         assert fact(alice, "Duration") == duration(run["finished_at"] - run["started_at"])
         assert fact(alice, "Ended") != "—"
         shown = lines_of(alice)
-        assert [text for _, text in shown] == console_lines(service, run_id)
+        assert [text for _, text in shown] == [local_names(line, run_id) for line in console_lines(service, run_id)]
         assert page.text_content("#lines .follow > span") == f"{len(shown)} line(s)"
         assert page.query_selector_all("#attempts tbody tr")
         assert page.query_selector("a[href$='/cancel']") is None and "No line yet" not in page.text_content("main")

@@ -351,3 +351,49 @@ class TestReadingRules:
 def _corpus_forms() -> dict:  # type: ignore[type-arg]
     """The reply corpus's forms of a user's own (Rental, Clinic) beside the shipped ones."""
     return available(CORPUS)
+
+
+class TestFourthWritersWrongFacts:
+    """Each rule that mended a wrong fact the fourth unseen writer found, on phrasings of our own."""
+
+    def test_a_birthday_in_another_year_leaves_the_age_unknown(self):
+        for reply in ("I'll be 50 in two years", "i will be 30 next year"):
+            result = resolve(ResolverInput(reply, ask("Personal", "age"), shipped(), {}))
+            assert not [u for u in result.updates if u.field == "age" and u.current], reply
+
+    def test_a_value_it_started_at_is_the_past(self):
+        result = resolve(ResolverInput("it started off at 18k and now it's 9,200", ask("Loan", "loan_balance"),
+                                       shipped(), {}))
+        assert [u.value for u in result.updates if u.current] == [9200]
+
+    def test_a_number_the_person_calls_wrong_is_no_candidate(self):
+        result = resolve(ResolverInput("41,000 was a typo, it's 14,000", ask("Income", "annual_amount"), shipped(),
+                                       {"Income": {"annual_amount": 41000}}))
+        assert [(u.field, u.value) for u in result.updates if u.current] == [("annual_amount", 14000)]
+
+    @pytest.mark.parametrize("reply", ["i'm good thanks", "im not sure what you mean"])
+    def test_how_a_person_is_is_no_name(self, reply):
+        assert not resolve(ResolverInput(reply, ask("Personal", "name"), shipped(), {})).updates
+
+    def test_a_spelling_lead_is_not_part_of_the_name(self):
+        result = resolve(ResolverInput("its spelt Anna Kovacs", ask("Personal", "name"), shipped(), {}))
+        assert [(u.field, u.value) for u in result.updates] == [("name", "Anna Kovacs")]
+
+    def test_an_amount_with_a_part_not_counted_is_asked(self):
+        result = resolve(ResolverInput("about 3k in cash plus some shares, no idea what they're worth",
+                                       ask("Savings", "emergency_fund"), shipped(), {}))
+        assert not [u for u in result.updates if u.field == "emergency_fund"]
+        assert [p.field for p in result.unsure] == ["emergency_fund"]
+
+    def test_a_when_was_question_is_about_the_past(self):
+        assert patterns.temporal("when was your last check-up?") == "past"
+        assert patterns.temporal("when did you move in?") == "past"
+
+    def test_another_fields_option_is_no_text_answer(self):
+        """"Medium" to "what do you do?" is the risk option's word, not an occupation."""
+        result = resolve(ResolverInput("medium", ask("UserProfile", "occupation"), shipped(), {}))
+        assert not [u for u in result.updates if u.field == "occupation"]
+
+    def test_a_lead_before_a_name_is_not_the_name(self):
+        result = resolve(ResolverInput("a lady called Rosa Diaz", ask("Personal", "name"), shipped(), {}))
+        assert [(u.field, u.value) for u in result.updates] == [("name", "Rosa Diaz")]
