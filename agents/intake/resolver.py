@@ -1088,6 +1088,9 @@ def _answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | 
     if spec.text != "phrase" or (spec.max_length or MAX_TEXT_VALUE) <= 120:
         text = _TEXT_END.split(text)[0]  # a name, a town, an employer ends at its comma ("Swindon now, moved for work")
     value = _text_value(text, spec, lower_ok=True)
+    if isinstance(value, str) and any(clause.text[d.start:d.end].lower() in value.lower() for d in clause.spans
+                                      if d.kind == "date" or _ORDINAL.match(clause.lower, d.end)):
+        return None  # "my birthday is the 9th" to "which town?": a day is no name, and no town
     if value is not None:
         clause.words = text.strip()
     return value
@@ -1112,6 +1115,8 @@ _CORRECTS = re.compile(r"(?:sorry|i meant|i mean|make (?:that|it)|or rather|scra
 _CORRECTED = re.compile(r"[\s,]{0,3}(?:sorry|i meant|i mean|no,? make (?:that|it)|or rather|scratch that|no wait)\b")
 #: Right before a value the person takes back ("i said 2 kids before but its 3").
 _SAID_BEFORE = re.compile(_SAID + "$")
+#: Right after a number, it is an ordinal: a day or a place in a row, never an amount or a count.
+_ORDINAL = re.compile(r"(?:st|nd|rd|th)\b")
 #: Right after a number the person denies ("52 was wrong, it's 25,000"): no candidate.
 _DENIED = re.compile(r"\s{0,2}(?:was|is|'s|were)\s(?:wrong|a typo|a mistake|incorrect|not right)\b")
 #: Right after a number: it counts something other than money ("3 months", "2 kids").
@@ -1171,7 +1176,8 @@ def _number_answer(clause: _Clause, spec: FieldSchema, question: Question) -> Sc
         return _quantity_answer(clause, spec, question)
     candidates = [(i, span) for i, span in clause.free(answer=True) if fits(span, spec)
                   and not (spec.kind == "money" and _COUNTED.match(clause.lower[span.end:span.end + 16]))
-                  and not _DENIED.match(clause.lower, span.end)]
+                  and not _DENIED.match(clause.lower, span.end)
+                  and not _ORDINAL.match(clause.lower, span.end)]  # "make it the 4th": a day, no amount
     if not candidates and spec.kind == "money" and _NOTHING.match(clause.lower):
         clause.words = clause.text.strip()[:120]  # "nothing at the moment" to "how much do you earn?"
         return 0

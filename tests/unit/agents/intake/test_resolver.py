@@ -397,3 +397,17 @@ class TestFourthWritersWrongFacts:
     def test_a_lead_before_a_name_is_not_the_name(self):
         result = resolve(ResolverInput("a lady called Rosa Diaz", ask("Personal", "name"), shipped(), {}))
         assert [(u.field, u.value) for u in result.updates] == [("name", "Rosa Diaz")]
+
+
+class TestOrdinals:
+    """Found by the fifth round's helper on main: an ordinal is a day, never an amount, and never a text answer."""
+
+    def test_an_ordinal_is_no_amount(self):
+        result = resolve(ResolverInput("actually make it the 4th", ask("Income", "annual_amount"), shipped(),
+                                       {"Income": {"annual_amount": 52000}}))
+        assert not [u for u in result.updates if u.field == "annual_amount"]
+
+    @pytest.mark.parametrize("reply", ["my birthday is the 9th", "started on the 3rd of may"])
+    def test_a_day_is_no_free_text_answer(self, reply):
+        result = resolve(ResolverInput(reply, ask("UserProfile", "occupation"), shipped(), {}))
+        assert not [u for u in result.updates if u.field == "occupation"]
