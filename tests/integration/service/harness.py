@@ -51,7 +51,12 @@ class Service:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", *self.program, str(self.port)],
             cwd=self.root, env=self.env, stdout=log, stderr=subprocess.STDOUT, text=True)
-        wait_for(self._ready, "the service's /readyz", deadline)
+        try:
+            wait_for(self._ready, "the service's /readyz", deadline)
+        except BaseException:  # a fixture that fails here never reaches its teardown: stop the service now
+            if self.proc.poll() is None:
+                self.stop(signal.SIGTERM)
+            raise
 
     def _ready(self) -> bool:
         assert self.proc is not None
