@@ -55,7 +55,7 @@ from agents.intake.models import (
 )
 from agents.intake.reading import Span
 from agents.intake.schema import FieldSchema, NodeSchema
-from agents.intake.values import ChoiceMatch, check, find_choices
+from agents.intake.values import ChoiceMatch, check, find_choices, normal
 
 #: Longest free-text value kept (a schema's maxLength may say less).
 MAX_TEXT_VALUE = 160
@@ -789,13 +789,10 @@ def _clause_facts(clause: _Clause, inp: ResolverInput, *, answered: bool,
 
 def _an_option(text: str, schema: NodeSchema) -> bool:
     """Whether ``text`` is, whole, an option (or an option's synonym) of one of the node's choice fields."""
-    said = _FOLDED.sub(" ", text.lower()).strip()
-    return any(said == _FOLDED.sub(" ", word.lower()).strip()
+    said = normal(text)
+    return any(said == normal(word)
                for spec in schema.properties.values() if spec.enum
                for option in spec.enum for word in (option, *spec.synonyms.get(option, ())))
-
-
-_FOLDED = re.compile(r"[\s_-]+")
 
 
 def _asks_text(inp: ResolverInput) -> bool:

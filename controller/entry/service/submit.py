@@ -25,12 +25,12 @@ from agents.registry import agent_for_target
 from agents.targets import check_target_name
 from controller.entry.service.schemas import RunRequest
 from controller.entry.service.subjects import scoped_request
-from controller.entry.service.uploads import require_free_space, tree_bytes
+from controller.entry.service.uploads import require_free_space
 from controller.platform.artefacts import new_run_id
 from controller.platform.memory_sql import memory_stores
 from controller.platform.settings import Settings, agent_config
 from controller.platform.store import DuplicateRunId, Idempotency, NewRun, RunRow, RunStore
-from controller.platform.uploads import UPLOADS, upload_dir
+from controller.platform.uploads import UPLOADS, tree_bytes, upload_dir
 from controller.runner.follows import require_followed
 
 #: Ids tried before a collision is reported (at 48 random bits a second try is already unheard of).

@@ -8,9 +8,7 @@ under its fixed name.
 
 from __future__ import annotations
 
-import os
 import shutil
-from pathlib import Path
 
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
@@ -48,18 +46,6 @@ async def read_upload(request: Request, max_parts: int) -> tuple[RunRequest, dic
         raise Problem(422, "a multipart submission needs the statement PDF as the file part 'statement'")
     fields.setdefault("target", "upload")
     return RunRequest.model_validate(form_fields(fields)), files
-
-
-def tree_bytes(path: Path) -> int:
-    """Bytes of the regular files under ``path`` (links are neither followed nor counted)."""
-    total = 0
-    for root, _dirs, files in os.walk(path):
-        for name in files:
-            try:
-                total += os.lstat(os.path.join(root, name)).st_size
-            except OSError:
-                continue
-    return total
 
 
 def require_free_space(settings: Settings, incoming: int) -> None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,7 +25,7 @@ import structlog
 
 from controller.platform.settings import Settings
 from controller.platform.store import RunStore, StoreError
-from controller.platform.uploads import KEPT, UPLOADS, kept_dir, upload_dir
+from controller.platform.uploads import KEPT, UPLOADS, kept_dir, regular_size, tree_bytes, upload_dir
 from controller.runner.dispatch.child import SUBMISSIONS
 
 log = structlog.get_logger("sandloop.service")
@@ -72,14 +71,14 @@ def keep(upload: Path, run_dir: Path, bound: int) -> int:
             log.warning("service.upload_not_kept", run_id=run_dir.name, error=type(exc).__name__)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-    return _tree_bytes(target)
+    return tree_bytes(target)
 
 
 def _copy_wanted(upload: Path, staging: Path, bound: int) -> None:
     shutil.rmtree(staging, ignore_errors=True)
     left = bound
     for path in _wanted(upload):
-        size = _regular_size(path)
+        size = regular_size(path)
         if size is None or size > left:
             continue
         copy = staging / path.relative_to(upload)
@@ -112,19 +111,6 @@ def _python_files(root: Path) -> Iterator[Path]:
     for folder, dirs, files in os.walk(root, followlinks=False):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED)
         yield from (Path(folder) / name for name in sorted(files) if name.endswith(".py"))
-
-
-def _regular_size(path: Path) -> int | None:
-    try:
-        info = path.lstat()
-    except OSError:
-        return None
-    return info.st_size if stat.S_ISREG(info.st_mode) else None
-
-
-def _tree_bytes(root: Path) -> int:
-    return sum(_regular_size(Path(folder) / name) or 0
-               for folder, _, files in os.walk(root, followlinks=False) for name in files)
 
 
 def sweep(settings: Settings, store: RunStore, now: float | None = None) -> int:

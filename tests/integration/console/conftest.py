@@ -149,15 +149,22 @@ def _token(service: Service, name: str) -> str:
     return made.stdout.splitlines()[0]
 
 
-def browser_for(chromium, service: Service, screens: Path, who: str | None) -> Iterator[Browser]:  # noqa: ANN001
-    context = chromium.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    browser = Browser(page, service.url, screens)
-    page.on("dialog", lambda dialog: (browser.dialogs.append(dialog.message), dialog.dismiss()))
-    if who is not None:
-        sign_in(browser, service.tokens[who])  # type: ignore[attr-defined]
+def new_browser(chromium, base: str, screens: Path, width: int = 1280, *,  # noqa: ANN001
+                scheme: str = "light", script: bool = True) -> Iterator[Browser]:
+    """A fresh browser context on ``base`` (its own cookies), closed after; dialogs are recorded and dismissed."""
+    context = chromium.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme,
+                                   java_script_enabled=script)
+    browser = Browser(context.new_page(), base, screens)
+    browser.page.on("dialog", lambda dialog: (browser.dialogs.append(dialog.message), dialog.dismiss()))
     yield browser
     context.close()
+
+
+def browser_for(chromium, service: Service, screens: Path, who: str | None) -> Iterator[Browser]:  # noqa: ANN001
+    for browser in new_browser(chromium, service.url, screens):
+        if who is not None:
+            sign_in(browser, service.tokens[who])  # type: ignore[attr-defined]
+        yield browser
 
 
 def sign_in(browser: Browser, token: str) -> None:

@@ -79,6 +79,18 @@ def submit_upload(browser: Browser, name: str, expected: Path, attempts: int) ->
     return run_id_of(browser)
 
 
+def start_intake(browser: Browser, subject: str | None = None) -> str:
+    """Start an interactive intake run (cross-node) from the Submit page, for ``subject`` if given; its id."""
+    page = browser.open("/submit")
+    page.select_option("#run-target", "intake-cross-node")
+    page.check("#run-interactive")
+    if subject is not None:
+        page.fill("#run-subject", subject)
+    page.click("#run button[type=submit]")
+    page.wait_for_url(re.compile(r".*/runs/[^/]+$"))
+    return run_id_of(browser)
+
+
 def wrong_result(tmp_path: Path) -> Path:
     """ICICI's result.csv with one balance changed: every attempt's frame differs in that cell."""
     rows = (PROJECT_ROOT / "data" / "icici" / "result.csv").read_text().splitlines()
@@ -184,12 +196,7 @@ class TestRunFromTheBrowser:
 class TestConversation:
     def test_an_intake_conversation_answered_in_the_page_with_a_reload_mid_run(self, alice: Browser,
                                                                                service: Service):
-        page = alice.open("/submit")
-        page.select_option("#run-target", "intake-cross-node")
-        page.check("#run-interactive")
-        page.click("#run button[type=submit]")
-        page.wait_for_url(re.compile(r".*/runs/[^/]+$"))
-        run_id = run_id_of(alice)
+        run_id = start_intake(alice)
         for number, reply in enumerate(script(), start=1):
             wait_for(lambda: alice.page.query_selector("#reply-form") is not None
                      or bool(alice.page.reload()) and False, f"question {number}")
@@ -258,12 +265,8 @@ class TestWaitingIntake:
                                                                                 service: Service):
         """The intake run waiting for a reply said "Running: listen"; its page (live, then reloaded) says it
         waits for a reply. A Cancel confirmed after the run ended lands on its page saying so, not "Conflict"."""
-        page = alice.open("/submit")
-        page.select_option("#run-target", "intake-cross-node")
-        page.check("#run-interactive")
-        page.click("#run button[type=submit]")
-        page.wait_for_url(re.compile(r".*/runs/[^/]+$"))
-        run_id = run_id_of(alice)
+        run_id = start_intake(alice)
+        page = alice.page
         page.evaluate("window.__notReloaded = true")
         wait_for(lambda: status_in_page(alice) == "waiting", "the question, live", deadline=180)
         assert page.evaluate("window.__notReloaded") is True
@@ -399,13 +402,7 @@ class TestApiDocs:
 class TestSubject:
     def test_a_conversation_with_a_subject_then_its_page_and_another_tenants_404(self, alice: Browser, bob: Browser):
         """Issue 40: the Subject field on Submit; the subject's page shows its facts; bob cannot see alice's."""
-        page = alice.open("/submit")
-        page.select_option("#run-target", "intake-cross-node")
-        page.check("#run-interactive")
-        page.fill("#run-subject", "Dana Reyes")
-        page.click("#run button[type=submit]")
-        page.wait_for_url(re.compile(r".*/runs/[^/]+$"))
-        run_id = run_id_of(alice)
+        run_id = start_intake(alice, "Dana Reyes")
         for number, reply in enumerate(script(), start=1):
             wait_for(lambda: alice.page.query_selector("#reply-form") is not None
                      or bool(alice.page.reload()) and False, f"question {number}")
@@ -422,13 +419,7 @@ class TestSubject:
         other = bob.page.goto(f"{bob.base}/subjects/Dana Reyes")
         assert other is not None and other.status == 404
         # She comes back: her facts are all held, so the conversation opens with them and asks what changed.
-        page = alice.open("/submit")
-        page.select_option("#run-target", "intake-cross-node")
-        page.check("#run-interactive")
-        page.fill("#run-subject", "Dana Reyes")
-        page.click("#run button[type=submit]")
-        page.wait_for_url(re.compile(r".*/runs/[^/]+$"))
-        again = run_id_of(alice)
+        again = start_intake(alice, "Dana Reyes")
         wait_for(lambda: alice.page.query_selector("#reply-form") is not None
                  or bool(alice.page.reload()) and False, "what changed")
         assert "Has anything changed?" in alice.page.inner_text("main")

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.integration.console.conftest import Browser, served
+from tests.integration.console.conftest import Browser, new_browser, served
 from tests.unit.controller.entry.console.conftest import Console, make_console
 
 PARSER = "import pandas as pd\n\n\ndef parse(path: str) -> pd.DataFrame:\n    # the statement's rows\n    return pd.DataFrame({'a': [1]})\n"
@@ -47,27 +47,19 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Consol
         yield base, console
 
 
-def _browser(chromium, base: str, screens: Path, width: int, scheme: str = "light") -> Iterator[Browser]:  # noqa: ANN001
-    context = chromium.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme)
-    browser = Browser(context.new_page(), base, screens)
-    browser.page.on("dialog", lambda dialog: (browser.dialogs.append(dialog.message), dialog.dismiss()))
-    yield browser
-    context.close()
-
-
 @pytest.fixture
 def wide(chromium, site, screens: Path) -> Iterator[Browser]:  # noqa: ANN001
-    yield from _browser(chromium, site[0], screens, 1280)
+    yield from new_browser(chromium, site[0], screens)
 
 
 @pytest.fixture
 def dark(chromium, site, screens: Path) -> Iterator[Browser]:  # noqa: ANN001
-    yield from _browser(chromium, site[0], screens, 1280, "dark")
+    yield from new_browser(chromium, site[0], screens, scheme="dark")
 
 
 @pytest.fixture
 def narrow(chromium, site, screens: Path) -> Iterator[Browser]:  # noqa: ANN001
-    yield from _browser(chromium, site[0], screens, 400)
+    yield from new_browser(chromium, site[0], screens, 400)
 
 
 def _colour(page: Page, selector: str) -> str:

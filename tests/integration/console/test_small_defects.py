@@ -28,7 +28,7 @@ import httpx
 import pytest
 from playwright.sync_api import Page
 
-from tests.integration.console.conftest import Browser, served
+from tests.integration.console.conftest import Browser, new_browser, served
 from tests.unit.controller.entry.console.conftest import Console, make_console
 
 REPORT = "# Acme Research\n\nA company.\n\n## Findings\n\n- one\n\n### Detail\n\nmore\n"
@@ -65,27 +65,19 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Consol
         yield base, console
 
 
-def _browser(chromium, base: str, screens: Path, width: int = 1280, *, script: bool = True) -> Iterator[Browser]:  # noqa: ANN001
-    context = chromium.new_context(viewport={"width": width, "height": 900}, java_script_enabled=script)
-    browser = Browser(context.new_page(), base, screens)
-    browser.page.on("dialog", lambda dialog: (browser.dialogs.append(dialog.message), dialog.dismiss()))
-    yield browser
-    context.close()
-
-
 @pytest.fixture
 def wide(chromium, site, screens: Path) -> Iterator[Browser]:  # noqa: ANN001
-    yield from _browser(chromium, site[0], screens)
+    yield from new_browser(chromium, site[0], screens)
 
 
 @pytest.fixture
 def narrow(chromium, site, screens: Path) -> Iterator[Browser]:  # noqa: ANN001
-    yield from _browser(chromium, site[0], screens, 400)
+    yield from new_browser(chromium, site[0], screens, 400)
 
 
 @pytest.fixture
 def scriptless(chromium, site, screens: Path) -> Iterator[Browser]:  # noqa: ANN001
-    yield from _browser(chromium, site[0], screens, script=False)
+    yield from new_browser(chromium, site[0], screens, script=False)
 
 
 def _style(page: Page, selector: str) -> dict[str, str]:
@@ -153,7 +145,7 @@ class TestSearchPlaceholder:
     @pytest.mark.parametrize("width", [1280, 400])
     def test_the_search_fields_placeholder_is_whole(self, chromium, site, screens: Path, width: int):  # noqa: ANN001
         """The placeholder, typed into the field, fits it without scrolling."""
-        for browser in _browser(chromium, site[0], screens, width):
+        for browser in new_browser(chromium, site[0], screens, width):
             page = browser.open("/")
             field = page.locator("input[data-search]")
             placeholder = field.get_attribute("placeholder")
