@@ -83,7 +83,7 @@ test: $(STAMP) ## Run the whole test suite (unit, then integration against the D
 # with every container created under runsc, plus tests/integration/gvisor (the kernel, an ICICI run).
 # Needs runsc registered with the engine (make gvisor); without it they skip (fail when CI=true).
 GVISOR_TESTS = tests/integration/gvisor tests/integration/hostile tests/integration/sandbox/test_docker_guarantees.py \
-	tests/integration/sandbox/test_warm_pool.py tests/integration/sandbox/test_handoff.py
+	tests/integration/sandbox/test_warm_pool.py tests/integration/sandbox/test_warm_offer.py
 test-gvisor: $(STAMP) ## The hostile suites, the sandbox's limits, warm pool and handed containers, and an ICICI run, all under gVisor (runsc)
 	@SBX_SANDBOX_RUNTIME=runsc $(PY) -m pytest --durations=10 $(GVISOR_TESTS)
 

@@ -32,6 +32,25 @@ from agents.ports.sandbox import Sandbox, SandboxLimits, SandboxSpec
 
 
 @dataclass(frozen=True)
+class RunSections:
+    """What a run page shows of this agent's runs beyond the parts every run has, as files the run
+    writes in its folder; the console reads them, and knows no agent by name.
+
+    Attributes:
+        report: A Markdown report: the run folder's own (final), else the last attempt's of that name.
+        verdicts: A JSON verdict per attempt (``attempts/<n>/<verdicts>``): ``passed``, ``issues``
+            (each ``code``, ``message``, ``fix.text``) and ``validators``.
+        lessons: The Markdown lessons the run was given.
+        steps: Its nodes' ends are listed as role steps (node, attempt, outcome, detail).
+    """
+
+    report: str = ""
+    verdicts: str = ""
+    lessons: str = ""
+    steps: bool = False
+
+
+@dataclass(frozen=True)
 class AgentInfo:
     """What the controller may know of an agent without running it.
 
@@ -61,6 +80,8 @@ class AgentInfo:
     memory: bool = False
     editor: DocumentEditor | None = None
     """Its target is one document a person may write in the console's editor (the blueprint)."""
+    sections: RunSections | None = None
+    """The parts of its run page that are its own (:class:`RunSections`); None: only the common ones."""
 
 
 @runtime_checkable

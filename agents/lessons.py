@@ -73,7 +73,7 @@ class FailedAttempt:
 
 
 @dataclass(frozen=True)
-class RunRecord:
+class RunOutcome:
     """What one run of an agent on a target did (what failed, how, what fixed it)."""
 
     agent: str
@@ -152,14 +152,14 @@ class ExecutionHistory:
     def _exists(self) -> bool:
         return self.engine is not None or self.path.exists()
 
-    def record(self, run: RunRecord) -> None:
+    def record(self, run: RunOutcome) -> None:
         """Keep ``run`` and its failures; log a warning (and carry on) if the file fails."""
         try:
             self.keep(run)
         except LessonsUnreadable as exc:
             structlog.get_logger(LOGGER).warning("lessons.record_failed", path=str(self.path), error=exc.message)
 
-    def keep(self, run: RunRecord) -> None:
+    def keep(self, run: RunOutcome) -> None:
         """Keep ``run`` and its failures (a hand-off is removed only once this succeeded).
 
         Raises:
@@ -267,7 +267,7 @@ class ExecutionHistory:
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         self._ready = True
 
-    def _insert(self, db: AnyConnection, run: RunRecord) -> None:
+    def _insert(self, db: AnyConnection, run: RunOutcome) -> None:
         now = time.time()
         execute(db, f"INSERT INTO {self._t['runs']} (run_id, agent, target, coder, status, attempts, fixed_by, "
                 "recorded_at) VALUES (:run_id, :agent, :target, :coder, :status, :attempts, :fixed_by, :now) "
@@ -319,7 +319,7 @@ class LessonBook(Protocol):
         """Distinct lessons of earlier runs of ``agent`` on ``target``, most recent first."""
         ...
 
-    def record(self, run: RunRecord) -> None:
+    def record(self, run: RunOutcome) -> None:
         """Keep what ``run`` learned."""
         ...
 
@@ -342,7 +342,7 @@ class GivenLessons:
 
 
 _GIVEN = TypeAdapter(GivenLessons)
-RECORD = TypeAdapter(RunRecord)
+RECORD = TypeAdapter(RunOutcome)
 
 
 @dataclass(frozen=True)
@@ -368,7 +368,7 @@ class HandoffLessons:
             return []
         return list(given.lessons[:limit]) if (given.agent, given.target) == (agent, target) else []
 
-    def record(self, run: RunRecord) -> None:
+    def record(self, run: RunOutcome) -> None:
         """Leave ``run`` in the folder for the service; log a warning (and carry on) if it cannot."""
         path = self.folder / HANDOFF_FILE
         try:

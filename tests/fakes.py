@@ -106,8 +106,8 @@ def parser_run_args(settings, run_id: str) -> dict:  # noqa: ANN001 - a Settings
     """What ``run_parser_agent`` takes besides the target, sandbox and coder, from test settings
     (the runner derives the same from the agent's plan in a real run)."""
     from agents.bank_parser.output_schema import OutputSchema
-    from controller.platform.artefacts import RunArtifacts
+    from controller.platform.artefacts import RunArtefacts
 
-    return {"artifacts": RunArtifacts(settings.runs_dir / run_id), "limits": settings.sandbox,
+    return {"artefacts": RunArtefacts(settings.runs_dir / run_id), "limits": settings.sandbox,
             "max_attempts": settings.max_attempts, "parsers_dir": settings.parsers_dir,
             "output": OutputSchema.model_validate(settings.output)}

@@ -88,7 +88,7 @@ class BankParserAgent:
     def run(self, plan: Plan, ctx: RunContext) -> RunSummary:
         """Stream the graph (see :func:`agents.bank_parser.run.run_parser_agent`)."""
         return run_parser_agent(
-            run_id=ctx.run_id, target=plan.inputs["target"], artifacts=ctx.artefacts, limits=plan.limits,
+            run_id=ctx.run_id, target=plan.inputs["target"], artefacts=ctx.artefacts, limits=plan.limits,
             max_attempts=plan.max_attempts, parsers_dir=ctx.config.parsers_dir, output=plan.inputs["output"],
             sandbox=ctx.sandbox, image=ctx.image, coder=plan.coder, on_event=ctx.on_event,
             history=plan.inputs["history"], checkpoint=ctx.checkpoint,

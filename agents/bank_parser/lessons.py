@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from agents.bank_parser.coders.base import FailureKind, Feedback
 from agents.bank_parser.nodes import AGENT
 from agents.bank_parser.state import ParserState
-from agents.lessons import FailedAttempt, RunRecord
+from agents.lessons import FailedAttempt, RunOutcome
 
 _SHAPE = re.compile(r"^shape: expected \((\d+), (\d+)\), got \((\d+), (\d+)\)$", re.MULTILINE)
 _CELL = re.compile(r"^\s*row (\d+), '(.+?)': expected (.+) \((\w+)\), got (.+) \((\w+)\)$", re.MULTILINE)
@@ -124,12 +124,12 @@ def _unquote(value: str) -> str:
     return value[1:-1] if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"" else value
 
 
-def run_record(run_id: str, target: str, coder: str, state: ParserState) -> RunRecord:
+def run_record(run_id: str, target: str, coder: str, state: ParserState) -> RunOutcome:
     """The history record of a finished run: each failure with its lessons, and what fixed it."""
     failures = tuple(FailedAttempt(f.attempt, f.kind.value, f.summary, lessons_for(f))
                      for f in state.get("feedback", []))
     fixed_by = ""
     if state.get("status") == "passed" and failures:
         fixed_by = f"attempt {state.get('attempt', 0)} ({state['code'].strategy})"
-    return RunRecord(AGENT, target, run_id, coder, state.get("status", "failed"),
+    return RunOutcome(AGENT, target, run_id, coder, state.get("status", "failed"),
                      state.get("attempt", 0), failures, fixed_by)

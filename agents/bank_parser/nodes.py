@@ -45,7 +45,7 @@ def analyze(state: ParserState, runtime: Runtime[ParserContext]) -> tuple[Update
     analysis = analyze_target(target.pdf, target.expected_csv, runtime.context.statement_reader())
     if analysis.expected is None:  # issue 15: the frame to aim for comes from the settings
         analysis = replace(analysis, schema=runtime.context.output)
-    runtime.context.artifacts.write(ANALYSIS_FILE, f"# Analysis of {target.name}\n\n{analysis.summary()}\n")
+    runtime.context.artefacts.write(ANALYSIS_FILE, f"# Analysis of {target.name}\n\n{analysis.summary()}\n")
     return {"analysis": analysis}, "ok", analysis.summary().splitlines()[0]
 
 
@@ -64,10 +64,10 @@ def generate(state: ParserState, runtime: Runtime[ParserContext]) -> tuple[Updat
 @node("save")
 def save(state: ParserState, runtime: Runtime[ParserContext]) -> tuple[Update, str, str]:
     """Keep the attempt's code with the run's artefacts."""
-    artifacts, attempt = runtime.context.artifacts, state["attempt"]
-    path = artifacts.write_attempt(attempt, "parser.py", state["code"].code)
-    for name, data in state["code"].artifacts.items():
-        artifacts.write_attempt(attempt, name, data)
+    artefacts, attempt = runtime.context.artefacts, state["attempt"]
+    path = artefacts.write_attempt(attempt, "parser.py", state["code"].code)
+    for name, data in state["code"].artefacts.items():
+        artefacts.write_attempt(attempt, name, data)
     return {}, "ok", str(path)
 
 
@@ -95,7 +95,7 @@ def compare(state: ParserState, runtime: Runtime[ParserContext]) -> tuple[Update
     ctx, attempt = runtime.context, state["attempt"]
     verification = check_consistency(state["execution"], state["analysis"])
     if verification is not None:
-        ctx.artifacts.write_attempt(attempt, "verify.txt", verification.report() + "\n")
+        ctx.artefacts.write_attempt(attempt, "verify.txt", verification.report() + "\n")
     comparison = judge(state["execution"], ctx.target.expected_csv)
     update: Update = {"comparison": comparison, "verification": verification}
     if comparison is None:
@@ -108,7 +108,7 @@ def compare(state: ParserState, runtime: Runtime[ParserContext]) -> tuple[Update
         summary = f"{verdict.summary} (judged under pandas {verdict.pandas})"
         report = verdict.report or f"{verdict.summary}\n{verdict.first_difference}"
         update["comparison"] = comparison
-    ctx.artifacts.write_attempt(attempt, "diff.txt", report + "\n")
+    ctx.artefacts.write_attempt(attempt, "diff.txt", report + "\n")
     beside = f"; {verification.summary()}" if verification is not None else ""
     if comparison.passed:
         return update, "passed", summary + beside
@@ -164,8 +164,8 @@ def finalize(state: ParserState, runtime: Runtime[ParserContext]) -> tuple[Updat
 
 def _coder_failed(ctx: ParserContext, attempt: int, exc: CoderFailed) -> tuple[Update, str, str]:
     """Attempt ``attempt`` ends before the sandbox: keep what the coder left, make it feedback."""
-    for name, data in exc.artifacts.items():
-        ctx.artifacts.write_attempt(attempt, name, data)
+    for name, data in exc.artefacts.items():
+        ctx.artefacts.write_attempt(attempt, name, data)
     feedback = Feedback(attempt, exc.kind, exc.summary, exc.detail, exc.code, exc.strategy)
     update: Update = {"attempt": attempt, "coder_failed": True, "feedback": [feedback],
                       "code": GeneratedCode(exc.code, exc.strategy), "execution": None, "comparison": None}
@@ -185,8 +185,8 @@ def _keep_execution(ctx: ParserContext, attempt: int, execution: Execution) -> N
         "message": execution.message,
         "limits": ctx.limits.model_dump(),
     }
-    ctx.artifacts.write_attempt(attempt, "sandbox.json", json.dumps(record, indent=2) + "\n")
-    ctx.artifacts.write_attempt(attempt, "stdout.txt", result.stdout.data)
-    ctx.artifacts.write_attempt(attempt, "stderr.txt", result.stderr.data)
+    ctx.artefacts.write_attempt(attempt, "sandbox.json", json.dumps(record, indent=2) + "\n")
+    ctx.artefacts.write_attempt(attempt, "stdout.txt", result.stdout.data)
+    ctx.artefacts.write_attempt(attempt, "stderr.txt", result.stderr.data)
     if RESULT_FILE in result.files:
-        ctx.artifacts.write_attempt(attempt, RESULT_FILE, result.files[RESULT_FILE])
+        ctx.artefacts.write_attempt(attempt, RESULT_FILE, result.files[RESULT_FILE])

@@ -34,7 +34,7 @@ def run_parser_agent(
     *,
     run_id: str,
     target: Target,
-    artifacts: ArtefactStore,
+    artefacts: ArtefactStore,
     limits: SandboxLimits,
     max_attempts: int,
     parsers_dir: Path,
@@ -57,19 +57,19 @@ def run_parser_agent(
     started = time.monotonic()
     context = ParserContext(
         run_id=run_id, target=target, sandbox=sandbox, image=image, coder=coder,
-        limits=limits, max_attempts=max_attempts, artifacts=artifacts,
+        limits=limits, max_attempts=max_attempts, artefacts=artefacts,
         parsers_dir=str(parsers_dir), output=output, judge_image=judge_image,
         analysis=analysis or AnalysisLimits(), cache_dir=cache_dir,
     )
     if history is not None and not (checkpoint and checkpoint.resume):
         lessons = history.lessons(AGENT, target.name)
-        artifacts.write(LESSONS_MD, lessons_markdown(AGENT, target.name, lessons))
+        artefacts.write(LESSONS_MD, lessons_markdown(AGENT, target.name, lessons))
     final = _stream(context, max_attempts, on_event,
                     _on_crash(context, coder.name, started), checkpoint)
     if history is not None:
         history.record(run_record(run_id, target.name, coder.name, final))
     summary = _summary(context, final, coder.name, time.monotonic() - started)
-    artifacts.write_json(SUMMARY_FILE, summary.to_json())
+    artefacts.write_json(SUMMARY_FILE, summary.to_json())
     return summary
 
 
@@ -85,7 +85,7 @@ def _on_crash(context: ParserContext, coder: str, started: float) -> OnCrash:
 
     def write(state: dict[str, Any], error: PlatformError) -> None:
         summary = _summary(context, state, coder, time.monotonic() - started)  # type: ignore[arg-type]
-        context.artifacts.write_json(SUMMARY_FILE, replace(summary, status="error", last_problem=error.one_line()).to_json())
+        context.artefacts.write_json(SUMMARY_FILE, replace(summary, status="error", last_problem=error.one_line()).to_json())
 
     return write
 
@@ -100,7 +100,7 @@ def _summary(context: ParserContext, state: ParserState, coder: str, wall: float
         attempts=state.get("attempt", 0),
         max_attempts=context.max_attempts,
         parser_path=state.get("published", ""),
-        run_dir=str(Path(context.artifacts.run_dir)),
+        run_dir=str(Path(context.artefacts.run_dir)),
         wall_seconds=wall,
         sandbox_seconds=state.get("sandbox_seconds", 0.0),
         coder=coder,

@@ -69,7 +69,7 @@ class ParserContext:
     coder: Coder
     limits: SandboxLimits
     max_attempts: int
-    artifacts: ArtefactStore
+    artefacts: ArtefactStore
     parsers_dir: str
     output: OutputSchema | None = None
     """The frame to aim for without a result.csv (settings or target.toml; issue 15)."""

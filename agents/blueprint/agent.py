@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agents.base import AgentInfo
+from agents.base import AgentInfo, RunSections
 from agents.blueprint.checking import check_reports, collect_reports, print_report_checks
 from agents.blueprint.checks import REASONS, Verdict, judge
 from agents.blueprint.editor import BlueprintEditor
@@ -23,7 +23,7 @@ from agents.blueprint.loading import BlueprintTarget, load_target, read_data
 from agents.blueprint.model import Blueprint
 from agents.blueprint.nodes import AGENT, FINDINGS_FILE, REPORT_FILE, VERDICT_FILE
 from agents.blueprint.research import Finding
-from agents.blueprint.run import run_blueprint_agent
+from agents.blueprint.run import LESSONS_MD, run_blueprint_agent
 from agents.blueprint.sandboxed import IMAGE_NAME, Call, call_spec
 from agents.blueprint.state import BlueprintContext, BlueprintState
 from agents.lessons import open_lessons
@@ -51,6 +51,7 @@ class BlueprintAgent:
     info = AgentInfo(
         target_kinds=("blueprint",), artefact="report", images=(IMAGE_NAME,), state_types=(BlueprintState,),
         nodes=NODES, failure_reasons=REASONS, editor=BlueprintEditor(),
+        sections=RunSections(report=REPORT_FILE, verdicts=VERDICT_FILE, lessons=LESSONS_MD, steps=True),
         sample=lambda image, limits, labels: call_spec(image, Call("tool", "sample", SAMPLE_CODE, {}), limits,
                                                        dict(labels)),
     )
@@ -84,7 +85,7 @@ class BlueprintAgent:
         context = BlueprintContext(
             run_id=ctx.run_id, target=plan.target, blueprint=loaded.blueprint, data=loaded.data,
             sandbox=ctx.sandbox, image=ctx.image, limits=plan.limits, max_attempts=plan.max_attempts,
-            artifacts=ctx.artefacts, lessons=plan.inputs["lessons"], roles=plan.coder,
+            artefacts=ctx.artefacts, lessons=plan.inputs["lessons"], roles=plan.coder,
         )
         return run_blueprint_agent(context, on_event=ctx.on_event, history=plan.inputs["history"],
                                    checkpoint=ctx.checkpoint)

@@ -67,7 +67,7 @@ def adjust(state: BlueprintState, ctx: BlueprintContext) -> tuple[Update, str, s
     failed = [f["tool"] for f in findings if not f["ok"]]
     extra = [directives.make("fill", source="manager", why=f"tool(s) {', '.join(failed)} failed")] if failed else []
     instructions = directives.merged(state.get("instructions", []) + extra)
-    ctx.artifacts.write(INSTRUCTIONS_FILE, "".join(f"- {d['text']} ({d['source']})\n" for d in instructions)
+    ctx.artefacts.write(INSTRUCTIONS_FILE, "".join(f"- {d['text']} ({d['source']})\n" for d in instructions)
                         or "(none)\n")
     detail = f"{len(findings) - len(failed)} of {len(findings)} tool(s) found something; " \
              f"{len(instructions)} instruction(s) for the writer"
@@ -79,7 +79,7 @@ def researcher(state: BlueprintState, runtime: Runtime[BlueprintContext]) -> tup
     """Call every tool: files as data on the host, code in a sandbox each."""
     ctx = runtime.context
     findings = research(list(ctx.blueprint.tools), ctx.data, ctx.sandbox, ctx.image, ctx.limits, ctx.labels(0))
-    ctx.artifacts.write(FINDINGS_FILE, json.dumps(findings, indent=2, ensure_ascii=False) + "\n")
+    ctx.artefacts.write(FINDINGS_FILE, json.dumps(findings, indent=2, ensure_ascii=False) + "\n")
     failed = [f"{f['tool']}: {f['error']}" for f in findings if not f["ok"]]
     detail = f"{len(findings) - len(failed)} of {len(findings)} tool(s) ok"
     if failed:
@@ -104,7 +104,7 @@ def writer(state: BlueprintState, runtime: Runtime[BlueprintContext]) -> tuple[U
         report, how = written.report, f" by {written.how}"
     else:
         report, how = write_report(ctx.blueprint, state.get("findings", []), given), ""
-    path = ctx.artifacts.write_attempt(attempt, REPORT_FILE, report)
+    path = ctx.artefacts.write_attempt(attempt, REPORT_FILE, report)
     feedback = state.get("feedback", [])
     retry = f", retry with {len(feedback[-1]['issues'])} QA fix(es)" if feedback else ""
     return {"attempt": attempt, "report": report}, "ok", f"{word_count(report)} words{how}{retry}; {path}"
@@ -121,7 +121,7 @@ def qa(state: BlueprintState, runtime: Runtime[BlueprintContext]) -> tuple[Updat
         issue, reviewed = ctx.roles.review(state["report"], ctx.blueprint)
         if issue is not None:
             verdict = Verdict(passed=False, issues=[issue], validators=verdict["validators"])
-    ctx.artifacts.write_attempt(attempt, VERDICT_FILE, json.dumps(verdict, indent=2, ensure_ascii=False) + "\n")
+    ctx.artefacts.write_attempt(attempt, VERDICT_FILE, json.dumps(verdict, indent=2, ensure_ascii=False) + "\n")
     update: Update = {"verdict": verdict, "sandbox_seconds": seconds}
     if verdict["passed"]:
         checks = "built-in checks" + (f" and {verdict['validators']} validator(s)" if verdict["validators"] else "")
@@ -133,7 +133,7 @@ def qa(state: BlueprintState, runtime: Runtime[BlueprintContext]) -> tuple[Updat
 @node("finish")
 def finish(state: BlueprintState, runtime: Runtime[BlueprintContext]) -> tuple[Update, str, str]:
     """QA passed: the report is the run's output."""
-    path = runtime.context.artifacts.write(REPORT_FILE, state["report"])
+    path = runtime.context.artefacts.write(REPORT_FILE, state["report"])
     return {"status": "passed", "published": str(path)}, "passed", str(path)
 
 
@@ -141,7 +141,7 @@ def finish(state: BlueprintState, runtime: Runtime[BlueprintContext]) -> tuple[U
 def stop(state: BlueprintState, runtime: Runtime[BlueprintContext]) -> tuple[Update, str, str]:
     """The manager said no-go: no report is written; the reason is the run's one line."""
     reason = state.get("no_go", "")
-    runtime.context.artifacts.write(NO_GO_FILE, reason + "\n")
+    runtime.context.artefacts.write(NO_GO_FILE, reason + "\n")
     return {"status": "no-go", "published": ""}, "no-go", reason
 
 
@@ -151,6 +151,6 @@ def partial(state: BlueprintState, runtime: Runtime[BlueprintContext]) -> tuple[
     ctx = runtime.context
     issues = state["verdict"]["issues"]
     head = "<!-- PARTIAL: QA did not pass: " + "; ".join(i["message"] for i in issues)[:500].replace("--", "-") + " -->\n"
-    path = ctx.artifacts.write(PARTIAL_FILE, head + state["report"])
+    path = ctx.artefacts.write(PARTIAL_FILE, head + state["report"])
     why = f"{state['attempt']} of {ctx.max_attempts} attempt(s) used"
     return {"status": "failed", "published": str(path)}, "failed", f"{why}; partial output {path}"

@@ -19,7 +19,7 @@ from typing import Any
 from agents.blueprint.graph import build_graph, recursion_backstop
 from agents.blueprint.nodes import AGENT
 from agents.blueprint.state import BlueprintContext, BlueprintState
-from agents.lessons import FailedAttempt, LessonBook, RunRecord, lessons_markdown
+from agents.lessons import FailedAttempt, LessonBook, RunOutcome, lessons_markdown
 from agents.loop import OnCrash, stream_graph
 from agents.ports.artefacts import SUMMARY_FILE
 from agents.ports.errors import PlatformError
@@ -69,24 +69,24 @@ def run_blueprint_agent(context: BlueprintContext, *, on_event: OnEvent, history
     """Run the loop to its end, record it in the lessons store, write ``summary.json``."""
     started = time.monotonic()
     if not (checkpoint and checkpoint.resume):
-        context.artifacts.write(LESSONS_MD, lessons_markdown(AGENT, context.target, context.lessons))
+        context.artefacts.write(LESSONS_MD, lessons_markdown(AGENT, context.target, context.lessons))
     graph = build_graph(context.max_attempts, checkpoint.saver if checkpoint else None)
     final: BlueprintState = stream_graph(  # type: ignore[assignment]
         graph, context, recursion_backstop(context.max_attempts), on_event, _on_crash(context, started), checkpoint)
     if history is not None:
         history.record(run_record(context, final))
     summary = _summary(context, final, time.monotonic() - started)
-    context.artifacts.write_json(SUMMARY_FILE, summary.to_json())
+    context.artefacts.write_json(SUMMARY_FILE, summary.to_json())
     return summary
 
 
-def run_record(context: BlueprintContext, state: BlueprintState) -> RunRecord:
+def run_record(context: BlueprintContext, state: BlueprintState) -> RunOutcome:
     """The lessons store's record: each QA issue of each failed attempt, with its recommended fix."""
     failures = tuple(FailedAttempt(feedback["attempt"], issue["code"], issue["message"], (issue["fix"]["text"],))
                      for feedback in state.get("feedback", []) for issue in feedback["issues"])
     status = state.get("status", "failed")
     fixed_by = f"attempt {state.get('attempt', 0)}" if status == "passed" and failures else ""
-    return RunRecord(AGENT, context.target, context.run_id, context.coder, status, state.get("attempt", 0),
+    return RunOutcome(AGENT, context.target, context.run_id, context.coder, status, state.get("attempt", 0),
                      failures, fixed_by)
 
 
@@ -95,7 +95,7 @@ def _on_crash(context: BlueprintContext, started: float) -> OnCrash:
 
     def write(state: dict[str, Any], error: PlatformError) -> None:
         summary = _summary(context, state, time.monotonic() - started)  # type: ignore[arg-type]
-        context.artifacts.write_json(SUMMARY_FILE, replace(summary, status="error", last_problem=error.one_line()).to_json())
+        context.artefacts.write_json(SUMMARY_FILE, replace(summary, status="error", last_problem=error.one_line()).to_json())
 
     return write
 
@@ -107,7 +107,7 @@ def _summary(context: BlueprintContext, state: BlueprintState, wall: float) -> B
     return BlueprintRunSummary(
         run_id=context.run_id, agent=AGENT, target=context.target, status=state.get("status", "failed"),
         attempts=state.get("attempt", 0), max_attempts=context.max_attempts, parser_path=state.get("published", ""),
-        run_dir=str(context.artifacts.run_dir), wall_seconds=wall, sandbox_seconds=state.get("sandbox_seconds", 0.0),
+        run_dir=str(context.artefacts.run_dir), wall_seconds=wall, sandbox_seconds=state.get("sandbox_seconds", 0.0),
         coder=context.coder, failures=["no_go"] if state.get("no_go") else
         [f["issues"][0]["code"] for f in feedback if f["issues"]],
         last_problem=state.get("no_go") or (f"attempt {last['attempt']}: {issues[0]}" if last and issues else ""),

@@ -77,7 +77,7 @@ class BlueprintContext:
         image: The image they run in (python-parser).
         limits: Sandbox limits of each call.
         max_attempts: Writer attempts: 1 + the retries QA may ask for (3: the seed's 2 retries).
-        artifacts: The run folder.
+        artefacts: The run folder.
         lessons: What earlier runs of the workflow taught (most recent first).
         roles: The LLM writer and reviewer, or None: the offline roles.
     """
@@ -90,7 +90,7 @@ class BlueprintContext:
     image: str
     limits: SandboxLimits
     max_attempts: int
-    artifacts: ArtefactStore
+    artefacts: ArtefactStore
     lessons: tuple[Lesson, ...] = ()
     roles: LLMRoles | None = None
 

@@ -74,7 +74,7 @@ class IdrisAgent:
         request = IdrisRunRequest(
             run_id=ctx.run_id, target=plan.target, project=str(toml.project), document_type=toml.document_type,
             document=load_document(plan.inputs["document"], reader), limits=plan.limits, max_attempts=plan.max_attempts,
-            artifacts=ctx.artefacts, output_dir=ctx.config.idris_dir,
+            artefacts=ctx.artefacts, output_dir=ctx.config.idris_dir,
         )
         return run_idris_agent(request, sandbox=ctx.sandbox, image=ctx.image, coder=plan.coder,
                                on_event=ctx.on_event, checkpoint=ctx.checkpoint)

@@ -29,7 +29,7 @@ def analyze(state: IdrisState, runtime: Runtime[IdrisContext]) -> tuple[Update, 
     """Find fields, parties, amounts, dates and invariants in the document."""
     ctx = runtime.context
     analysis = analyze_document(ctx.document, ctx.document_type)
-    ctx.artifacts.write(ANALYSIS_FILE, analysis_markdown(analysis, ctx.project))
+    ctx.artefacts.write(ANALYSIS_FILE, analysis_markdown(analysis, ctx.project))
     parties = len(analysis.parties)
     detail = (f"{ctx.document.kind}: {analysis.source}: {len(analysis.amounts)} amount(s), "
               f"{len(analysis.dates) + len(analysis.periods)} date(s)/period(s), {parties} "
@@ -51,9 +51,9 @@ def generate(state: IdrisState, runtime: Runtime[IdrisContext]) -> tuple[Update,
 def save(state: IdrisState, runtime: Runtime[IdrisContext]) -> tuple[Update, str, str]:
     """Keep the attempt's module (and why it changed) with the run's artefacts."""
     ctx, attempt, code = runtime.context, state["attempt"], state["code"]
-    path = ctx.artifacts.write_attempt(attempt, module_file(ctx.module), code.source)
+    path = ctx.artefacts.write_attempt(attempt, module_file(ctx.module), code.source)
     if attempt > 1 and code.notes:
-        ctx.artifacts.write_attempt(attempt, FIX_FILE, "\n".join(code.notes) + "\n")
+        ctx.artefacts.write_attempt(attempt, FIX_FILE, "\n".join(code.notes) + "\n")
     return {}, "ok", str(path)
 
 
@@ -112,5 +112,5 @@ def _keep_check(ctx: IdrisContext, attempt: int, check: CheckResult) -> None:
         "warnings": [d.to_json() for d in check.parsed.warnings],
         "limits": ctx.limits.model_dump(),
     }
-    ctx.artifacts.write_attempt(attempt, CHECK_FILE, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
-    ctx.artifacts.write_attempt(attempt, TRANSCRIPT_FILE, check.transcript)
+    ctx.artefacts.write_attempt(attempt, CHECK_FILE, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    ctx.artefacts.write_attempt(attempt, TRANSCRIPT_FILE, check.transcript)

@@ -71,7 +71,7 @@ class IdrisRunRequest:
     document: DocumentText
     limits: SandboxLimits
     max_attempts: int
-    artifacts: ArtefactStore
+    artefacts: ArtefactStore
     output_dir: Path
 
 
@@ -83,17 +83,17 @@ def run_idris_agent(request: IdrisRunRequest, *, sandbox: Sandbox, image: str, c
     whose ``/opt/sandloop/check-module`` entrypoint behaves the same (the tests' stand-in).
     """
     started = time.monotonic()
-    artifacts = request.artifacts
+    artefacts = request.artefacts
     context = IdrisContext(
         run_id=request.run_id, target=request.target, project=request.project,
         document_type=request.document_type, document=request.document, sandbox=sandbox, image=image,
-        coder=coder, limits=request.limits, max_attempts=request.max_attempts, artifacts=artifacts,
+        coder=coder, limits=request.limits, max_attempts=request.max_attempts, artefacts=artefacts,
         output_dir=request.output_dir,
     )
     final = _stream(context, request.max_attempts, on_event,
                     _on_crash(context, coder.name, started), checkpoint)
     summary = _summary(context, final, coder.name, time.monotonic() - started)
-    artifacts.write_json(SUMMARY_FILE, summary.to_json())
+    artefacts.write_json(SUMMARY_FILE, summary.to_json())
     return summary
 
 
@@ -109,7 +109,7 @@ def _on_crash(context: IdrisContext, coder: str, started: float) -> OnCrash:
 
     def write(state: dict[str, Any], error: PlatformError) -> None:
         summary = _summary(context, state, coder, time.monotonic() - started)  # type: ignore[arg-type]
-        context.artifacts.write_json(SUMMARY_FILE, replace(summary, status="error", last_problem=error.one_line()).to_json())
+        context.artefacts.write_json(SUMMARY_FILE, replace(summary, status="error", last_problem=error.one_line()).to_json())
 
     return write
 
@@ -122,7 +122,7 @@ def _summary(context: IdrisContext, state: IdrisState, coder: str, wall: float) 
     return IdrisRunSummary(
         run_id=context.run_id, agent=AGENT, target=context.target, status=state.get("status", "failed"),
         attempts=state.get("attempt", 0), max_attempts=context.max_attempts, parser_path=published,
-        run_dir=str(context.artifacts.run_dir), wall_seconds=wall,
+        run_dir=str(context.artefacts.run_dir), wall_seconds=wall,
         sandbox_seconds=state.get("sandbox_seconds", 0.0), coder=coder,
         failures=[h.reason for h in history],
         last_problem=f"attempt {last.attempt}: {last.outcome}: {last.summary}" if last else "",

@@ -65,7 +65,7 @@ class IdrisContext:
         coder: Writes and repairs the module.
         limits: Sandbox limits of each check (timeout 30 s by default).
         max_attempts: Checks before the loop gives up (5 by default).
-        artifacts: The run folder.
+        artefacts: The run folder.
         output_dir: Where a module that type-checks is published.
     """
 
@@ -79,7 +79,7 @@ class IdrisContext:
     coder: IdrisCoder
     limits: SandboxLimits
     max_attempts: int
-    artifacts: ArtefactStore
+    artefacts: ArtefactStore
     output_dir: Path
 
     @property

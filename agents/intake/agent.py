@@ -71,7 +71,7 @@ class IntakeAgent:
     def run(self, plan: Plan, ctx: RunContext) -> RunSummary:
         """Stream the conversation (see :func:`agents.intake.run.run_intake_agent`)."""
         target: IntakeTarget = plan.inputs["target"]
-        return run_intake_agent(target, run_id=ctx.run_id, artifacts=ctx.artefacts, max_turns=plan.max_attempts,
+        return run_intake_agent(target, run_id=ctx.run_id, artefacts=ctx.artefacts, max_turns=plan.max_attempts,
                                 on_event=ctx.on_event, memory=ctx.memory, subject=plan.inputs.get("subject"),
                                 checkpoint=ctx.checkpoint, roles=plan.coder,
                                 replies=reply_source(plan, ctx.artefacts.run_dir))

@@ -136,9 +136,9 @@ def finish(state: IntakeState, runtime: Runtime[IntakeContext]) -> tuple[Update,
     open_conflicts = [f"{c['node']}.{c['field']}" for c in memory.conflicts(open_only=True)]
     verdict = judge(memory.get_all_nodes_data(), memory.skipped(), open_conflicts, ctx.target.schemas,
                     ctx.target.expected, tuple(memory.not_understood()))
-    if ctx.artifacts is not None:
-        ctx.artifacts.write(GRAPH_FILE, json.dumps(memory.export(), indent=2, ensure_ascii=False) + "\n")
-        ctx.artifacts.write(TRANSCRIPT_FILE, transcript_markdown(memory.transcript()))
+    if ctx.artefacts is not None:
+        ctx.artefacts.write(GRAPH_FILE, json.dumps(memory.export(), indent=2, ensure_ascii=False) + "\n")
+        ctx.artefacts.write(TRANSCRIPT_FILE, transcript_markdown(memory.transcript()))
     ended = "the script ended first; " if state.get("out_of_replies") else ""
     detail = f"{ended}{verdict.judged}" + (f": {'; '.join(verdict.problems[:3])}" if verdict.problems else "")
     if verdict.not_understood:

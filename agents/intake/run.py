@@ -71,7 +71,7 @@ class IntakeRunSummary(RunSummary):
         return lines
 
 
-def run_intake_agent(target: IntakeTarget, *, run_id: str, artifacts: ArtefactStore, max_turns: int,
+def run_intake_agent(target: IntakeTarget, *, run_id: str, artefacts: ArtefactStore, max_turns: int,
                      on_event: OnEvent, memory: MemoryStores, subject: str | None = None,
                      checkpoint: CheckpointHandle | None = None, roles: Roles | None = None,
                      replies: Replies | None = None, now: Clock = utc_now) -> IntakeRunSummary:
@@ -84,13 +84,13 @@ def run_intake_agent(target: IntakeTarget, *, run_id: str, artifacts: ArtefactSt
     facts: GraphStore = memory.for_subject(subject) if subject else memory.for_run(run_id)
     graph = GraphMemory(facts, memory.conversation(run_id), run_id, now, target.name)
     try:
-        context = IntakeContext(run_id, target, graph, artifacts, max_turns, roles or OfflineRoles(), replies,
+        context = IntakeContext(run_id, target, graph, artefacts, max_turns, roles or OfflineRoles(), replies,
                                 subject or "")
         final = converse(context, on_event, _on_crash(context, started), checkpoint)
         summary = _summary(context, final, time.monotonic() - started)
     finally:
         graph.close()
-    artifacts.write_json(SUMMARY_FILE, summary.to_json())
+    artefacts.write_json(SUMMARY_FILE, summary.to_json())
     return summary
 
 
@@ -108,8 +108,8 @@ def _on_crash(context: IntakeContext, started: float) -> OnCrash:
 
     def write(state: dict[str, Any], error: PlatformError) -> None:
         summary = _summary(context, state, time.monotonic() - started)  # type: ignore[arg-type]
-        assert context.artifacts is not None  # a run, not a check
-        context.artifacts.write_json(SUMMARY_FILE, replace(summary, status="error",
+        assert context.artefacts is not None  # a run, not a check
+        context.artefacts.write_json(SUMMARY_FILE, replace(summary, status="error",
                                                            last_problem=error.one_line()).to_json())
 
     return write
@@ -118,7 +118,7 @@ def _on_crash(context: IntakeContext, started: float) -> OnCrash:
 def _summary(context: IntakeContext, state: IntakeState, wall: float) -> IntakeRunSummary:
     problems = state.get("problems", [])
     status = state.get("status", "failed")
-    run_dir = Path(context.artifacts.run_dir) if context.artifacts is not None else Path()
+    run_dir = Path(context.artefacts.run_dir) if context.artefacts is not None else Path()
     graph = run_dir / GRAPH_FILE
     return IntakeRunSummary(
         run_id=context.run_id, agent=AGENT, target=context.target.name, status=status,

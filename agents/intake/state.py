@@ -66,7 +66,7 @@ class IntakeContext:
     run_id: str
     target: IntakeTarget
     memory: GraphMemory
-    artifacts: ArtefactStore | None
+    artefacts: ArtefactStore | None
     """The run folder; None for ``check``, which keeps nothing."""
     max_turns: int
     roles: Roles

@@ -1,6 +1,6 @@
 """The artefact store port: where an agent writes a run's files (``runs/<run_id>/``).
 
-The controller hands every run one store (:class:`controller.platform.artefacts.RunArtifacts`);
+The controller hands every run one store (:class:`controller.platform.artefacts.RunArtefacts`);
 an agent writes through it and never builds a run folder's path itself. File names that
 the controller reads back (the summary, the analysis) are fixed here.
 """

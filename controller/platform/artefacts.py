@@ -35,7 +35,7 @@ def new_run_id(target: str) -> str:
 
 
 @dataclass(frozen=True)
-class RunArtifacts:
+class RunArtefacts:
     """Writes the files of one run under its folder: the :class:`~agents.ports.artefacts.ArtefactStore` agents get."""
 
     run_dir: Path

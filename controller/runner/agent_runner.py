@@ -39,7 +39,7 @@ from agents.ports.run import (
     RunContext,
 )
 from agents.registry import get_agent
-from controller.platform.artefacts import RUN_RECORD, RunArtifacts, new_run_id
+from controller.platform.artefacts import RUN_RECORD, RunArtefacts, new_run_id
 from controller.platform.checkpoints import Checkpoint, close_checkpoint, open_checkpoint
 from controller.platform.images.base import image_exists
 from controller.platform.memory_sql import memory_stores
@@ -178,10 +178,10 @@ class Runner:
         if plan.prewarm is not None:
             services.prewarm(plan.prewarm(image))
 
-    def _artefacts(self, run_id: str, *, sandboxed: bool) -> RunArtifacts:
+    def _artefacts(self, run_id: str, *, sandboxed: bool) -> RunArtefacts:
         """The run's folder; its ``summary.json`` names where the sandboxes ran (backend, runtime)."""
         fields = {"sandbox": sandbox_description(self.settings)} if sandboxed else {}
-        return RunArtifacts(self.settings.runs_dir / run_id, fields)
+        return RunArtefacts(self.settings.runs_dir / run_id, fields)
 
     def _observed(self, agent: Agent, plan: Plan, checkpoint: Checkpoint, services: Services, image: str,
                   environment: Environment | None) -> RunSummary:

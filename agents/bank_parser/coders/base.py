@@ -46,7 +46,7 @@ class GeneratedCode:
     code: str
     strategy: str
     notes: str = ""
-    artifacts: Mapping[str, str] = field(default_factory=dict)
+    artefacts: Mapping[str, str] = field(default_factory=dict)
     """Files to keep with the attempt (e.g. an LLM coder's prompt.md, reply.md, llm.json)."""
 
 
@@ -69,7 +69,7 @@ class CoderFailed(Exception):
         detail: str = "",
         code: str = "",
         strategy: str = "",
-        artifacts: Mapping[str, str] | None = None,
+        artefacts: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(f"{kind.value}: {summary}")
         self.kind = kind
@@ -77,7 +77,7 @@ class CoderFailed(Exception):
         self.detail = detail
         self.code = code
         self.strategy = strategy
-        self.artifacts: Mapping[str, str] = artifacts or {}
+        self.artefacts: Mapping[str, str] = artefacts or {}
 
 
 class Coder(Protocol):

@@ -66,18 +66,18 @@ class LLMCoder:
         except LLMError as exc:
             summary = f"{exc.kind.value} after {exc.tries} request(s): {exc.message}"
             raise CoderFailed(FailureKind.LLM_ERROR, summary, detail=exc.message, strategy=strategy,
-                              artifacts=self._artifacts(prompt, None, first_call)) from None
-        artifacts = self._artifacts(prompt, reply.text, first_call)
+                              artefacts=self._artefacts(prompt, None, first_call)) from None
+        artefacts = self._artefacts(prompt, reply.text, first_call)
         found = extract_python(reply.text)
         if found.code is None:
             raise CoderFailed(FailureKind.NO_CODE, found.problem, detail=reply.text, code=found.candidate,
-                              strategy=strategy, artifacts=artifacts)
+                              strategy=strategy, artefacts=artefacts)
         call = reply.call
         notes = (f"{found.how} code; {len(call.requests)} request(s), {call.tokens_in} tokens in, "
                  f"{call.tokens_out} out, {call.seconds:.1f}s")
-        return GeneratedCode(found.code, strategy, notes, artifacts)
+        return GeneratedCode(found.code, strategy, notes, artefacts)
 
-    def _artifacts(self, prompt: Prompt, reply: str | None, first_call: int) -> Mapping[str, str]:
+    def _artefacts(self, prompt: Prompt, reply: str | None, first_call: int) -> Mapping[str, str]:
         calls = [call.to_json() for call in self.client.ledger.since(first_call)]
         files = {PROMPT_FILE: prompt.transcript(), CALLS_FILE: json.dumps(calls, indent=2) + "\n"}
         if reply is not None:

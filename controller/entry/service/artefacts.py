@@ -23,7 +23,7 @@ from controller.entry.service.problems import Problem
 from controller.platform.checkpoints import CHECKPOINT_FILE
 from controller.platform.fence import CLAIM_FILE
 from controller.platform.observability.handoff import HANDOFF_FILE as HISTORY_HANDOFF
-from controller.platform.sandbox.handoff import REPORT_FILE
+from controller.platform.sandbox.warm_offer import REPORT_FILE
 from controller.runner.dispatch import Scrubber
 
 #: Text artefacts up to this size are served with the service's folders replaced (``runs/``,

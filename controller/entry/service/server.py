@@ -25,7 +25,7 @@ from controller.platform.sandbox.warm_metrics import WarmSandboxCollector
 from controller.platform.settings import Settings
 from controller.platform.store import RunStore
 from controller.runner import dispatch
-from controller.runner.dispatch import Command, WorkerPool
+from controller.runner.dispatch import Command, RunWorkers
 
 log = structlog.get_logger("sandloop.service")
 
@@ -97,7 +97,7 @@ def run_service(settings: Settings, store: RunStore, exporter: Exporter | None, 
     sock = bind(host, port)
     state = ServiceState(settings, store, engine_probe=engine_probe(settings),
                          images_probe=images_probe(settings))
-    pool = WorkerPool(settings, store, wake=state.submitted, command=command, notify=state.signals.notify)
+    pool = RunWorkers(settings, store, wake=state.submitted, command=command, notify=state.signals.notify)
     if exporter is not None and pool.sandboxes is not None:
         exporter.registry.register(WarmSandboxCollector(pool.sandboxes))
     config = uvicorn.Config(create_app(state, exporter), log_config=None, access_log=False,

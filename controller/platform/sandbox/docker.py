@@ -39,7 +39,6 @@ import threading
 import time
 import uuid
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import docker
@@ -62,7 +61,6 @@ from agents.ports.sandbox import (
     SandboxSpec,
 )
 from controller.platform.sandbox.faults import KILLED_FROM_OUTSIDE, engine_fault, lost_container
-from controller.platform.sandbox.handoff import Handoff, Offer, Report, WarmKeyModel, write_report
 from controller.platform.sandbox.holder import held
 from controller.platform.sandbox.labels import managed_labels
 from controller.platform.sandbox.outputs import Collected, OutputFrames
@@ -70,6 +68,7 @@ from controller.platform.sandbox.pool import WarmContainer, WarmKey, WarmPool
 from controller.platform.sandbox.removal import Remover, remove_now
 from controller.platform.sandbox.session import AttachedSession
 from controller.platform.sandbox.trace import ExecutionTrace, RoundTrips
+from controller.platform.sandbox.warm_offer import Offer, OfferedContainers, WarmOffer
 from controller.platform.stop import POLL_SECONDS, PROCESS, Stopped, StopSwitch
 
 WORK_DIR = "/work"
@@ -101,7 +100,7 @@ class DockerSandbox:
         pool_size: int = 0,
         pool_max_idle_seconds: float = 120.0,
         remove_in_background: bool = False,
-        handoff: Handoff | None = None,
+        offer: WarmOffer | None = None,
         hands_out: bool = False,
         stop: StopSwitch = PROCESS,
         runtime: str = "runc",
@@ -117,8 +116,8 @@ class DockerSandbox:
             remove_in_background: Remove used containers off the critical path; the owner
                 must then call :meth:`close` (which drains the removals). Off, each
                 execution removes its container before it returns.
-            handoff: Warm containers the service's worker handed to this process, and where
-                to report the first warm key (:mod:`controller.platform.sandbox.handoff`).
+            offer: Warm containers the service's worker handed to this process, and where
+                to report the first warm key (:mod:`controller.platform.sandbox.warm_offer`).
             hands_out: The pool's containers are for other processes (the service's workers):
                 attached without stdin, handed out by :meth:`hand_out`.
             stop: The process's stop switch: once thrown, a running execution's container is
@@ -137,12 +136,7 @@ class DockerSandbox:
             self._remover.close()  # a closed remover removes inline
         self._local = threading.local()
         self._hands_out = hands_out
-        self._handoff_lock = threading.Lock()
-        self._offers: dict[WarmKey, list[Offer]] = {}
-        for offer in handoff.offers if handoff is not None else []:
-            self._offers.setdefault(offer.key.warm_key(), []).append(offer)
-        self._report = Path(handoff.report) if handoff is not None and handoff.report else None
-        self._reported: Report | None = None
+        self._offered = OfferedContainers(offer)
         self.pool: WarmPool | None = None
         if pool_size > 0:
             self.pool = WarmPool(self._launch_warm, self._discard, size=pool_size,
@@ -167,7 +161,7 @@ class DockerSandbox:
     def _run(self, spec: SandboxSpec, trace: ExecutionTrace) -> SandboxResult:
         self._stop.check()  # told to stop: nothing new starts (a retry of a lost execution neither)
         _check_inputs_fit(spec)
-        self._count(spec)
+        self._offered.count(spec)
         box: WarmContainer | None = None
         try:
             with trace.phase("take"):
@@ -196,9 +190,7 @@ class DockerSandbox:
         None if there is none (or it is dead, or the attach failed: logged, then run as without)."""
         key = WarmKey.of(spec)
         while key is not None:
-            with self._handoff_lock:
-                offers = self._offers.get(key)
-                offer = offers.pop(0) if offers else None
+            offer = self._offered.take(key)
             if offer is None:
                 return None
             box = self._adopt(offer, spec)
@@ -216,33 +208,14 @@ class DockerSandbox:
             session = AttachedSession(self._client.api, offer.container, spec.limits.output_bytes,
                                       OutputFrames(spec.collect, spec.limits.collect_bytes))
         except (*_ENGINE_ERRORS, _NotUsable) as exc:  # the worker removes it after the run
-            log.warning("sandbox.handoff_ignored", container=offer.container[:12], reason=str(exc)[:200])
+            log.warning("sandbox.offer_ignored", container=offer.container[:12], reason=str(exc)[:200])
             return None
-        self._note_taken(offer.container)
+        self._offered.taken(offer.container)
         container = self._client.containers.prepare_model({"Id": offer.container})
         volume = self._client.volumes.prepare_model({"Name": offer.volume})
         now = time.monotonic()
         return WarmContainer(container, volume, ready_at=now, warmup_seconds=offer.warmup_seconds + now - started,
                              session=session)
-
-    def _note_taken(self, container_id: str) -> None:
-        with self._handoff_lock:
-            if self._report is None:
-                return
-            report = self._reported or Report()
-            self._reported = report.model_copy(update={"taken": [*report.taken, container_id][-64:]})
-            write_report(self._report, self._reported)
-
-    def _count(self, spec: SandboxSpec) -> None:
-        """One more execution of the reported key (the worker offers as many containers next time)."""
-        with self._handoff_lock:
-            report = self._reported
-            if self._report is None or report is None or report.key is None:
-                return
-            if report.key.warm_key() != WarmKey.of(spec):
-                return
-            self._reported = report.model_copy(update={"executions": report.executions + 1})
-            write_report(self._report, self._reported)
 
     def hand_out(self, spec: SandboxSpec) -> WarmContainer | None:
         """An idle warm container for ``spec``, its attach closed, for another process to take
@@ -269,12 +242,7 @@ class DockerSandbox:
     def prewarm(self, spec: SandboxSpec) -> None:
         """Start warming containers for executions like ``spec`` before the first one; the first
         one's warm key is reported to the service's worker, if this process has one."""
-        key = WarmKeyModel.of(spec)
-        with self._handoff_lock:
-            if self._report is not None and self._reported is None and key is not None:
-                self._reported = Report(key=key)
-                write_report(self._report, self._reported)
-            offers = self._offers.get(key.warm_key(), []) if key is not None else []
+        offers = self._offered.first_warm(spec)
         # Handed as many containers as the worker expects executions of this kind: no own warming
         # (an execution beyond them runs cold, and the pool warms for the next from then on).
         if self.pool is not None and (not offers or len(offers) < offers[0].expected):

@@ -13,10 +13,10 @@ import docker
 from kubernetes.client import CoreV1Api
 
 from controller.platform.sandbox.docker import DockerSandbox
-from controller.platform.sandbox.handoff import take_handoff
 from controller.platform.sandbox.kubernetes.backend import KubernetesSandbox
 from controller.platform.sandbox.kubernetes.config import KubernetesSettings
 from controller.platform.sandbox.labels import this_owner
+from controller.platform.sandbox.warm_offer import take_offer
 from controller.platform.settings import Settings
 
 
@@ -78,4 +78,4 @@ def get_backend(config: BackendConfig, connection: docker.DockerClient | CoreV1A
     return DockerSandbox(connection, user=config.user, owner=this_owner(), pool_size=config.pool_size,
                          pool_max_idle_seconds=config.pool_max_idle_seconds, runtime=config.runtime,
                          remove_in_background=True,  # drained by the session's close
-                         handoff=take_handoff())  # a service's run: the warm containers its worker handed it
+                         offer=take_offer())  # a service's run: the warm containers its worker handed it

@@ -9,7 +9,7 @@ with ``hands_out``) of warm containers for each kind of a run's first execution:
 :data:`MAX_HANDED_PER_RUN`):
 
 1. **learn**: a run's process reports the warm key of its first prewarm, and how many
-   executions of it it made, in its run folder (:mod:`controller.platform.sandbox.handoff`);
+   executions of it it made, in its run folder (:mod:`controller.platform.sandbox.warm_offer`);
    after the run the worker reads it (bounded, validated) and from then on keeps containers
    warm for that key, for runs of the same kind and agent (at most :data:`MAX_KEYS` keys, the
    least recently seen dropped). The first run of a kind is therefore as before; the later
@@ -49,16 +49,16 @@ from agents.ports.errors import EngineUnavailable
 from agents.ports.sandbox import SandboxSpec
 from controller.platform.sandbox.docker import DockerSandbox
 from controller.platform.sandbox.engine import connect, require_runtime
-from controller.platform.sandbox.handoff import (
-    REPORT_FILE,
-    Handoff,
-    Offer,
-    WarmKeyModel,
-    read_report,
-)
 from controller.platform.sandbox.labels import this_owner
 from controller.platform.sandbox.pool import WarmContainer, WarmKey
 from controller.platform.sandbox.removal import remove_now
+from controller.platform.sandbox.warm_offer import (
+    REPORT_FILE,
+    Offer,
+    WarmKeyModel,
+    WarmOffer,
+    read_report,
+)
 from controller.platform.settings import Settings
 
 log = structlog.get_logger("sandloop.service")
@@ -103,7 +103,7 @@ class WorkerSandboxes:
 
     # the worker's calls ---------------------------------------------------------------------
     def hand_to(self, run_id: str, kind: str, agent: str, run_dir: Path) -> str:
-        """The run's :data:`~controller.platform.sandbox.handoff.HANDOFF_ENV`: where to report, and
+        """The run's :data:`~controller.platform.sandbox.warm_offer.OFFER_ENV`: where to report, and
         idle warm containers for runs like it (none if none is idle now). Whatever happens here,
         what was taken from the pool is the run's, removed by :meth:`after_run` or :meth:`close`."""
         boxes: list[WarmContainer] = []
@@ -128,7 +128,7 @@ class WorkerSandboxes:
                                     warmup_seconds=round(box.warmup_seconds, 6), key=key, expected=executions))
         if offers:
             log.info("service.warm_sandbox_handed", run_id=run_id, containers=[o.container[:12] for o in offers])
-        return Handoff(report=str(report), offers=offers).model_dump_json()
+        return WarmOffer(report=str(report), offers=offers).model_dump_json()
 
     def after_run(self, run_id: str, kind: str, agent: str, run_dir: Path) -> None:
         """The run's process ended: remove what it was handed, learn the key it reported."""

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from controller.runner.dispatch.child import SUBMISSIONS, command, is_check, resumable, scrubber
     from controller.runner.dispatch.housekeeping import remove_kept, remove_upload
     from controller.runner.dispatch.journal import CONSOLE_FILE, MAX_LINE, Scrubber
-    from controller.runner.dispatch.workers import Command, WorkerPool
+    from controller.runner.dispatch.workers import Command, RunWorkers
 
 #: Each public name and the inner module that has it, imported at first use: the warm parent
 #: imports :mod:`.warm_child`, and so this package, and must not import the workers' store and
@@ -27,9 +27,9 @@ if TYPE_CHECKING:
 PUBLIC = {"SUBMISSIONS": "child", "command": "child", "is_check": "child", "resumable": "child",
           "scrubber": "child", "remove_upload": "housekeeping",
           "remove_kept": "housekeeping", "CONSOLE_FILE": "journal", "MAX_LINE": "journal",
-          "Scrubber": "journal", "Command": "workers", "WorkerPool": "workers"}
+          "Scrubber": "journal", "Command": "workers", "RunWorkers": "workers"}
 
-__all__ = ["CONSOLE_FILE", "MAX_LINE", "SUBMISSIONS", "Command", "Scrubber", "WorkerPool", "command", "is_check",
+__all__ = ["CONSOLE_FILE", "MAX_LINE", "SUBMISSIONS", "Command", "Scrubber", "RunWorkers", "command", "is_check",
            "remove_kept", "remove_upload", "resumable", "scrubber"]
 
 

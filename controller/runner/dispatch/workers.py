@@ -44,8 +44,8 @@ import structlog
 from agents.ports.replies import read_question
 from controller.platform import shared_state
 from controller.platform.fence import write_claim
-from controller.platform.sandbox.handoff import HANDOFF_ENV
 from controller.platform.sandbox.labels import alive, started_ticks
+from controller.platform.sandbox.warm_offer import OFFER_ENV
 from controller.platform.sandbox.worker_sandboxes import WorkerSandboxes, wanted
 from controller.platform.settings import Settings, child_env
 from controller.platform.store import RunRow, RunStatus, RunStore, StoreError
@@ -94,7 +94,7 @@ def signal_group(proc: RunProcess, sig: int) -> None:
         pass
 
 
-class WorkerPool:
+class RunWorkers:
     """Runs the store's queued runs, ``workers`` at a time, as child processes."""
 
     def __init__(self, settings: Settings, store: RunStore, *, worker_id: str | None = None,
@@ -208,7 +208,7 @@ class WorkerPool:
             # waits for the warm parent's imports, seconds on a busy machine, longer than a lease.
             with self._lock:
                 self._launching.add(row.id)
-            env = {**self.env_for(row), **self._handoff(row, run_dir)}
+            env = {**self.env_for(row), **self._offer(row, run_dir)}
             try:
                 # stdin stays open and unused: the child stops when it closes (this process died).
                 proc = self._launcher.launch(self._command(row, run_dir), env, errors)
@@ -233,13 +233,13 @@ class WorkerPool:
                 self._after_run(row, run_dir)
             return code, _tail(errors)
 
-    def _handoff(self, row: RunRow, run_dir: Path) -> dict[str, str]:
+    def _offer(self, row: RunRow, run_dir: Path) -> dict[str, str]:
         """The run's warm sandboxes, already started (removed after the run if unused); none if the
         engine fails here: the run then warms its own, as without."""
         if self.sandboxes is None:
             return {}
         try:
-            return {HANDOFF_ENV: self.sandboxes.hand_to(row.id, row.kind, row.agent, run_dir)}
+            return {OFFER_ENV: self.sandboxes.hand_to(row.id, row.kind, row.agent, run_dir)}
         except Exception as exc:  # noqa: BLE001 - the run's outcome does not depend on it
             log.warning("service.warm_sandbox_failed", run_id=row.id, error_type=type(exc).__name__, exc_info=exc)
             return {}

@@ -22,7 +22,7 @@ from agents.idris.agent import IdrisAgent
 from agents.idris.analysis import analyze_document
 from agents.idris.checking import check_modules, print_module_report
 from agents.ports.run import RunContext
-from controller.platform.artefacts import RunArtifacts
+from controller.platform.artefacts import RunArtefacts
 from controller.platform.checkpoints import close_checkpoint, open_checkpoint
 from controller.platform.progress import Progress
 from controller.platform.sandbox.docker import DockerSandbox
@@ -75,7 +75,7 @@ class TestRunCheckpointReplay:
         try:
             summary = agent.run(plan, RunContext(
                 run_id="pytest-idris", config=config, sandbox=sandbox, image=standin_image,
-                artefacts=RunArtifacts(run_dir), on_event=lambda event: None, checkpoint=checkpoint,
+                artefacts=RunArtefacts(run_dir), on_event=lambda event: None, checkpoint=checkpoint,
                 image_of=lambda name: parser_image))  # the contract PDF is read in the parser image
             state = agent.graph(2, checkpoint.saver).get_state(checkpoint.config).values
         finally:

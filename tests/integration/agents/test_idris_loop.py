@@ -32,7 +32,7 @@ import pytest
 from agents.idris.coder import IdrisCode, OfflineIdrisCoder
 from agents.idris.run import IdrisRunRequest, run_idris_agent
 from agents.ports.sandbox import SandboxLimits
-from controller.platform.artefacts import RunArtifacts
+from controller.platform.artefacts import RunArtefacts
 from controller.platform.sandbox.docker import DockerSandbox
 from controller.platform.settings import PROJECT_ROOT
 from tests.fakes import load_document_here
@@ -95,7 +95,7 @@ def run_loop(tmp_path, contract, image, docker_client, base_settings, *, project
     request = IdrisRunRequest(
         run_id=f"pytest-{project}", target="service-contract", project=project, document_type="contract",
         document=contract, limits=SandboxLimits(timeout_seconds=timeout, memory_mb=256),
-        max_attempts=max_attempts, artifacts=RunArtifacts(tmp_path / "runs" / f"pytest-{project}"),
+        max_attempts=max_attempts, artefacts=RunArtefacts(tmp_path / "runs" / f"pytest-{project}"),
         output_dir=tmp_path / "idris",
     )
     sandbox = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner="pytest:idris")

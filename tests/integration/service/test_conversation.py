@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from agents.lessons import LESSONS_FILE, ExecutionHistory, FailedAttempt, RunRecord
+from agents.lessons import LESSONS_FILE, ExecutionHistory, FailedAttempt, RunOutcome
 from controller.entry.service.client import parse_sse
 from controller.platform.settings import PROJECT_ROOT
 from tests.integration.service.harness import Service, free_port, wait_for
@@ -127,7 +127,7 @@ def test_tenancy_and_an_admins_delete(service: Service):
     made = service.cli("tokens", "add", "ops", "--admin")
     admin = {"Authorization": f"Bearer {made.stdout.splitlines()[0]}"}
     lessons = ExecutionHistory(service.root / "runs" / LESSONS_FILE)
-    lessons.record(RunRecord("blueprint", EXAMPLE, "b-1", "offline", "failed", 1,
+    lessons.record(RunOutcome("blueprint", EXAMPLE, "b-1", "offline", "failed", 1,
                              (FailedAttempt(1, "too_short", "too short", ("write at least 300 words",)),)))
     service.start()
     run = submit(service, alice)

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from controller.platform.sandbox.handoff import REPORT_FILE
+from controller.platform.sandbox.warm_offer import REPORT_FILE
 from tests.integration.service.harness import Service, free_port, wait_for
 from tests.integration.service.test_service import follow
 from tests.integration.service.test_warm_runs import icici_env

@@ -3,13 +3,13 @@ SQLite run store's tables and the PostgreSQL store's (revision 0004, issue 34)."
 
 from __future__ import annotations
 
-from agents.lessons import ExecutionHistory, FailedAttempt, Forgotten, RunRecord
+from agents.lessons import ExecutionHistory, FailedAttempt, Forgotten, RunOutcome
 
 
 def record(history: ExecutionHistory, run_id: str, *lessons: str, target: str = "icici",
            fixed_by: str = "", agent: str = "bank_parser") -> None:
     failures = tuple(FailedAttempt(i + 1, "mismatch", f"summary {i}", (text,)) for i, text in enumerate(lessons))
-    history.record(RunRecord(agent, target, run_id, "openai:m", "passed" if fixed_by else "failed",
+    history.record(RunOutcome(agent, target, run_id, "openai:m", "passed" if fixed_by else "failed",
                              len(lessons) + bool(fixed_by), failures, fixed_by))
 
 
@@ -48,7 +48,7 @@ class ContractLessons:
     def test_failures_are_counted_per_kind_and_runs_per_status(self, history: ExecutionHistory):
         record(history, "r1", "too short", "no sections")  # failed: 2 mismatch attempts
         record(history, "r2", "too short", fixed_by="attempt 2")  # passed after 1 mismatch
-        history.record(RunRecord("bank_parser", "icici", "r3", "offline", "failed", 1,
+        history.record(RunOutcome("bank_parser", "icici", "r3", "offline", "failed", 1,
                                  (FailedAttempt(1, "timeout", "slow", ("a", "b")),)))  # two lessons, one attempt
         (mismatch, timeout) = history.patterns("bank_parser", "icici")
         assert (mismatch.kind, mismatch.attempts, mismatch.runs, mismatch.fixed) == ("mismatch", 3, 2, 1)

@@ -15,7 +15,7 @@ from agents.lessons import (
     Forgotten,
     Lesson,
     LessonsUnreadable,
-    RunRecord,
+    RunOutcome,
     lessons_markdown,
     render_lessons,
 )
@@ -37,7 +37,7 @@ class TestHistory(ContractLessons):
     def test_failures_without_lessons_are_recorded_but_not_taught(self, tmp_path: Path):
         """An llm_error has no lesson: it is in the history, not in the prompt."""
         history = ExecutionHistory(tmp_path / "lessons.sqlite")
-        history.record(RunRecord("bank_parser", "icici", "r1", "openai:m", "failed", 1,
+        history.record(RunOutcome("bank_parser", "icici", "r1", "openai:m", "failed", 1,
                                  (FailedAttempt(1, "llm_error", "timeout after 4 request(s)"),)))
         assert history.lessons("bank_parser", "icici") == []
         with sqlite3.connect(history.path) as db:

@@ -17,7 +17,7 @@ from agents.loop import LoopCrashed
 from agents.pdf_probe import PROBE_CONFIG
 from agents.ports.errors import InfraFault, SandboxError, TargetError
 from agents.ports.sandbox import SandboxLimits
-from controller.platform.artefacts import RunArtifacts
+from controller.platform.artefacts import RunArtefacts
 from controller.platform.observability.history import HistoryStore
 from controller.platform.observability.logs import configure_logging
 from controller.platform.observability.recorder import EVENTS_FILE, history_path, observe_run
@@ -144,7 +144,7 @@ class TestIdrisLoopCrash:
         request = IdrisRunRequest(
             run_id="unit", target="service-contract", project="ServiceContract", document_type="contract",
             document=load_document_here(PROJECT_ROOT / "data" / "service-contract" / "service_contract.pdf"),
-            limits=SandboxLimits(), max_attempts=2, artifacts=RunArtifacts(tmp_path / "runs" / "unit"),
+            limits=SandboxLimits(), max_attempts=2, artefacts=RunArtefacts(tmp_path / "runs" / "unit"),
             output_dir=tmp_path / "idris")
         with pytest.raises(LoopCrashed):
             run_idris_agent(request, sandbox=BuggySandbox(ValueError("bad")), image="img",

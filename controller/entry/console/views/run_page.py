@@ -11,7 +11,7 @@ from markupsafe import Markup
 
 from agents.ports.artefacts import SUMMARY_FILE
 from agents.registry import AGENTS
-from controller.entry.console.views.agent_sections import BlueprintView, IntakeView, blueprint_view, intake_view
+from controller.entry.console.views.agent_sections import IntakeView, SectionsView, intake_view, sections_view
 from controller.entry.console.views.attempts import Attempt, attempts
 from controller.entry.console.views.backlog import backlog
 from controller.entry.console.views.graph_svg import graph_svg
@@ -45,7 +45,7 @@ class RunView:
     can_cancel: bool
     can_resume: bool
     intake: IntakeView | None = None
-    blueprint: BlueprintView | None = None
+    sections: SectionsView | None = None
 
 
 def resumable(row: RunRow, run_dir: Path) -> bool:
@@ -83,11 +83,12 @@ def run_view(settings: Settings, store: RunStore, row: RunRow, node: str, start:
     run_dir = settings.runs_dir / row.id
     states = node_states(run_dir)
     lines, after = progress(store, row, run_dir, start)
+    info = AGENTS[row.agent].info if row.agent in AGENTS else None
     return RunView(
         row=row, href=f"/runs/{quote(row.id, safe='')}", duration=duration_of(row, time.time()),
         graph=graph_of(row, states, node), nodes=states, lines=lines, stream_after=after, node=node,
         attempts=attempts(run_dir, states.ends), files=artefacts.listing(run_dir), summary=summary_facts(row.summary, row.agent, row.id),
         can_cancel=not row.ended, can_resume=resumable(row, run_dir),
-        intake=intake_view(settings, row, run_dir) if AGENTS.get(row.agent) and AGENTS[row.agent].info.memory else None,
-        blueprint=blueprint_view(run_dir, states.ends) if row.agent == "blueprint" else None,
+        intake=intake_view(settings, row, run_dir) if info is not None and info.memory else None,
+        sections=sections_view(run_dir, states.ends, info.sections) if info is not None and info.sections else None,
     )

@@ -183,7 +183,7 @@ class FailingCoder(CountingCoder):
         kind = self.failing.get(self.calls)
         if kind is not None:
             raise CoderFailed(kind, f"{kind.value} on call {self.calls}", detail="the reply",
-                              artifacts={"reply.md": "no code here\n"})
+                              artefacts={"reply.md": "no code here\n"})
 
     def generate(self, analysis):  # noqa: ANN001, ANN201
         self._maybe_fail()

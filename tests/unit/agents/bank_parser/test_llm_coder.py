@@ -101,8 +101,8 @@ class TestGenerate:
         server.push(Reply(fenced(GOOD), tokens_in=900, tokens_out=150))
         code = coder_for(server).generate(analysis)
         assert code.code == GOOD and code.strategy == "openai:test-model/generate"
-        assert "Data-cleaning rules" in code.artifacts["prompt.md"] and code.artifacts["reply.md"].startswith("Here is")
-        (call,) = json.loads(code.artifacts["llm.json"])
+        assert "Data-cleaning rules" in code.artefacts["prompt.md"] and code.artefacts["reply.md"].startswith("Here is")
+        (call,) = json.loads(code.artefacts["llm.json"])
         assert (call["outcome"], call["tokens_in"], call["tokens_out"]) == ("ok", 900, 150)
 
     def test_lessons_reach_the_first_prompt(self, server, analysis):
@@ -119,7 +119,7 @@ class TestGenerate:
         with pytest.raises(CoderFailed) as caught:
             coder_for(server).generate(analysis)
         assert caught.value.kind == FailureKind.NO_CODE and "holds no Python code" in caught.value.summary
-        assert caught.value.artifacts["reply.md"].startswith("I'm sorry")
+        assert caught.value.artefacts["reply.md"].startswith("I'm sorry")
 
     def test_syntax_error_is_no_code_with_the_code_kept(self, server, analysis):
         """Code that does not parse never reaches a sandbox; the broken code is kept for the retry."""
@@ -136,7 +136,7 @@ class TestGenerate:
             coder_for(server, max_retries=1).generate(analysis)
         assert caught.value.kind == FailureKind.LLM_ERROR
         assert caught.value.summary.startswith("server_error after 2 request(s)")
-        assert len(json.loads(caught.value.artifacts["llm.json"])[0]["requests"]) == 2
+        assert len(json.loads(caught.value.artefacts["llm.json"])[0]["requests"]) == 2
 
 
 class TestRefine:

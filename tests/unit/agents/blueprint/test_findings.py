@@ -24,7 +24,7 @@ from agents.blueprint.scenarios import known
 from agents.blueprint.writer import time_column, write_report
 from agents.ports.config import AgentConfig
 from agents.ports.run import RunContext
-from controller.platform.artefacts import RunArtifacts
+from controller.platform.artefacts import RunArtefacts
 from controller.platform.settings import PROJECT_ROOT
 from tests.unit.agents.blueprint.fakes import Answer, ScriptedCallSandbox
 
@@ -48,7 +48,7 @@ def run(cfg: AgentConfig, name: str, sandbox: Any) -> tuple[Any, Path]:
     plan = AGENT.plan(name, cfg, None)
     run_dir = cfg.runs_dir / "unit"
     summary = AGENT.run(plan, RunContext(run_id="unit", config=cfg, sandbox=sandbox, image="img",
-                                         artefacts=RunArtifacts(run_dir), on_event=lambda _e: None))
+                                         artefacts=RunArtefacts(run_dir), on_event=lambda _e: None))
     return summary, run_dir
 
 

@@ -23,7 +23,7 @@ from agents.blueprint.run import run_blueprint_agent
 from agents.blueprint.state import BlueprintContext
 from agents.blueprint.writer import _cell, write_report
 from agents.ports.sandbox import SandboxLimits
-from controller.platform.artefacts import RunArtifacts
+from controller.platform.artefacts import RunArtefacts
 from controller.platform.settings import PROJECT_ROOT
 from tests.doubles.llm_servers import OpenAIServer, Reply
 from tests.unit.agents.blueprint.fakes import ScriptedCallSandbox, value
@@ -152,7 +152,7 @@ class TestLLMWriter:
                     Reply('```json\n{"passed": true, "feedback": ""}\n```'))
         context = BlueprintContext(run_id="llm", target=EXAMPLE, blueprint=blueprint, data=TARGET.data,
                                    sandbox=sandbox(), image="img", limits=SandboxLimits(), max_attempts=3,
-                                   artifacts=RunArtifacts(tmp_path / "runs" / "llm"),
+                                   artefacts=RunArtefacts(tmp_path / "runs" / "llm"),
                                    roles=LLMRoles(client, tmp_path / "blueprints"))
         summary = run_blueprint_agent(context, on_event=lambda _e: None)
         assert summary.status == "passed" and summary.attempts == 2

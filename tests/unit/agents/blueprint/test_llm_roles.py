@@ -16,7 +16,7 @@ from agents.blueprint.state import BlueprintContext
 from agents.blueprint.writer import write_report
 from agents.llm.client import ChatClient
 from agents.ports.sandbox import SandboxLimits
-from controller.platform.artefacts import RunArtifacts
+from controller.platform.artefacts import RunArtefacts
 from controller.platform.settings import PROJECT_ROOT
 from tests.doubles.llm_servers import Fail, OpenAIServer, Reply
 from tests.unit.agents.blueprint.fakes import ScriptedCallSandbox
@@ -33,7 +33,7 @@ YES = '```json\n{"passed": true, "feedback": ""}\n```'
 def run(client: ChatClient, tmp_path: Path):  # noqa: ANN201
     context = BlueprintContext(run_id="llm", target="acme-research", blueprint=TARGET.blueprint, data=TARGET.data,
                                sandbox=ScriptedCallSandbox({}), image="img", limits=SandboxLimits(), max_attempts=3,
-                               artifacts=RunArtifacts(tmp_path / "runs" / "llm"),
+                               artefacts=RunArtefacts(tmp_path / "runs" / "llm"),
                                roles=LLMRoles(client, tmp_path / "blueprints"))
     events: list = []
     return run_blueprint_agent(context, on_event=events.append), events

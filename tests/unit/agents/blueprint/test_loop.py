@@ -21,7 +21,7 @@ from agents.lessons import LESSONS_FILE, ExecutionHistory
 from agents.ports.config import AgentConfig
 from agents.ports.run import RunContext
 from controller.entry.cli import main
-from controller.platform.artefacts import RunArtifacts
+from controller.platform.artefacts import RunArtefacts
 from controller.platform.checkpoints import close_checkpoint, open_checkpoint
 from controller.platform.settings import PROJECT_ROOT
 from controller.runner.agent_runner import resume_line, run_record
@@ -79,7 +79,7 @@ def run(cfg: AgentConfig, target: str, sandbox: Any, max_attempts: int | None = 
     events: list[Any] = []
     run_dir = cfg.runs_dir / run_id
     summary = AGENT.run(plan, RunContext(run_id=run_id, config=cfg, sandbox=sandbox, image="sandloop/python-parser:t",
-                                         artefacts=RunArtifacts(run_dir), on_event=events.append,
+                                         artefacts=RunArtefacts(run_dir), on_event=events.append,
                                          checkpoint=checkpoint))
     return summary, events, run_dir
 

@@ -17,7 +17,7 @@ from agents.idris.coder import OfflineIdrisCoder
 from agents.idris.graph import build_graph, decide, route_after_fix
 from agents.idris.run import IdrisRunRequest, run_idris_agent
 from agents.ports.sandbox import SandboxLimits
-from controller.platform.artefacts import RunArtifacts
+from controller.platform.artefacts import RunArtefacts
 from controller.platform.settings import PROJECT_ROOT
 from tests.fakes import load_document_here
 from tests.unit.agents.idris.fakes import PASS, Answer, RecordedChecker, failing
@@ -59,7 +59,7 @@ def run(tmp_path: Path, answers: list[Answer], max_attempts: int = 5):  # noqa: 
     request = IdrisRunRequest(
         run_id="unit", target="service-contract", project="ServiceContract", document_type="contract",
         document=load_document_here(CONTRACT), limits=SandboxLimits(), max_attempts=max_attempts,
-        artifacts=RunArtifacts(tmp_path / "runs" / "unit"), output_dir=tmp_path / "idris",
+        artefacts=RunArtefacts(tmp_path / "runs" / "unit"), output_dir=tmp_path / "idris",
     )
     events = []
     summary = run_idris_agent(request, sandbox=checker, image="sandloop/idris2:test", coder=OfflineIdrisCoder(),

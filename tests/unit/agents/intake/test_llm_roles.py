@@ -20,7 +20,7 @@ from agents.llm.client import ChatClient
 from agents.llm.config import LLMConfig
 from agents.llm.providers import build_chat_model
 from agents.ports.config import AgentConfig, LLMSettings
-from controller.platform.artefacts import RunArtifacts
+from controller.platform.artefacts import RunArtefacts
 from controller.platform.memory_store import SqliteMemoryStores
 from tests.doubles.llm_servers import Fail, OpenAIServer, Reply
 from tests.unit.agents.intake.helpers import DATA, ask, inp, schemas
@@ -137,7 +137,7 @@ class TestWholeRun:
             model="m", base_url=server.base_url, api_key=SecretStr("k" * 12), max_retries=0))
         plan = IntakeAgent().plan("intake-future", settings, None)
         assert plan.coder_name == "openai:m"
-        summary = run_intake_agent(plan.inputs["target"], run_id="llm", artifacts=RunArtifacts(tmp_path / "run"),
+        summary = run_intake_agent(plan.inputs["target"], run_id="llm", artefacts=RunArtefacts(tmp_path / "run"),
                                    max_turns=plan.max_attempts, on_event=lambda _e: None, roles=plan.coder,
                                    memory=SqliteMemoryStores(tmp_path / "runs"))
         assert summary.status == "passed" and summary.coder == "openai:m"

@@ -16,7 +16,7 @@ from agents.intake.checking import check_conversations
 from agents.intake.run import run_intake_agent
 from agents.intake.target import IntakeTarget
 from agents.ports.config import AgentConfig
-from controller.platform.artefacts import RunArtifacts
+from controller.platform.artefacts import RunArtefacts
 from controller.platform.checkpoints import close_checkpoint, open_checkpoint
 from controller.platform.memory_store import SqliteMemoryStores
 from controller.runner.agent_runner import resume_line
@@ -31,7 +31,7 @@ def run(tmp_path: Path, target: IntakeTarget, on_event=None, checkpoint=None):  
         if on_event:
             on_event(event)
 
-    summary = run_intake_agent(target, run_id="unit", artifacts=RunArtifacts(tmp_path / "run"),
+    summary = run_intake_agent(target, run_id="unit", artefacts=RunArtefacts(tmp_path / "run"),
                                max_turns=len(target.replies), on_event=record, checkpoint=checkpoint,
                                memory=SqliteMemoryStores(tmp_path / "runs"))
     graph = json.loads((tmp_path / "run" / "graph.json").read_text())

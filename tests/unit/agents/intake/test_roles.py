@@ -91,7 +91,7 @@ class TestDecisionRole:
             memory = GraphMemory(SqliteMemoryStores(tmp_path / folder).for_run("t"), None, "t")
             personal = (FactUpdate("Personal", "age", 52), FactUpdate("Personal", "city", "Dublin"))
             memory.apply_updates(1, Question("Personal", "age", "?"), "52 in Dublin", Resolution(personal))
-            context = SimpleNamespace(target=example(), memory=memory, artifacts=None, max_turns=10, run_id="t",
+            context = SimpleNamespace(target=example(), memory=memory, artefacts=None, max_turns=10, run_id="t",
                                       roles=OfflineRoles())
             state = {"node": "Personal", "step": 0, "asked": [], "priority": [], "reply": reply,
                      "question": {"text": question}}

@@ -17,7 +17,7 @@ from agents.lessons import (
     FailedAttempt,
     HandoffLessons,
     Lesson,
-    RunRecord,
+    RunOutcome,
     give_lessons,
     open_lessons,
 )
@@ -65,8 +65,8 @@ class TestLessonsInTheStore(ContractLessons):
     """The lessons' statements on the store's ``lesson_*`` tables."""
 
 
-def lesson_run(run_id: str = "r1", *lessons: str) -> RunRecord:
-    return RunRecord("bank_parser", "icici", run_id, "offline", "failed", 1,
+def lesson_run(run_id: str = "r1", *lessons: str) -> RunOutcome:
+    return RunOutcome("bank_parser", "icici", run_id, "offline", "failed", 1,
                      (FailedAttempt(1, "mismatch", "short", lessons),))
 
 

@@ -16,7 +16,7 @@ from agents.ports.errors import TargetError
 from controller.entry.cli import main
 from controller.entry.service.client_blueprint import blueprint_body, named_files
 from controller.platform.settings import PROJECT_ROOT
-from controller.runner.dispatch.workers import WorkerPool
+from controller.runner.dispatch.workers import RunWorkers
 from tests.unit.controller.entry.service.conftest import Service, make_service
 from tests.unit.controller.entry.service.test_app import assert_problem
 
@@ -58,7 +58,7 @@ class TestMultipart:
                                                              "target.toml"]
         assert (folder / "target.toml").read_text() == 'agent = "blueprint"\n'
         row = service.store.get(run["id"])
-        env = WorkerPool(service.state.settings, service.store, env={}).env_for(row)
+        env = RunWorkers(service.state.settings, service.store, env={}).env_for(row)
         assert env["SBX_DATA_DIR"] == str(service.runs_dir / "uploads" / run["id"])
 
     def test_a_code_tool_can_come_as_a_file(self, service: Service):

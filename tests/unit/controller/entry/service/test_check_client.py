@@ -23,7 +23,7 @@ from controller.platform.store import NewRun
 from controller.platform.store.sqlite import SqliteStore
 from controller.runner.check_record import check_summary
 from controller.runner.dispatch import child
-from controller.runner.dispatch.workers import WorkerPool
+from controller.runner.dispatch.workers import RunWorkers
 from tests.unit.controller.entry.service.conftest import make_settings
 
 
@@ -118,7 +118,7 @@ class TestServiceSide:
         store.submit(NewRun("c-1", "alice", "bank_parser", "icici", {"kind": "check", "paths": ["_submissions/a.py"]}),
                      quota=9, queue_limit=9)
         store.claim("dead", -1.0)
-        WorkerPool(settings, store, worker_id="me", env={}).take_over_expired()
+        RunWorkers(settings, store, worker_id="me", env={}).take_over_expired()
         row = store.get("c-1")
         assert (row.status, row.takeovers, row.error) == ("queued", 1, "")
         assert child.command(row, settings.runs_dir / "c-1")[3:7] == ["check", "--watch-stdin", "--run-id", "c-1"]

@@ -12,7 +12,7 @@ import pytest
 
 from controller.entry.service.check_submit import safe_name
 from controller.runner.dispatch import child
-from controller.runner.dispatch.workers import WorkerPool
+from controller.runner.dispatch.workers import RunWorkers
 from tests.conftest import ICICI
 from tests.unit.controller.entry.service.conftest import Service, make_service
 from tests.unit.controller.entry.service.test_app import assert_problem
@@ -89,7 +89,7 @@ class TestAccepted:
         folder = service.runs_dir / "uploads" / check["id"]
         assert (folder / "_submissions/alice_s_work/custom_parsers/mybank_parser.py").read_bytes() == PARSER
         assert (folder / "mybank" / "statement.pdf").read_bytes() == PDF
-        env = WorkerPool(service.state.settings, service.store, env={}).env_for(service.store.get(check["id"]))
+        env = RunWorkers(service.state.settings, service.store, env={}).env_for(service.store.get(check["id"]))
         assert env["SBX_DATA_DIR"] == str(folder)
 
     def test_a_check_summary_is_served_with_its_verdicts(self, service: Service):

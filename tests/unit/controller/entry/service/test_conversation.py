@@ -24,7 +24,7 @@ from controller.platform.store import NewRun, RunRow
 from controller.platform.store.sqlite import SqliteStore
 from controller.runner.dispatch import child
 from controller.runner.dispatch.journal import question_event
-from controller.runner.dispatch.workers import WorkerPool
+from controller.runner.dispatch.workers import RunWorkers
 from tests.unit.controller.entry.service.conftest import Service, make_settings
 from tests.unit.controller.entry.service.test_app import assert_problem, sse_events
 from tests.waiting import wait_for
@@ -131,7 +131,7 @@ class TestWorker:
     def test_a_child_that_waits_parks_its_run_without_worker_or_lease(self, tmp_path: Path):
         settings = make_settings(tmp_path, poll_seconds=0.05, renew_seconds=0.5, lease_seconds=2)
         store = SqliteStore(tmp_path / "runs" / "service.sqlite")
-        pool = WorkerPool(settings, store, worker_id="me", env={},
+        pool = RunWorkers(settings, store, worker_id="me", env={},
                           command=lambda row, run_dir: [sys.executable, "-c", FAKE_ASKING_CHILD, str(run_dir)])
         store.submit(NewRun("r-1", "~local", "intake", "t", {"interactive": True}), quota=9, queue_limit=9)
         pool.start()

@@ -8,7 +8,7 @@ runs.
 
 from __future__ import annotations
 
-from agents.lessons import LESSONS_FILE, ExecutionHistory, FailedAttempt, RunRecord
+from agents.lessons import LESSONS_FILE, ExecutionHistory, FailedAttempt, RunOutcome
 from controller.platform.store import NewRun
 from tests.unit.controller.entry.service.conftest import Service
 from tests.unit.controller.entry.service.test_app import assert_problem
@@ -31,7 +31,7 @@ def lessons_store(service: Service) -> ExecutionHistory:
 def learn(service: Service, run_id: str, target: str, *lessons: str, agent: str = "blueprint") -> None:
     failures = tuple(FailedAttempt(i + 1, "too_short", f"attempt {i + 1} too short", (text,))
                      for i, text in enumerate(lessons))
-    lessons_store(service).record(RunRecord(agent, target, run_id, "offline", "failed", len(lessons), failures))
+    lessons_store(service).record(RunOutcome(agent, target, run_id, "offline", "failed", len(lessons), failures))
 
 
 class TestHistory:

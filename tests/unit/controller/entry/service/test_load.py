@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 
 from controller.entry.service.app import create_app
 from controller.platform.store import RunRow
-from controller.runner.dispatch.workers import WorkerPool
+from controller.runner.dispatch.workers import RunWorkers
 from tests.unit.controller.entry.service.conftest import make_service
 from tests.waiting import wait_for
 
@@ -30,7 +30,7 @@ def test_two_hundred_submissions_from_twenty_clients(tmp_path: Path):
     def command(row: RunRow, run_dir: Path) -> list[str]:
         return ["/bin/sh", "-c", 'echo "$0" >> "$1"; echo "==> run $0"', row.id, str(ran)]
 
-    pool = WorkerPool(settings, service.store, worker_id="w", command=command, env={})
+    pool = RunWorkers(settings, service.store, worker_id="w", command=command, env={})
     headers = [service.token(f"client{i}") for i in range(CLIENTS)]
     accepted: list[str] = []
     refused: list[str] = []

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.runner.dispatch.workers import WorkerPool
+from controller.runner.dispatch.workers import RunWorkers
 from tests.conftest import ICICI
 from tests.unit.controller.entry.service.conftest import Service, make_service
 from tests.unit.controller.entry.service.test_app import assert_problem
@@ -39,7 +39,7 @@ def test_an_uploaded_statement_is_queued_with_its_own_data_folder(service: Servi
                                 f"{run['id']}/mybank/statement.pdf"]
     assert (service.runs_dir / "uploads" / run["id"] / "mybank" / "statement.pdf").read_bytes() == PDF
     row = service.store.get(run["id"])
-    env = WorkerPool(service.state.settings, service.store, env={}).env_for(row)
+    env = RunWorkers(service.state.settings, service.store, env={}).env_for(row)
     assert env["SBX_DATA_DIR"] == str(service.runs_dir / "uploads" / run["id"])
 
 

@@ -22,7 +22,7 @@ from agents.ports.artefacts import SUMMARY_FILE
 from agents.ports.errors import EngineUnavailable
 from agents.ports.sandbox import SandboxLimits, SandboxSpec
 from controller.entry import cli
-from controller.platform.artefacts import RunArtifacts
+from controller.platform.artefacts import RunArtefacts
 from controller.platform.sandbox import engine
 from controller.platform.sandbox.docker import DockerSandbox
 from controller.platform.sandbox.engine import RuntimeMissing, require_runtime
@@ -155,7 +155,7 @@ class TestEveryContainer:
 
     def test_the_factorys_backend_and_its_warm_pool_use_it(self, monkeypatch):
         """The backend every run gets (get_backend): its warm containers too."""
-        monkeypatch.setattr("controller.platform.sandbox.factory.take_handoff", lambda: None)
+        monkeypatch.setattr("controller.platform.sandbox.factory.take_offer", lambda: None)
         client, created = offline_client()
         config = backend_config(Settings(_env_file=None, sandbox_runtime="runsc"))
         backend = get_backend(config, client)
@@ -187,7 +187,7 @@ class TestEveryContainer:
 class TestNamed:
     def test_summary_json_names_the_backend_and_runtime(self, tmp_path: Path):
         settings = Settings(_env_file=None, sandbox_runtime="runsc")
-        artefacts = RunArtifacts(tmp_path, {"sandbox": sandbox_description(settings)})
+        artefacts = RunArtefacts(tmp_path, {"sandbox": sandbox_description(settings)})
         artefacts.write_json(SUMMARY_FILE, {"status": "passed"})
         artefacts.write_json("attempts/1/sandbox.json", {"exit_code": 0})
         assert json.loads((tmp_path / SUMMARY_FILE).read_text()) == {

@@ -14,15 +14,15 @@ import pytest
 from agents.ports.errors import EngineUnavailable
 from agents.ports.sandbox import SandboxLimits, SandboxSpec
 from controller.platform.sandbox import worker_sandboxes
-from controller.platform.sandbox.handoff import (
-    HANDOFF_ENV,
+from controller.platform.sandbox.pool import WarmContainer, WarmKey
+from controller.platform.sandbox.warm_offer import (
+    OFFER_ENV,
     REPORT_FILE,
     Report,
     WarmKeyModel,
-    parse_handoff,
+    parse_offer,
     write_report,
 )
-from controller.platform.sandbox.pool import WarmContainer, WarmKey
 from controller.platform.sandbox.worker_sandboxes import (
     MAX_HANDED_PER_RUN,
     MAX_KEYS,
@@ -31,7 +31,7 @@ from controller.platform.sandbox.worker_sandboxes import (
 )
 from controller.platform.store import NewRun
 from controller.platform.store.sqlite import SqliteStore
-from controller.runner.dispatch.workers import WorkerPool
+from controller.runner.dispatch.workers import RunWorkers
 from tests.unit.controller.entry.service.conftest import make_settings
 from tests.waiting import wait_for
 
@@ -123,7 +123,7 @@ def sandboxes(tmp_path: Path, workers: int = 2, client: FakeClient | None = None
 
 def test_no_engine_connection_until_a_key_is_learnt_and_then_the_pool_follows_the_workers(tmp_path, fakes):
     box = sandboxes(tmp_path, workers=3)
-    offer = parse_handoff(box.hand_to("r1", "run", "bank_parser", tmp_path))
+    offer = parse_offer(box.hand_to("r1", "run", "bank_parser", tmp_path))
     assert offer is not None and offer.offers == [] and offer.report == str(tmp_path / REPORT_FILE)
     assert FakeBackend.made == []
     box.learn("run", "bank_parser", key())
@@ -139,20 +139,20 @@ def test_no_engine_connection_until_a_key_is_learnt_and_then_the_pool_follows_th
 def test_a_run_is_handed_as_many_as_its_predecessor_made_executions(tmp_path, fakes):
     box = sandboxes(tmp_path)
     box.learn("run", "bank_parser", key(), executions=2)
-    offer = parse_handoff(box.hand_to("r1", "run", "bank_parser", tmp_path))
+    offer = parse_offer(box.hand_to("r1", "run", "bank_parser", tmp_path))
     assert offer is not None and [o.expected for o in offer.offers] == [2, 2]
     assert len({o.container for o in offer.offers}) == 2
     box.learn("run", "bank_parser", key(), executions=7)
-    offer = parse_handoff(box.hand_to("r2", "run", "bank_parser", tmp_path))
+    offer = parse_offer(box.hand_to("r2", "run", "bank_parser", tmp_path))
     assert offer is not None and [o.expected for o in offer.offers] == [7] * MAX_HANDED_PER_RUN
 
 
 def test_a_run_is_offered_a_container_of_its_kind_and_agent_only(tmp_path, fakes):
     box = sandboxes(tmp_path)
     box.learn("run", "bank_parser", key())
-    other = parse_handoff(box.hand_to("r0", "run", "idris", tmp_path))
-    check = parse_handoff(box.hand_to("r1", "check", "bank_parser", tmp_path))
-    same = parse_handoff(box.hand_to("r2", "run", "bank_parser", tmp_path))
+    other = parse_offer(box.hand_to("r0", "run", "idris", tmp_path))
+    check = parse_offer(box.hand_to("r1", "check", "bank_parser", tmp_path))
+    same = parse_offer(box.hand_to("r2", "run", "bank_parser", tmp_path))
     assert other is not None and check is not None and same is not None
     assert (other.offers, check.offers) == ([], [])
     assert [o.key for o in same.offers] == [key()] and same.offers[0].warmup_seconds == 0.5
@@ -161,7 +161,7 @@ def test_a_run_is_offered_a_container_of_its_kind_and_agent_only(tmp_path, fakes
 def test_after_the_run_its_containers_are_removed_and_its_report_learnt(tmp_path, fakes):
     box = sandboxes(tmp_path)
     box.learn("run", "bank_parser", key())
-    handed = parse_handoff(box.hand_to("r1", "run", "bank_parser", tmp_path))
+    handed = parse_offer(box.hand_to("r1", "run", "bank_parser", tmp_path))
     assert handed is not None
     taken = handed.offers[0].container
     write_report(tmp_path / REPORT_FILE, Report(key=key(memory=300), executions=2, taken=[taken]))
@@ -214,7 +214,7 @@ def test_no_engine_means_no_warm_sandboxes_and_no_error(tmp_path, fakes):
 
     box = WorkerSandboxes(make_settings(tmp_path), 2, connection=down)
     box.learn("run", "bank_parser", key())
-    offer = parse_handoff(box.hand_to("r1", "run", "bank_parser", tmp_path))
+    offer = parse_offer(box.hand_to("r1", "run", "bank_parser", tmp_path))
     assert FakeBackend.made == [] and offer is not None and offer.offers == []
     box.close()
 
@@ -240,7 +240,7 @@ def test_the_setting_the_backend_and_the_pool_decide(tmp_path):
 
 CHILD = r"""
 import os, pathlib, sys
-pathlib.Path(sys.argv[2], "handoff.txt").write_text(os.environ.get(sys.argv[1], "none"))
+pathlib.Path(sys.argv[2], "offer.txt").write_text(os.environ.get(sys.argv[1], "none"))
 print("==> run", flush=True)
 """
 
@@ -251,15 +251,15 @@ def test_the_worker_hands_each_run_its_offer_and_cleans_up_after_it(tmp_path, fa
     store = SqliteStore(tmp_path / "runs" / "service.sqlite")
     box = sandboxes(tmp_path, workers=1)
     box.learn("run", "bank_parser", key())
-    pool = WorkerPool(settings, store, worker_id="me", env={}, sandboxes=box,
-                      command=lambda row, run_dir: [sys.executable, "-c", CHILD, HANDOFF_ENV, str(run_dir)])
+    pool = RunWorkers(settings, store, worker_id="me", env={}, sandboxes=box,
+                      command=lambda row, run_dir: [sys.executable, "-c", CHILD, OFFER_ENV, str(run_dir)])
     store.submit(NewRun("r1", "alice", "bank_parser", "icici"), quota=9, queue_limit=9)
     pool.start()
     try:
         wait_for(lambda: (row := store.get("r1")) is not None and row.ended, "the run to end")
     finally:
         pool.stop(5.0)
-    offer = parse_handoff((settings.runs_dir / "r1" / "handoff.txt").read_text())
+    offer = parse_offer((settings.runs_dir / "r1" / "offer.txt").read_text())
     assert offer is not None and len(offer.offers) == 1
     assert fakes == [(offer.offers[0].container, offer.offers[0].volume)]
     assert FakeBackend.made[0].closed  # the workers' stop closed the pool
@@ -279,9 +279,9 @@ def test_an_engine_failure_while_handing_costs_the_run_nothing(tmp_path, fakes, 
 
     monkeypatch.setattr(backend, "hand_out", second_fails)
     settings = make_settings(tmp_path).model_copy(update={"parallel_runs": 1})
-    pool = WorkerPool(settings, SqliteStore(tmp_path / "runs" / "service.sqlite"), worker_id="me", env={},
+    pool = RunWorkers(settings, SqliteStore(tmp_path / "runs" / "service.sqlite"), worker_id="me", env={},
                       sandboxes=box)
     store_row = type("Row", (), {"id": "r1", "kind": "run", "agent": "bank_parser"})()
-    assert pool._handoff(store_row, tmp_path) == {}  # type: ignore[arg-type]
+    assert pool._offer(store_row, tmp_path) == {}  # type: ignore[arg-type]
     box.after_run("r1", "run", "bank_parser", tmp_path)
     assert [container for container, _ in fakes] == [backend.handed[0]]

@@ -17,7 +17,7 @@ from controller.platform.store import NewRun, RunRow
 from controller.platform.store.sqlite import SqliteStore
 from controller.runner.dispatch import child
 from controller.runner.dispatch.launch import Launcher
-from controller.runner.dispatch.workers import WorkerPool, new_worker_id, run_env
+from controller.runner.dispatch.workers import RunWorkers, new_worker_id, run_env
 from tests.unit.controller.entry.service.conftest import make_settings
 from tests.waiting import wait_for
 
@@ -53,7 +53,7 @@ def setup(tmp_path: Path):
     settings = make_settings(tmp_path, poll_seconds=0.05, renew_seconds=0.5, lease_seconds=2)
     settings = settings.model_copy(update={"parallel_runs": 2})
     store = SqliteStore(tmp_path / "runs" / "service.sqlite")
-    pool = WorkerPool(settings, store, worker_id="me", command=fake_command, env={})
+    pool = RunWorkers(settings, store, worker_id="me", command=fake_command, env={})
     yield settings, store, pool
     pool.stop(5.0)
 
@@ -131,7 +131,7 @@ class TestTakeover:
         (before: its own supervisor requeued it as expired while the warm parent still imported)."""
         settings = make_settings(tmp_path, poll_seconds=0.05, renew_seconds=0.5, lease_seconds=2)
         store = SqliteStore(tmp_path / "runs" / "service.sqlite")
-        pool = WorkerPool(settings, store, worker_id="me", command=fake_command, env={},
+        pool = RunWorkers(settings, store, worker_id="me", command=fake_command, env={},
                           launcher=SlowLauncher(warm=False))
         submit(store, "r-slow", "pass")
         pool.start()

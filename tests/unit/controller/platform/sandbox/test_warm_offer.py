@@ -1,4 +1,4 @@
-"""The handoff documents between the service's workers and a run's process (no Docker): offers and
+"""The warm-offer documents between the service's workers and a run's process (no Docker): offers and
 reports parsed with bounds, anything else ignored; keys that match exactly what the pool matches."""
 
 from __future__ import annotations
@@ -9,19 +9,19 @@ from pathlib import Path
 import pytest
 
 from agents.ports.sandbox import SandboxLimits, SandboxSpec
-from controller.platform.sandbox import handoff
-from controller.platform.sandbox.handoff import (
-    HANDOFF_ENV,
+from controller.platform.sandbox import warm_offer
+from controller.platform.sandbox.pool import WarmKey
+from controller.platform.sandbox.warm_offer import (
     MAX_DOCUMENT_BYTES,
+    OFFER_ENV,
     Offer,
     Report,
     WarmKeyModel,
-    parse_handoff,
+    parse_offer,
     read_report,
-    take_handoff,
+    take_offer,
     write_report,
 )
-from controller.platform.sandbox.pool import WarmKey
 
 CONTAINER = "ab" * 32
 
@@ -76,7 +76,7 @@ class TestKeys:
 
 class TestOffer:
     def test_a_valid_offer_is_parsed(self):
-        parsed = parse_handoff(offer_json())
+        parsed = parse_offer(offer_json())
         assert parsed is not None and parsed.offers[0].container == CONTAINER
         assert parsed.offers[0].key.warm_key() == WarmKey.of(spec())
 
@@ -84,7 +84,7 @@ class TestOffer:
         "", "{", "[]", "null", json.dumps({"offers": "x"}), json.dumps({"report": None, "extra": 1}),
     ])
     def test_bad_json_or_another_shape_is_ignored(self, text):
-        assert parse_handoff(text) is None
+        assert parse_offer(text) is None
 
     @pytest.mark.parametrize("change", [
         {"container": "not-an-id"}, {"container": "AB" * 32}, {"volume": "../../etc"}, {"volume": "other-0123"},
@@ -94,17 +94,17 @@ class TestOffer:
         {"key": {**json.loads(WarmKeyModel.of(spec()).model_dump_json()), "warm_command": []}},  # type: ignore[union-attr]
     ])
     def test_an_offer_out_of_its_bounds_is_ignored_whole(self, change):
-        assert parse_handoff(offer_json(**change)) is None
+        assert parse_offer(offer_json(**change)) is None
 
     def test_too_many_offers_or_too_many_bytes_are_ignored(self):
         one = json.loads(offer_json())["offers"][0]
-        assert parse_handoff(json.dumps({"offers": [one] * (handoff.MAX_OFFERS + 1)})) is None
-        assert parse_handoff(json.dumps({"report": "x" * MAX_DOCUMENT_BYTES})) is None
+        assert parse_offer(json.dumps({"offers": [one] * (warm_offer.MAX_OFFERS + 1)})) is None
+        assert parse_offer(json.dumps({"report": "x" * MAX_DOCUMENT_BYTES})) is None
 
     def test_the_offer_is_taken_from_the_environment_once(self, monkeypatch):
-        monkeypatch.setenv(HANDOFF_ENV, offer_json())
-        assert take_handoff() is not None
-        assert take_handoff() is None
+        monkeypatch.setenv(OFFER_ENV, offer_json())
+        assert take_offer() is not None
+        assert take_offer() is None
 
 
 class TestReport:

@@ -4,7 +4,7 @@ The service's workers keep warm containers (:mod:`controller.platform.sandbox.wo
 one engine connection for the life of the service. Two small JSON documents carry what the
 two sides must tell each other, both parsed with bounds and validated, anything else ignored:
 
-* **the offer** (worker → run), in the run's environment variable :data:`HANDOFF_ENV`: the
+* **the offer** (worker → run), in the run's environment variable :data:`OFFER_ENV`: the
   report file's path and up to :data:`MAX_OFFERS` started warm containers (id, volume name,
   the :class:`WarmKeyModel` they were made for). The run's Docker backend uses one for its
   first execution whose :class:`~controller.platform.sandbox.pool.WarmKey` equals the offer's
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Annotated
 
@@ -38,7 +39,7 @@ from controller.platform.sandbox.pool import WarmKey
 log = structlog.get_logger("sandloop.sandbox")
 
 #: The run process's environment variable that carries the offer (a JSON object).
-HANDOFF_ENV = "SBX_WARM_HANDOFF"
+OFFER_ENV = "SBX_WARM_OFFER"
 #: The report's name in the run's folder.
 REPORT_FILE = "sandbox-warm.json"
 #: Most bytes of an offer or a report; more is ignored unread.
@@ -105,7 +106,7 @@ class Offer(_Strict):
     expected: int = Field(1, ge=1, le=1_000_000)
 
 
-class Handoff(_Strict):
+class WarmOffer(_Strict):
     """The offer: where to report, and the containers handed to this run."""
 
     report: Annotated[str, StringConstraints(min_length=1, max_length=4096)] | None = None
@@ -122,23 +123,23 @@ class Report(_Strict):
                      Field(max_length=64)] = []
 
 
-def parse_handoff(text: str | None) -> Handoff | None:
+def parse_offer(text: str | None) -> WarmOffer | None:
     """The offer in ``text`` (the environment variable's value), or None if absent or invalid."""
     if not text:
         return None
     if len(text) > MAX_DOCUMENT_BYTES:
-        log.warning("sandbox.handoff_ignored", reason=f"the offer is longer than {MAX_DOCUMENT_BYTES} bytes")
+        log.warning("sandbox.offer_ignored", reason=f"the offer is longer than {MAX_DOCUMENT_BYTES} bytes")
         return None
     try:
-        return Handoff.model_validate_json(text)
+        return WarmOffer.model_validate_json(text)
     except ValidationError as exc:
-        log.warning("sandbox.handoff_ignored", reason=f"invalid offer ({exc.error_count()} error(s))")
+        log.warning("sandbox.offer_ignored", reason=f"invalid offer ({exc.error_count()} error(s))")
         return None
 
 
-def take_handoff() -> Handoff | None:
+def take_offer() -> WarmOffer | None:
     """The offer this process was started with, removed from its environment (its children get none)."""
-    return parse_handoff(os.environ.pop(HANDOFF_ENV, None))
+    return parse_offer(os.environ.pop(OFFER_ENV, None))
 
 
 def read_report(path: Path) -> Report | None:
@@ -164,3 +165,56 @@ def write_report(path: Path, report: Report) -> None:
         write_atomic(path, json.dumps(report.model_dump(mode="json"), sort_keys=True))
     except OSError as exc:
         log.warning("sandbox.report_failed", path=str(path), error=str(exc)[:200])
+
+
+class OfferedContainers:
+    """A run's side of its worker's offer: the containers offered, by warm key, and the report the
+    worker reads after the run (the first warm key, how many executions of it, what was taken).
+
+    The Docker backend asks it for an offered container before it runs cold or warms its own;
+    attaching to the container stays the backend's. Thread-safe: a run's executions may overlap.
+    """
+
+    def __init__(self, offer: WarmOffer | None) -> None:
+        self._lock = threading.Lock()
+        self._offers: dict[WarmKey, list[Offer]] = {}
+        for offered in offer.offers if offer is not None else []:
+            self._offers.setdefault(offered.key.warm_key(), []).append(offered)
+        self._path = Path(offer.report) if offer is not None and offer.report else None
+        self._reported: Report | None = None
+
+    def take(self, key: WarmKey) -> Offer | None:
+        """The next container offered for ``key`` (removed from the offer), or None."""
+        with self._lock:
+            offers = self._offers.get(key)
+            return offers.pop(0) if offers else None
+
+    def taken(self, container_id: str) -> None:
+        """Report that the run attached to ``container_id`` (the worker does not remove it twice)."""
+        with self._lock:
+            if self._path is None:
+                return
+            report = self._reported or Report()
+            self._write(self._path, report.model_copy(update={"taken": [*report.taken, container_id][-64:]}))
+
+    def count(self, spec: SandboxSpec) -> None:
+        """One more execution of the reported key (the worker offers as many containers next time)."""
+        with self._lock:
+            report = self._reported
+            if self._path is None or report is None or report.key is None:
+                return
+            if report.key.warm_key() != WarmKey.of(spec):
+                return
+            self._write(self._path, report.model_copy(update={"executions": report.executions + 1}))
+
+    def first_warm(self, spec: SandboxSpec) -> list[Offer]:
+        """Report ``spec``'s warm key if it is the run's first; the containers still offered for it."""
+        key = WarmKeyModel.of(spec)
+        with self._lock:
+            if self._path is not None and self._reported is None and key is not None:
+                self._write(self._path, Report(key=key))
+            return list(self._offers.get(key.warm_key(), [])) if key is not None else []
+
+    def _write(self, path: Path, report: Report) -> None:
+        self._reported = report
+        write_report(path, report)

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from controller.platform.sandbox.docker import DockerSandbox
-from controller.platform.sandbox.handoff import Handoff, Offer, WarmKeyModel, read_report
 from controller.platform.sandbox.pool import WarmContainer
 from controller.platform.sandbox.removal import remove_now
+from controller.platform.sandbox.warm_offer import Offer, WarmKeyModel, WarmOffer, read_report
 from tests.integration.sandbox.test_warm_pool import spec, wait_for_idle
 from tests.owner import TEST_OWNER
 
@@ -57,7 +57,7 @@ def handed(giver: DockerSandbox, image: str) -> tuple[WarmContainer, Offer]:
 
 def taker(docker_client, base_settings, offer: Offer, report: Path) -> DockerSandbox:  # noqa: ANN001
     return DockerSandbox(docker_client, user=base_settings.sandbox_user, owner=TEST_OWNER,
-                         handoff=Handoff(report=str(report), offers=[offer]), runtime=base_settings.sandbox_runtime)
+                         offer=WarmOffer(report=str(report), offers=[offer]), runtime=base_settings.sandbox_runtime)
 
 
 def test_a_handed_container_serves_the_first_matching_execution(giver, docker_client, base_settings, parser_image,
@@ -90,7 +90,7 @@ def test_handed_as_many_as_expected_the_run_warms_none_of_its_own(giver, docker_
     second, other = handed(giver, parser_image)
     offers = [offer.model_copy(update={"expected": 2}), other.model_copy(update={"expected": 2})]
     backend = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner=TEST_OWNER, pool_size=1,
-                            handoff=Handoff(report=str(tmp_path / "report.json"), offers=offers))
+                            offer=WarmOffer(report=str(tmp_path / "report.json"), offers=offers))
     try:
         run = spec(parser_image, PROGRAM)
         backend.prewarm(run)
