@@ -191,7 +191,7 @@ def resolve(inp: ResolverInput) -> Resolution:
     updates = _not_held(reply, inp, updates)
     updates = _introduced(reply, inp, updates)
     updates = _competing(updates, unsure, question)
-    updates = _people_listed(reply, question, inp.schemas, updates)
+    updates = _people_listed(reply, question, inp.schemas, updates, unsure)
     updates = _one_number_of_many(reply, question, inp.schemas, updates, unsure)
     updates = _turning(reply, question, inp.schemas, updates)
     updates = _gated(reply, inp.schemas, updates, unsure)
@@ -291,11 +291,13 @@ def _sum_of_the_rest(value: Scalar, rest: list[Scalar]) -> bool:
 
 
 def _people_listed(reply: str, question: Question, schemas: dict[str, NodeSchema],
-                   updates: list[FactUpdate]) -> list[FactUpdate]:
+                   updates: list[FactUpdate], unsure: list[Proposal]) -> list[FactUpdate]:
     """A count of people (the household, "you included") answered by a reply that is nothing but a list of
-    them, the person first among them: "me, my wife and our 2 boys" is 4, "me, my partner and our twins" 4.
+    them, the person first among them: "me, my wife and our 2 boys" is 4, "me, my partner and our twins" 4,
+    and without commas "me my partner her mum and our 2 kids" 5 (a possessive starts an item).
     Each item counts one, its number, or what "twins" says; an item of no known count ("our kids") and any
-    other word leave the reply to the gate that asks (:func:`_one_number_of_many`)."""
+    other word leave the reply to the gate that asks (:func:`_one_number_of_many`). A count another field
+    read from such a list ("our 2 kids" as dependants) is asked: another person listed may be one too."""
     spec = _spec(schemas, question.node, question.field)
     if spec is None or spec.kind != "number" or spec.unit or question.kind not in _ASKED_KINDS:
         return updates
@@ -303,8 +305,19 @@ def _people_listed(reply: str, question: Question, schemas: dict[str, NodeSchema
     if not _COUNTS_PEOPLE.search(about) or re.search(r"\b(?:child|depend|kid)", about):
         return updates
     items = [item.strip() for item in _LIST_SEPARATOR.split(reading.digits_for_words(reply).lower().strip(" .!"))]
+    items = [part.strip() for item in items for part in _POSSESSIVE_ITEM.split(item)]
     counts = [_people_in(item) for item in items if item]
-    if not counts or None in counts or items[0] not in ("me", "myself", "i"):
+    if len(counts) < 2 or items[0] not in ("me", "myself", "i"):
+        return updates
+    for update in list(updates):
+        value = update.value
+        if (update.node, update.field) != (question.node, question.field) and update.current \
+                and isinstance(value, int) and not isinstance(value, bool) \
+                and (_spec(schemas, update.node, update.field) or spec).kind == "number":
+            unsure.append(Proposal(update.node, update.field, value, update.words,
+                                   "a count in a list of the household: another person listed may count too"))
+            updates = [u for u in updates if u is not update]
+    if None in counts:
         return updates
     total = sum(c for c in counts if c is not None)
     frame = _frame(schemas, question.node, question.field)
@@ -318,11 +331,11 @@ def _people_listed(reply: str, question: Question, schemas: dict[str, NodeSchema
 
 def _people_in(item: str) -> int | None:
     """How many people one item of a list names ("me" 1, "my wife" 1, "our 2 boys" 2, "the twins" 2), or None."""
-    if re.fullmatch(r"me|myself|i|(?:my|our) (?:" + _RELATIVE + r")", item):
+    if re.fullmatch(r"me|myself|i|(?:my|our|his|her|their) (?:" + _RELATIVE + r")", item):
         return 1
     if re.fullmatch(r"(?:(?:my|our|the) )?(?:twins|triplets)", item):
         return 2 if item.endswith("twins") else 3
-    many = re.fullmatch(r"(?:(?:my|our) )?(\d{1,2}) (?:kids|children|boys|girls|sons|daughters|teenagers)", item)
+    many = re.fullmatch(r"(?:(?:my|our|his|her|their) )?(\d{1,2}) (?:kids|children|boys|girls|sons|daughters|teenagers)", item)
     return int(many.group(1)) if many else None
 
 
@@ -330,6 +343,8 @@ _RELATIVE = (r"wife|husband|partner|girlfriend|boyfriend|fiancee?|spouse|mum|mom
              r"brother|sister|friend|flatmate|housemate|baby|gran|nan|grandad|grandma|grandpa")
 #: A field that counts people ("How many people live in your household, you included?").
 _COUNTS_PEOPLE = re.compile(r"\b(?:people|household|occupants|persons)\b")
+#: A possessive starts a new item of a list written without commas ("me my partner her mum").
+_POSSESSIVE_ITEM = re.compile(r"\s(?=(?:my|our|his|her|their)\s)")
 _LIST_SEPARATOR = re.compile(r"\s*,\s*(?:and\s|&\s)?|\s(?:and|&|plus)\s")
 #: A number left in a reply once the facts took theirs (a year alone is a date's, not an amount).
 _LOOSE_NUMBER = re.compile(r"(?<![\d.,])(?!(?:19|20)\d\d\b)\d[\d,.]*")
@@ -337,12 +352,18 @@ _LOOSE_NUMBER = re.compile(r"(?<![\d.,])(?!(?:19|20)\d\d\b)\d[\d,.]*")
 _SAID = r"\bi (?:said|told you|put|wrote|gave)\W{1,3}"
 _TAKEN_BACK = re.compile(_SAID + r"\d[\d,.]*")
 _TIME_COUNT = re.compile(r"\s?(?:years?|yrs?|months?|weeks?|days?|hours?|am|pm|o'clock|st|nd|rd|th)\b")
+#: "more like" correcting the value before it: after "well", "or", "no" ("10, well more like 15"), or owned
+#: up to ("more like 15 if i'm honest"); said of a later time ("it'll be more like 58k") it corrects nothing.
+_MORE_LIKE = (r"\b(?:well|or|no|actually|honestly|realistically),?\s(?:more like|closer to)\b|"
+              r"\bmore like(?=\s~?[$€£]?\d[\d,.]*k?\s(?:if i'?m (?:being )?honest|to be honest|tbh|honestly|"
+              r"realistically|truth be told))")
 #: Words by which the reader chose one value among several: a total, a correction, a time, a denial.
 _SETTLES = re.compile(r"\b(?:so(?=\s(?:like\s|about\s|around\s|roughly\s)?[$€£]?\d)|total|comes to|making|"
                       r"which is|in total|all in|altogether|between us|combined|"
                       r"sorry|i mean|i meant|make (?:that|it)|or rather|scratch that|actually|no wait|not|"
                       r"now|currently|at the moment|these days|used to|was|were|will|'ll|going to|once|next|"
-                      rf"from(?=\s(?:[$€£]?\d|next|last|this|now|then|{reading.MONTH}))|until|ago|last|this year)\b|=")
+                      rf"from(?=\s(?:[$€£]?\d|next|last|this|now|then|{reading.MONTH}))|until|ago|last|this year)\b|="
+                      rf"|{_MORE_LIKE}")
 #: A part of the amount the person cannot put a number on.
 _OPEN_PART = re.compile(r"\b(?:not sure|(?:i )?(?:don'?t|do not) know|no idea|not certain) (?:how much|what (?:those|that|they|it)"
                         r"(?:'?s| are| is)? worth)\b")
@@ -1075,6 +1096,10 @@ def _answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | 
             return None
         clause.words = corrected
         return _text_value(corrected, spec, lower_ok=False)
+    if spec.text == "phrase" and _EMPLOYER.search(f"{spec.description} {spec.question or ''}".lower()):
+        work = _WORK_VERB.search(clause.lower, 0, before)
+        if work is not None:
+            return _employer_after(clause, work.end(), before, spec, question)
     # a name comes first: "I'm Dana Reyes, thirty-one, living in Bath" (the city was taken by its cue)
     text = _TEXT_TIME.sub("", _ANSWER_LEAD.sub("", clause.text[:before], count=1))
     if spec.text == "place":  # "down in st ives": the place starts after its lead, not at "down"
@@ -1096,6 +1121,35 @@ def _answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | 
     return value
 
 
+def _employer_after(clause: _Clause, start: int, end: int, spec: FieldSchema, question: Question) -> str | None:
+    """The employer in a reply that says the work ("i work behind the bar at the dog and duck"): what follows
+    the first "at" or "for" after the work verb, to the end of its phrase; without one, or when it says no
+    employer ("for myself", "for 3 years"), the answer is asked, never the sentence stored."""
+    at = _AT_FOR.search(clause.lower, start, end)
+    rest = clause.text[at.end():end] if at else ""
+    if at is not None and not _NO_EMPLOYER.match(rest.lower()):
+        text = _TEXT_END.split(_TEXT_TIME.sub("", rest))[0]  # "i work for Sainsbury's now"
+        value = _text_value(text, spec, lower_ok=True)
+        if value is not None:
+            clause.words = text.strip()
+            return value
+    said = text_values.phrase(clause.text[:end], min(spec.max_length or MAX_TEXT_VALUE, MAX_TEXT_VALUE))
+    if said is not None:
+        clause.unsure.append(Proposal(question.node, question.field, said, clause.text[:120],
+                                      "work said without whom it is for"))
+    return None
+
+
+#: A field that asks for an employer ("The applicant's employer", "Who do you work for?").
+_EMPLOYER = re.compile(r"\b(?:employer|work for|works for|company you work)\b")
+#: The person's work said as a verb ("i work", "im working", "i do the night shifts").
+_WORK_VERB = re.compile(r"\b(?:i|we)(?:'m|m| am|'re| are|'ve been|ve been| have been)?\s(?:work|works|working|worked|"
+                        r"do|doing)\b")
+_AT_FOR = re.compile(r"\s(?:at|for)\s")
+#: What follows "for" or "at" that is no employer: oneself, a time, an amount.
+_NO_EMPLOYER = re.compile(r"\s*(?:\d|myself|me\b|my ?self|my own|yourself|free\b|nothing|a living|money|cash|now\b|"
+                          r"the (?:last|past)\b|a (?:few|couple|while|bit|year|month|week)\b|about\b|around\b|over\b|"
+                          r"ages\b|years\b|months\b|weeks\b|home\b|night|the moment)")
 #: A place answer that names two ("single bedroom flat in leeds"): the thing, then where it is.
 _TWO_PLACES = re.compile(r"^\s*(\S.{0,60}?)\s(?:in|near)\s(\S.{0,60}?)\s*$")
 #: Where a short free-text answer ends: a comma, a dash, "in kent", "from leeds", a time.
@@ -1139,7 +1193,7 @@ _NOTHING = re.compile(r"^\s*(?:nothing|none|nil|zero|zilch|not a (?:penny|cent|t
 #: A value said after these replaces the ones before it ("68 kilos, sorry I meant 72"; "4, no make that 5").
 _REPLACES = re.compile(r"\b(?:sorry|i meant|i mean|make (?:that|it)|or rather|scratch that|actually|no wait|"
                        r"correction|hang on|hold on|oh wait)\b|\*|\bno,?\s(?=\d)|"
-                       rf"{patterns.TAKEN_BACK}")
+                       rf"{patterns.TAKEN_BACK}|{_MORE_LIKE}")
 #: A value said after these is the sum the reply arrives at ("1,200 plus 300, so 1,500"; "= 10000").
 _TOTAL_BEFORE = re.compile(r"\b(?:so|total(?: of)?|comes to|making|which is)\b|=")
 _TOTAL_AFTER = re.compile(r"^\s{0,2}(?:in total|all in|altogether|total|between us|all together|combined)\b")
@@ -1160,6 +1214,7 @@ _BEFORE_PAST = re.compile(r"\b(?:used to(?: be)?|was|were|from|previously|before
                           r"last (?:year|month|week)|started(?: off| out)?(?: at)?|originally|initially|began at)"
                           r"\W{0,3}(?:\w+\W{1,3}){0,2}$")
 _BEFORE_NOW = re.compile(r"\b(?:this year|now|these days|at the moment|currently|nowadays)\W{0,3}(?:[\w']+\W{1,3}){0,4}$")
+_MORE_LIKE_RE = re.compile(_MORE_LIKE)
 _BEFORE_FUTURE = re.compile(r"\b(?:will|'ll|going to|once|should be|goes up to|rising to|up to|more like)"
                             r"\W{0,3}(?:\w+\W{1,3}){0,2}$")
 #: Said right after a value ("3,100 now"; "11k two years ago"; "40 in august", "4 once my mum moves in").
@@ -1347,8 +1402,9 @@ def _span_time(clause: _Clause, span: Span, candidates: list[tuple[int, Span]]) 
     # back to the value before, or 32 characters: a time cue and the four words _BEFORE_NOW allows after it
     before = clause.lower[max(starts + [span.start - 32, 0]):span.start].rsplit(",", 1)[-1]
     after = clause.lower[span.end:min(ends + [span.end + 24])].split(",", 1)[0]
-    if _BEFORE_NOW.search(before):
-        return "present"  # "this year it'll be more like 58k" is this year's
+    if _BEFORE_NOW.search(before) or any(m.end() <= span.start and not clause.lower[m.end():span.start].strip(" ~$€£")
+                                         for m in _MORE_LIKE_RE.finditer(clause.lower)):
+        return "present"  # "this year it'll be more like 58k" is this year's; "10, well more like 15" corrects
     if _BEFORE_FUTURE.search(before) or _AFTER_FUTURE.search(after):
         return "future"
     if _BEFORE_PAST.search(before) or _AFTER_PAST.search(after):

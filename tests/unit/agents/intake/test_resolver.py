@@ -411,3 +411,94 @@ class TestOrdinals:
     def test_a_day_is_no_free_text_answer(self, reply):
         result = resolve(ResolverInput(reply, ask("UserProfile", "occupation"), shipped(), {}))
         assert not [u for u in result.updates if u.field == "occupation"]
+
+
+def _corpus_current(reply: str, node: str, name: str, values: dict | None = None) -> dict:  # type: ignore[type-arg]
+    """The reply's current values, by field, against the corpus's forms beside the shipped ones."""
+    result = resolve(ResolverInput(reply, ask(node, name), _corpus_forms(), {node: values} if values else {},
+                                   datetime.date(2026, 6, 15)))
+    return {u.field: u.value for u in result.updates if u.current}
+
+
+def _corpus_unsure(reply: str, node: str, name: str) -> list[str]:
+    result = resolve(ResolverInput(reply, ask(node, name), _corpus_forms(), {}, datetime.date(2026, 6, 15)))
+    return [p.field for p in result.unsure]
+
+
+class TestSixthRound:
+    """Each rule that mended a wrong fact the fifth unseen writer found, on phrasings of our own."""
+
+    @pytest.mark.parametrize(("reply", "size"), [("me my wife her dad and our 3 boys", 6),
+                                                 ("me my husband and his 2 daughters", 4)])
+    def test_a_list_of_people_without_commas_is_counted(self, reply, size):
+        assert _current(reply, "Family", "household_size")["household_size"] == size
+
+    @pytest.mark.parametrize("reply", ["me my wife her dad and our 3 kids", "me, my husband, his mum and our 2 children"])
+    def test_a_count_of_children_in_a_list_of_the_household_is_asked_as_dependants(self, reply):
+        result = resolve(ResolverInput(reply, ask("Family", "household_size"), shipped(), {}))
+        assert "dependants" not in {u.field for u in result.updates if u.current}
+        assert "dependants" in {p.field for p in result.unsure}
+
+    def test_a_list_without_commas_of_no_known_count_is_not_counted(self):
+        assert "household_size" not in _current("me my wife and some kids", "Family", "household_size")
+
+    @pytest.mark.parametrize(("reply", "value"), [("about 20, well more like 25 to be honest", 25),
+                                                  ("30 or more like 40 if i'm honest", 40)])
+    def test_more_like_after_a_value_corrects_it(self, reply, value):
+        assert _corpus_current(reply, "Clinic", "cigarettes_per_day") == {"cigarettes_per_day": value}
+
+    def test_more_like_of_a_future_time_corrects_nothing(self):
+        found = _current("this year about 40k, it'll be more like 45k next year", "Income", "annual_amount")
+        assert found == {"annual_amount": 40000}
+
+    @pytest.mark.parametrize(("reply", "employer"), [("i do the night shifts in the warehouse for amazon", "amazon"),
+                                                     ("im working on reception at the royal hotel", "the royal hotel")])
+    def test_the_employer_is_what_follows_at_or_for_after_a_work_verb(self, reply, employer):
+        assert _corpus_current(reply, "Rental", "employer") == {"employer": employer}
+
+    @pytest.mark.parametrize("reply", ["i work behind the bar most nights", "i do shifts on the tills"])
+    def test_a_work_verb_without_at_or_for_is_asked(self, reply):
+        assert _corpus_current(reply, "Rental", "employer") == {}
+        assert _corpus_unsure(reply, "Rental", "employer") == ["employer"]
+
+    @pytest.mark.parametrize(("reply", "city"), [("41. we moved to leeds last year", "leeds"),
+                                                 ("41. i moved to Glasgow in March", "glasgow"),
+                                                 ("41. moved to bristol back in 2019", "bristol")])
+    def test_a_time_phrase_ends_a_place(self, reply, city):
+        assert _current(reply, "Personal", "age")["city"].casefold() == city
+
+    def test_a_place_with_in_of_its_own_is_still_whole(self):
+        assert _current("41. i live in Stratford upon Avon", "Personal", "age")["city"] == "Stratford upon Avon"
+
+    @pytest.mark.parametrize(("reply", "name"), [("heya im tom hardy, 41", "tom hardy"),
+                                                 ("good morning! im ana lima", "ana lima"),
+                                                 ("hi there, im sam cole", "sam cole")])
+    def test_a_greeting_is_no_name(self, reply, name):
+        assert _current(reply, "Personal", "name")["name"].casefold() == name
+
+    @pytest.mark.parametrize("reply", ["morning!", "hiya"])
+    def test_a_greeting_alone_is_no_name(self, reply):
+        assert "name" not in _current(reply, "Personal", "name")
+
+    @pytest.mark.parametrize(("reply", "name"), [("katherine jones but everyone calls me kat", "katherine jones"),
+                                                 ("William Hart, but i go by Bill", "william hart")])
+    def test_the_name_before_a_nickname_is_the_name(self, reply, name):
+        assert _corpus_current(reply, "Clinic", "patient_name")["patient_name"].casefold() == name
+
+    def test_a_nickname_after_words_that_are_no_name_is_still_asked(self):
+        assert "patient_name" not in _corpus_current("not sure why but people call me kat", "Clinic", "patient_name")
+
+    @pytest.mark.parametrize(("reply", "name"), [("its smith, john smith", "john smith"),
+                                                 ("Ng. Helen Ng", "helen ng")])
+    def test_a_fuller_name_repeating_the_surname_is_the_name(self, reply, name):
+        assert _corpus_current(reply, "Rental", "applicant_name")["applicant_name"].casefold() == name
+
+    def test_a_second_name_with_another_surname_is_not_taken(self):
+        assert _corpus_current("its smith, john brown", "Rental", "applicant_name").get("applicant_name") != "john brown"
+
+    def test_a_unit_carries_and_the_value_said_now_is_the_present(self):
+        found = _corpus_current("was 80kg in january, 76 now, hoping for 70", "Clinic", "weight")
+        assert found == {"weight": 76}
+
+    def test_two_values_of_no_time_are_asked(self):
+        assert _corpus_current("84kg, 80", "Clinic", "weight") == {}
