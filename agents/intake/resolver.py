@@ -72,7 +72,8 @@ KEYWORD_BEFORE = 32
 _CUE_GAP = re.compile(r"^[\s:,]{0,3}(?:(?:about|around|roughly|nearly|almost|just|over|under|approximately|exactly|"
                       r"only|is|are|was|of)\s{1,3}){0,2}(?:~\s?)?$", re.IGNORECASE)
 #: Words dropped before a free-text answer ("It's Lisbon" → "Lisbon").
-_ANSWER_LEAD = re.compile(r"^\s*(?:(?:well|so|ok|okay|hmm|um|yes|yeah|sure|oh|hi|hello|hey)\b[,!.\s]*)?"
+_ANSWER_LEAD = re.compile(r"^\s*(?:(?:well|so|ok|okay|hmm|um|yes|yeah|sure|oh|hi|hello|hey|hiya|heya|howdy|yo|hallo|"
+                          r"greetings|(?:good\s)?(?:morning|afternoon|evening|day)|g'?day)(?:\sthere)?\b[,!.\s]*)?"
                           r"(?:(?:my name is|my name's|name's|i'm called|call me|i live in|i am in|i'm in|i work as|"
                           r"i work at|i work for|i'm|im|i am|it's|its|it is|that's|thats|that is|this is|we're in|"
                           r"we live in|live in|living in|based in|(?:just\s)?moved (?:here\s)?to|in|to)\b)?\s*"
@@ -474,6 +475,16 @@ def _whole_name(reply: str, update: FactUpdate, schemas: dict[str, NodeSchema],
         # asks for the name, and the reply itself says which of its two names is the official one.
         return update if official.casefold() == update.value.casefold() else replace(
             update, value=official, words=official, reasoning=f"{update.reasoning}; the name said to be the official one")
+    first = _NAME_BEFORE_NICKNAME.match(reply)
+    named = text_values.person(first.group(1), lower_ok=True) if first else None
+    if first and named and len(named.split()) == len(first.group(1).split()) and not _OTHER_NAME.search(lower) \
+            and update.value.casefold().startswith(named.casefold()):
+        # "robert mcallister but everyone calls me rab": the name, then what people call the person
+        return replace(update, value=named, words=first.group(1),
+                       reasoning=f"{update.reasoning}; the name said before the nickname")
+    again = _said_again(reply, update.value) if short else None
+    if again is not None:
+        return replace(update, value=again, words=again, reasoning=f"{update.reasoning}; the name said again in full")
     if short and (_OTHER_NAME.search(lower) or (_NICKNAME.search(lower) and re.search(r"\bbut\b", lower))):
         unsure.append(Proposal(update.node, update.field, update.value, update.words, "a nickname beside the name"))
         return None
@@ -514,6 +525,25 @@ def _official_name(reply: str) -> str | None:
     return next(iter(names.values())) if len(names) == 1 and "" not in found else None
 
 
+def _said_again(reply: str, surname: str) -> str | None:
+    """A name said again in full after a mark, ending with the one word read ("its o'connor, siobhan o'connor"):
+    the fuller name (one to three words before the same surname), or None."""
+    if len(surname.split()) != 1:
+        return None
+    at = reply.casefold().find(surname.casefold())
+    found = re.compile(rf"\s*[,.;:–-]\s*((?:[^\W\d_][\w'’-]*\s){{1,3}}{re.escape(surname)})(?![\w'’-])\W*$",
+                       re.IGNORECASE).match(reply, at + len(surname)) if at >= 0 else None
+    if found is None or any(w.casefold() in _NOT_NAME for w in found.group(1).split()):
+        return None
+    named = text_values.person(found.group(1), lower_ok=True)
+    return named if named and len(named.split()) == len(found.group(1).split()) else None
+
+
+#: A whole reply that gives a name, then "but" a nickname ("robert mcallister but everyone calls me rab").
+_NAME_BEFORE_NICKNAME = re.compile(
+    r"^\s*(?:(?:i'?m|im|it'?s|its|my name'?s|my name is)\s)?([^\W\d_][\w'’-]*(?:\s[^\W\d_][\w'’-]*){0,3})\s?,?\s"
+    r"but\s(?:(?:everyone|everybody|people|they|friends|most people|my friends|my mates|mates|folks)\s)?"
+    r"(?:calls?\sme|(?:i\s)?go\sby|known\sas)\s", re.IGNORECASE)
 _NICKNAME = re.compile(r"\b(?:call(?:s|ed)? me|known as|go(?:es)? by|nickname)\b")
 
 
@@ -1215,7 +1245,9 @@ _BEFORE_PAST = re.compile(r"\b(?:used to(?: be)?|was|were|from|previously|before
                           r"\W{0,3}(?:\w+\W{1,3}){0,2}$")
 _BEFORE_NOW = re.compile(r"\b(?:this year|now|these days|at the moment|currently|nowadays)\W{0,3}(?:[\w']+\W{1,3}){0,4}$")
 _MORE_LIKE_RE = re.compile(_MORE_LIKE)
-_BEFORE_FUTURE = re.compile(r"\b(?:will|'ll|going to|once|should be|goes up to|rising to|up to|more like)"
+_BEFORE_FUTURE = re.compile(r"\b(?:will|'ll|going to|once|should be|goes up to|rising to|up to|more like|"
+                            r"aim(?:ing)? (?:for|at)|hoping for|hope to (?:get to|be|hit)|target(?: is| of)?|"
+                            r"goal(?: is| of)?|want to (?:get to|be|hit)|trying to get (?:to|down to))"
                             r"\W{0,3}(?:\w+\W{1,3}){0,2}$")
 #: Said right after a value ("3,100 now"; "11k two years ago"; "40 in august", "4 once my mum moves in").
 _AFTER_PAST = re.compile(r"^\W{0,3}(?:\w+\W{1,3}){0,2}?(?:ago|last (?:year|month|week)|in (?:19|20)\d\d)\b")
@@ -1306,6 +1338,10 @@ def _quantity_answer(clause: _Clause, spec: FieldSchema, question: Question) -> 
         if not after and bare and found[-1].unit and isinstance(bare[0].value, int | float):
             clause.words = clause.text[bare[0].start:bare[0].end]  # "68 kilos, sorry I meant 72": 72 kilos
             return units.convert(float(bare[0].value), found[-1].unit, unit)
+        if not after and len(found) == 1 and found[0].unit:
+            read, carried = _carried_unit(clause, found[0], candidates, spec, question)
+            if read:
+                return carried
         agree = max(q.value for q in found) <= min(q.value for q in found) * 1.02  # "165 cm, about 5'5"
         hedged = _HEDGE.search(_without_dates(clause).replace(found[0].words.lower(), " "))
         if (len(found) == 1 or agree) and not hedged or after:
@@ -1337,6 +1373,34 @@ def _quantity_answer(clause: _Clause, spec: FieldSchema, question: Question) -> 
     clause.unsure.append(Proposal(question.node, question.field, _span_value(span, spec.kind), clause.text[:120],
                                   why or f"a number without its unit ({unit})"))
     return None
+
+
+def _carried_unit(clause: _Clause, quantity: units.Quantity, candidates: list[tuple[int, Span]], spec: FieldSchema,
+                  question: Question) -> tuple[bool, Scalar | None]:
+    """A quantity said with its unit beside bare numbers of its size: the unit carries to them ("was 92kg at
+    xmas, down to 86 now, aiming for 80"), and the one value of the present among values of other times is
+    the answer; with no single present one, the first is asked (None). ``(False, None)``: no number beside it."""
+    unit = str(spec.unit)
+    bare = [(i, s) for i, s in candidates if not s.overlaps(quantity.start, quantity.end)
+            and isinstance(s.value, int | float) and not isinstance(s.value, bool)]
+    if not bare or not all(0.5 <= units.convert(float(s.value), quantity.unit, unit) / max(quantity.value, 1e-9) <= 2
+                           for _, s in bare):
+        return False, None
+    times = {i: _span_time(clause, s, candidates) for i, s in candidates}
+    present = [i for i, when in times.items() if when == "present"]
+    clause.used |= {i for i, _ in candidates}
+    if len(present) != 1:
+        clause.unsure.append(Proposal(question.node, question.field, quantity.value, clause.text[:120],
+                                      "two values for one field"))
+        return True, None
+    span = clause.spans[present[0]]
+    clause.claims.append((span.start, span.end))
+    clause.when = "present"
+    if span.overlaps(quantity.start, quantity.end):
+        clause.words, value = quantity.words, quantity.value
+    else:
+        clause.words, value = clause.text[span.start:span.end], units.convert(float(span.value), quantity.unit, unit)
+    return True, int(value) if spec.type == "integer" and float(value).is_integer() else value
 
 
 @lru_cache(maxsize=32)
