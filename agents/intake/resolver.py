@@ -191,6 +191,7 @@ def resolve(inp: ResolverInput) -> Resolution:
     rejected = [r for r in rejected if not any((u.node, u.field) == (r.node, r.field) for u in updates)]
     updates = _not_held(reply, inp, updates)
     updates = _introduced(reply, inp, updates)
+    updates = _introduced_age(reply, inp, updates)
     updates = _competing(updates, unsure, question)
     updates = _people_listed(reply, question, inp.schemas, updates, unsure)
     updates = _one_number_of_many(reply, question, inp.schemas, updates, unsure)
@@ -260,14 +261,16 @@ def _one_number_of_many(reply: str, question: Question, schemas: dict[str, NodeS
             and _sum_of_the_rest(answer.value, [s.value for s in spans[1:]]):
         return updates  # the answer stated first, then broken down into the reply's other amounts: checked
     people = False
+    # only a field that counts people is counted by the people a reply names ("65, same as my dad" is an age)
+    counts = spec.kind == "number" and _counts_people(spec)
     for update in sorted(updates, key=lambda u: u is not answer):  # the numbers other facts were read from are theirs
         # the people a reply names count even when another fact took their words ("my wife": married)
-        people = people or (update is not answer and spec.kind == "number" and bool(_PEOPLE.search(text)))
+        people = people or (update is not answer and counts and bool(_PEOPLE.search(text)))
         for words in {update.words.lower(), reading.digits_for_words(update.words).lower()} - {""}:
             at = text.find(words)
             if at >= 0:
                 text = text[:at] + " " * len(words) + text[at + len(words):]
-    people = people or (spec.kind == "number" and bool(_PEOPLE.search(text)))
+    people = people or (counts and bool(_PEOPLE.search(text)))
     text = _TAKEN_BACK.sub(" ", text)  # "i said 2 kids before but its 3": the 2 is no other amount
     others = [m for m in _LOOSE_NUMBER.finditer(text) if not _TIME_COUNT.match(text[m.end():m.end() + 12])]
     why = ("another number beside it" if others else "an amount that adds to another" if _ADDS.search(text)
@@ -328,6 +331,12 @@ def _people_listed(reply: str, question: Question, schemas: dict[str, NodeSchema
     # first: its words (the whole list) are blanked before another fact's number is (see _one_number_of_many)
     return [FactUpdate(question.node, question.field, total, temporal=frame, frame=frame, words=reply[:120],
                        reasoning=f"the people listed, counted: {total}"), *kept]
+
+
+def _counts_people(spec: FieldSchema) -> bool:
+    """Whether a number field counts people (a household, occupants, children, dependants)."""
+    about = f"{spec.description} {spec.question or ''}".lower()
+    return bool(_COUNTS_PEOPLE.search(about) or re.search(r"\b(?:child|depend|kid|occupant|adult|famil)", about))
 
 
 def _people_in(item: str) -> int | None:
@@ -637,6 +646,30 @@ def _introduced(reply: str, inp: ResolverInput, updates: list[FactUpdate]) -> li
     return updates
 
 
+def _introduced_age(reply: str, inp: ResolverInput, updates: list[FactUpdate]) -> list[FactUpdate]:
+    """"hiya im priya nair, 29, from leicester": a number standing alone right after the name a reply
+    introduces ("i'm", "my name is") is the person's age, for the one field of the age now (cued by "turning")."""
+    found = _INTRO_AGE.match(reading.digits_for_words(reply))
+    named = text_values.person(found.group(1), lower_ok=True) if found else None
+    if found is None or named is None or len(named.split()) != len(found.group(1).split()):
+        return updates
+    ages = [(node, name, spec) for node, schema in inp.schemas.items() for name, spec in schema.properties.items()
+            if spec.kind == "number" and _is_age_now(inp.schemas, node, name)]
+    if len(ages) != 1 or any((u.node, u.field) == ages[0][:2] for u in updates):
+        return updates
+    node, name, spec = ages[0]
+    checked = check(name, spec, int(found.group(2)))
+    if not checked.ok or checked.value is None or not 10 <= int(found.group(2)) <= 110:
+        return updates
+    return [*updates, FactUpdate(node, name, checked.value, words=found.group(2),
+                                 reasoning=f"the number after the name introduced: {found.group()[:80]}")]
+
+
+#: An introduction, a name, then a number alone ("Hi, I'm Dana Reyes, 31, living in Bath").
+_INTRO_AGE = re.compile(r"^\W*(?:(?:hi|hey|hello|hiya|heya|morning|good morning|evening|good evening|afternoon|"
+                        r"good afternoon)(?:\sthere)?\W{1,3})?(?:i'?m|im|i am|my name is|my name's|name's)\s"
+                        r"([^\W\d_][\w'’-]*(?:\s[^\W\d_][\w'’-]*){0,3})\s?,\s{0,3}(\d{1,3})"
+                        r"(?:\s(?:years old|yrs old|yo))?\s{0,3}(?:[,.!;]|$)", re.IGNORECASE)
 #: Words before "here" that are no name ("right here", "we all here").
 _NOT_INTRODUCED = frozenset("we us nobody everyone everybody all right over out up down in from".split())
 #: A reply's opening "<name> here" (after a greeting): one or two words, nothing else before.
@@ -1002,6 +1035,9 @@ def _read(clause: _Clause, trigger: _Trigger) -> Scalar | None:
 #: Right after an option: it is of the present, whatever time the rest of the clause speaks of ("working
 #: full time till then": until a future change, so now).
 _NOW_AFTER = re.compile(r"\s{0,3}(?:now|these days|nowadays|at the moment|currently|for now|(?:till|until) then)\b")
+#: Right after a value: it is of the present, whatever else the clause says of other times.
+_NOW_RIGHT_AFTER = re.compile(r"\s{0,3}(?:right now|now|at the moment|currently|these days|nowadays|as of now|"
+                              r"at present)\b")
 #: Right before an option: it is of the past ("was married, hes passed now").
 _WAS = re.compile(r"\b(?:was|were|used to be|previously)\s(?:an?\s)?$")
 
@@ -1264,7 +1300,8 @@ def _number_answer(clause: _Clause, spec: FieldSchema, question: Question) -> Sc
     candidates = [(i, span) for i, span in clause.free(answer=True) if fits(span, spec)
                   and not (spec.kind == "money" and _COUNTED.match(clause.lower[span.end:span.end + 16]))
                   and not _DENIED.match(clause.lower, span.end)
-                  and not _ORDINAL.match(clause.lower, span.end)]  # "make it the 4th": a day, no amount
+                  and not _ORDINAL.match(clause.lower, span.end)  # "make it the 4th": a day, no amount
+                  and not (spec.kind in ("money", "number") and _year_of_a_time(clause, span))]  # "til 2028": no rate
     if not candidates and spec.kind == "money" and _NOTHING.match(clause.lower):
         clause.words = clause.text.strip()[:120]  # "nothing at the moment" to "how much do you earn?"
         return 0
@@ -1273,6 +1310,8 @@ def _number_answer(clause: _Clause, spec: FieldSchema, question: Question) -> Sc
     chosen, why = _pick(clause, candidates)
     if chosen is not None and len(candidates) > 1 and clause.when is None:
         clause.when = _span_time(clause, clause.spans[chosen], candidates)  # its own words' time, not the clause's
+    if chosen is not None and clause.when is None and _NOW_RIGHT_AFTER.match(clause.lower, clause.spans[chosen].end):
+        clause.when = "present"  # "around 9k right now but should be cleared by next summer": today's value
     if chosen is not None:
         why = _doubt(clause, clause.spans[chosen], spec)
         chosen = None if why else chosen
@@ -1289,6 +1328,17 @@ def _number_answer(clause: _Clause, spec: FieldSchema, question: Question) -> Sc
                                       clause.text[:120], why))
         return None
     return _span_value(clause.take(chosen, *_bounds(clause, chosen)), spec.kind, spec.per)
+
+
+def _year_of_a_time(clause: _Clause, span: Span) -> bool:
+    """A bare year said after a word of time ("fixed til 2028", "since 2019"): a date's, no amount or count."""
+    return span.kind == "number" and not span.money and not span.percent and isinstance(span.value, int) \
+        and 1900 <= span.value <= 2100 and bool(_TIME_BEFORE_YEAR.search(clause.lower, max(0, span.start - 8),
+                                                                          span.start))
+
+
+#: A word of time right before a year ("til 2028", "until 2030", "since 2019").
+_TIME_BEFORE_YEAR = re.compile(r"\b(?:til|till|until|since|by|from|before|after)\s$")
 
 
 def _unscaled(span: Span, candidates: list[tuple[int, Span]]) -> int | None:

@@ -502,3 +502,37 @@ class TestSixthRound:
 
     def test_two_values_of_no_time_are_asked(self):
         assert _corpus_current("84kg, 80", "Clinic", "weight") == {}
+
+
+class TestSixthRoundMissed:
+    """General rules for replies the fifth writer's cases found missed (not wrong), on phrasings of our own."""
+
+    @pytest.mark.parametrize(("reply", "age"), [("hello, im maya chen, 34, from york", 34),
+                                                ("I'm Tom Baker, forty-two.", 42)])
+    def test_a_number_alone_after_an_introduced_name_is_the_age(self, reply, age):
+        assert _current(reply, "Personal", "name")["age"] == age
+
+    @pytest.mark.parametrize("reply", ["im maya chen, 34 baker street", "im maya chen, 340"])
+    def test_a_number_that_goes_on_or_is_no_age_is_not_read(self, reply):
+        assert "age" not in _current(reply, "Personal", "name")
+
+    @pytest.mark.parametrize("reply", ["sixty, same as my mum", "67 like my dad"])
+    def test_a_person_named_beside_a_number_is_no_count_for_a_field_of_no_people(self, reply):
+        result = resolve(ResolverInput(reply, ask("Retirement", "retirement_age"), shipped(), {}))
+        assert [u.field for u in result.updates if u.current] == ["retirement_age"]
+
+    def test_a_person_named_beside_a_count_of_people_is_still_asked(self):
+        result = resolve(ResolverInput("4, me and my wife and the kids", ask("Family", "household_size"), shipped(), {}))
+        assert "household_size" not in {u.field for u in result.updates if u.current}
+
+    @pytest.mark.parametrize("reply", ["about 4k right now but it'll be cleared by next spring",
+                                       "4,000 at the moment, should be gone next year"])
+    def test_a_value_followed_by_now_is_of_the_present_in_a_clause_about_the_future(self, reply):
+        assert _current(reply, "Liabilities", "total_debt") == {"total_debt": 4000}
+
+    def test_a_value_of_the_future_without_now_is_no_present_value(self):
+        assert _current("it'll be about 4k by next spring", "Liabilities", "total_debt") == {}
+
+    @pytest.mark.parametrize("reply", ["3.5% fixed til 2029", "its 3.5 percent, fixed till 2030"])
+    def test_a_year_after_until_is_no_value_of_a_number_field(self, reply):
+        assert _current(reply, "Loan", "interest_rate") == {"interest_rate": 3.5}
