@@ -272,7 +272,10 @@ def _one_number_of_many(reply: str, question: Question, schemas: dict[str, NodeS
                 text = text[:at] + " " * len(words) + text[at + len(words):]
     people = people or (counts and bool(_PEOPLE.search(text)))
     text = _TAKEN_BACK.sub(" ", text)  # "i said 2 kids before but its 3": the 2 is no other amount
-    others = [m for m in _LOOSE_NUMBER.finditer(text) if not _TIME_COUNT.match(text[m.end():m.end() + 12])]
+    gross = _gross_field(spec) and bool(_GROSS.search(text))
+    others = [m for m in _LOOSE_NUMBER.finditer(text) if not _TIME_COUNT.match(text[m.end():m.end() + 12])
+              and not (spec.kind == "money" and _PERCENT_AFTER.match(text, m.end()))  # "at 6.9%": a rate, no sum
+              and not (gross and _marked(_NET_MARK, text, m.start(), m.end()))]  # "2k take home" beside the gross
     why = ("another number beside it" if others else "an amount that adds to another" if _ADDS.search(text)
            else "an amount paid every few weeks" if spec.kind == "money" and _EVERY_N.search(text)
            else "a count beside the people it names" if people else "")
@@ -361,6 +364,7 @@ _LOOSE_NUMBER = re.compile(r"(?<![\d.,])(?!(?:19|20)\d\d\b)\d[\d,.]*")
 #: "i said 2" / "i put 2": a value the person gave before.
 _SAID = r"\bi (?:said|told you|put|wrote|gave)\W{1,3}"
 _TAKEN_BACK = re.compile(_SAID + r"\d[\d,.]*")
+_PERCENT_AFTER = re.compile(r"\s?(?:%|percent\b|per cent\b)")
 _TIME_COUNT = re.compile(r"\s?(?:years?|yrs?|months?|weeks?|days?|hours?|am|pm|o'clock|st|nd|rd|th)\b")
 #: "more like" correcting the value before it: after "well", "or", "no" ("10, well more like 15"), or owned
 #: up to ("more like 15 if i'm honest"); said of a later time ("it'll be more like 58k") it corrects nothing.
@@ -1092,6 +1096,9 @@ def _near_span(clause: _Clause, trigger: _Trigger) -> Span | None:
             continue  # "60, or rather 62, the state pension moved": both are the answer's, not the pension's
         if _SAID_BEFORE.search(clause.lower[max(0, span.start - 16):span.start]):
             continue  # "i said 2 kids before but its 3": the value taken back is no reading of the keyword
+        if trigger.spec.kind == "year" and span.kind == "number" and (trigger.node, trigger.field) != clause.asked \
+                and not check(trigger.field, trigger.spec, _span_value(span, "year")).ok:
+            continue  # "before tax its 3400": a number no year of the field could be is no year, only an amount
         after, before = span.start - trigger.end, trigger.at - span.end
         distance = (0 if span.overlaps(trigger.at, trigger.end) else after if 0 <= after <= KEYWORD_AFTER
                     else 2 * before if 0 <= before <= KEYWORD_BEFORE else None)
@@ -1302,6 +1309,7 @@ def _number_answer(clause: _Clause, spec: FieldSchema, question: Question) -> Sc
                   and not _DENIED.match(clause.lower, span.end)
                   and not _ORDINAL.match(clause.lower, span.end)  # "make it the 4th": a day, no amount
                   and not (spec.kind in ("money", "number") and _year_of_a_time(clause, span))]  # "til 2028": no rate
+    candidates = _gross_of_net(clause.lower, spec, candidates)
     if not candidates and spec.kind == "money" and _NOTHING.match(clause.lower):
         clause.words = clause.text.strip()[:120]  # "nothing at the moment" to "how much do you earn?"
         return 0
@@ -1328,6 +1336,34 @@ def _number_answer(clause: _Clause, spec: FieldSchema, question: Question) -> Sc
                                       clause.text[:120], why))
         return None
     return _span_value(clause.take(chosen, *_bounds(clause, chosen)), spec.kind, spec.per)
+
+
+def _gross_field(spec: FieldSchema) -> bool:
+    """Whether a money field is before tax ("Yearly income before tax")."""
+    return spec.kind == "money" and bool(_GROSS.search(f"{spec.description} {spec.question or ''}".lower()))
+
+
+def _marked(pattern: re.Pattern[str], text: str, start: int, end: int) -> bool:
+    """Whether the words right around a value (to the comma before it and after it) match ``pattern``."""
+    before = text[max(0, start - 24):start].rsplit(",", 1)[-1]
+    after = text[end:end + 24].split(",", 1)[0]
+    return bool(pattern.search(before) or pattern.search(after))
+
+
+def _gross_of_net(lower: str, spec: FieldSchema, candidates: list[tuple[int, Span]]) -> list[tuple[int, Span]]:
+    """For a field before tax, the one amount said before tax when every other is said after it ("2.8k a
+    month in my account, before tax its 3400 a month"); else the candidates as they are."""
+    if len(candidates) < 2 or not _gross_field(spec):
+        return candidates
+    gross = [(i, s) for i, s in candidates if _marked(_GROSS, lower, s.start, s.end)]
+    net = [(i, s) for i, s in candidates if _marked(_NET_MARK, lower, s.start, s.end)]
+    return gross if len(gross) == 1 and len(net) == len(candidates) - 1 and gross[0] not in net else candidates
+
+
+#: Words of an amount before tax, and of one after it (paid into an account).
+_GROSS = re.compile(r"\b(?:before tax|pre-?tax|gross|before deductions)\b")
+_NET_MARK = re.compile(r"\b(?:take home|takes home|take-home|net|after tax|after deductions|in hand|"
+                       r"(?:in|into) my (?:acct|account|bank)|hits my|lands in)\b")
 
 
 def _year_of_a_time(clause: _Clause, span: Span) -> bool:
@@ -1366,7 +1402,8 @@ def _doubt(clause: _Clause, span: Span, spec: FieldSchema) -> str:
         return "day and month could be either way round"
     if spec.kind == "money" and span.per == "hour":
         return "an amount per hour"
-    if spec.kind == "money" and _NET.search(clause.lower):
+    if spec.kind == "money" and _NET.search(clause.lower) and not (_gross_field(spec) and _marked(
+            _GROSS, clause.lower, span.start, span.end)):  # "2k take home, 2,600 before tax": the gross one is sure
         return "an amount after tax"
     if spec.kind == "money" and spec.per and span.per and span.per != spec.per and spec.per != "year" \
             and "week" in (span.per, spec.per):  # a month is no whole number of weeks: 250 a week is no monthly sum

@@ -536,3 +536,28 @@ class TestSixthRoundMissed:
     @pytest.mark.parametrize("reply", ["3.5% fixed til 2029", "its 3.5 percent, fixed till 2030"])
     def test_a_year_after_until_is_no_value_of_a_number_field(self, reply):
         assert _current(reply, "Loan", "interest_rate") == {"interest_rate": 3.5}
+
+    @pytest.mark.parametrize(("reply", "day"), [("tomoz if we can", "2026-06-16"), ("2moro ideally", "2026-06-16"),
+                                                ("the day after tmrw", "2026-06-17")])
+    def test_a_shortened_tomorrow_is_tomorrow(self, reply, day):
+        assert _corpus_current(reply, "Rental", "move_in_date") == {"move_in_date": day}
+
+    @pytest.mark.parametrize("reply", ["about 11,200 left, at 6.9%", "9,400 on it, 4.5 percent"])
+    def test_a_percentage_is_no_other_amount_beside_a_sum(self, reply):
+        assert _current(reply, "Loan", "loan_balance").get("loan_balance") in (11200, 9400)
+
+    @pytest.mark.parametrize(("reply", "amount"), [("roughly 2,100 a month into my account, 2,900 a month before tax", 34800),
+                                                   ("2k a month take home, gross is 2,600 a month", 31200)])
+    def test_the_amount_said_before_tax_answers_a_field_before_tax(self, reply, amount):
+        assert _current(reply, "Income", "annual_amount") == {"annual_amount": amount}
+
+    def test_an_amount_after_tax_beside_one_of_no_tax_is_still_asked(self):
+        assert _current("2k a month take home, 2,600 some months", "Income", "annual_amount") == {}
+
+    @pytest.mark.parametrize("reply", ["before tax its 3400 a month", "its 3,500 a month before tax"])
+    def test_a_number_no_year_could_be_is_no_reading_of_a_year_keyword(self, reply):
+        """"before" names the goal's year; 3400 is no year the field allows, so it is left to the answer."""
+        assert _current(reply, "Income", "annual_amount")["annual_amount"] in (40800, 42000)
+
+    def test_a_year_said_after_a_year_keyword_is_still_its(self):
+        assert _current("i want to retire before 2040", "Income", "annual_amount")["target_year"] == 2040
