@@ -796,9 +796,29 @@ def _clauses(reply: str, today: datetime.date, prefer: reading.Prefer,
         correcting = correcting or patterns.is_correction(lower)
         found = reading.dates(text, today, prefer, max(budget, 0))
         budget -= len(reading.date_candidates(text))
-        spans = sorted(found + reading.numbers(text, found), key=lambda s: s.start)
+        spans = sorted(_dated(text, found) + reading.numbers(text, found), key=lambda s: s.start)
         out.append(_Clause(text, lower, patterns.temporal_cue(lower), correcting or patterns.no_longer(lower), spans,
                            reply=reply, today=today, asked=asked, held=held))
+    return out
+
+
+def _dated(text: str, dates: list[Span]) -> list[Span]:
+    """A day and month said without a year, right before a year ("march 3rd last year", "the 12th of january
+    this year"): one date, that day in that year (two spans would be two values for one field)."""
+    out: list[Span] = []
+    for span in sorted(dates, key=lambda s: s.start):
+        last = out[-1] if out else None
+        if last is not None and last.precision == "day" and span.precision == "year" and span.year is not None \
+                and isinstance(last.value, str) and not re.search(r"\d{4}", text[last.start:last.end]) \
+                and not text[last.end:span.start].strip(" ,"):
+            try:
+                day = datetime.date.fromisoformat(last.value).replace(year=span.year)
+            except ValueError:  # the 29th of february of a year without it: both kept, so asked
+                out.append(span)
+                continue
+            out[-1] = replace(last, value=day.isoformat(), end=span.end, year=span.year)
+            continue
+        out.append(span)
     return out
 
 

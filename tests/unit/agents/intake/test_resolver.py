@@ -561,3 +561,11 @@ class TestSixthRoundMissed:
 
     def test_a_year_said_after_a_year_keyword_is_still_its(self):
         assert _current("i want to retire before 2040", "Income", "annual_amount")["target_year"] == 2040
+
+    @pytest.mark.parametrize(("reply", "day"), [("march 3rd last year", "2025-03-03"),
+                                                ("the 20th of february this year", "2026-02-20")])
+    def test_a_year_said_after_a_day_and_month_is_the_dates_year(self, reply, day):
+        assert _corpus_current(reply, "Clinic", "last_checkup") == {"last_checkup": day}
+
+    def test_a_day_and_month_with_a_year_of_their_own_beside_another_year_is_still_asked(self):
+        assert _corpus_current("march 3rd 2024, or last year", "Clinic", "last_checkup") == {}
