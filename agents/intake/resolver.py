@@ -653,7 +653,10 @@ def _introduced(reply: str, inp: ResolverInput, updates: list[FactUpdate]) -> li
 def _introduced_age(reply: str, inp: ResolverInput, updates: list[FactUpdate]) -> list[FactUpdate]:
     """"hiya im priya nair, 29, from leicester": a number standing alone right after the name a reply
     introduces ("i'm", "my name is") is the person's age, for the one field of the age now (cued by "turning")."""
-    found = _INTRO_AGE.match(reading.digits_for_words(reply))
+    head = reply[:_INTRO_HEAD]  # an introduction opens the reply: number words are read in its head only
+    found = _INTRO_AGE.match(reading.digits_for_words(head)) if _INTRO_OPENS.match(head) else None
+    if found is not None and len(reply) > len(head) and found.end() >= len(head) - 8:
+        found = None  # the head may have cut the number or its words ("forty" of "forty-two")
     named = text_values.person(found.group(1), lower_ok=True) if found else None
     if found is None or named is None or len(named.split()) != len(found.group(1).split()):
         return updates
@@ -669,6 +672,8 @@ def _introduced_age(reply: str, inp: ResolverInput, updates: list[FactUpdate]) -
                                  reasoning=f"the number after the name introduced: {found.group()[:80]}")]
 
 
+_INTRO_HEAD = 120
+_INTRO_OPENS = re.compile(r"^\W*(?:\w+(?:\sthere)?\W{1,3})?(?:i'?m|im|i am|my name|name's)\b", re.IGNORECASE)
 #: An introduction, a name, then a number alone ("Hi, I'm Dana Reyes, 31, living in Bath").
 _INTRO_AGE = re.compile(r"^\W*(?:(?:hi|hey|hello|hiya|heya|morning|good morning|evening|good evening|afternoon|"
                         r"good afternoon)(?:\sthere)?\W{1,3})?(?:i'?m|im|i am|my name is|my name's|name's)\s"
