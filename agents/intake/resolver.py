@@ -72,8 +72,11 @@ KEYWORD_BEFORE = 32
 _CUE_GAP = re.compile(r"^[\s:,]{0,3}(?:(?:about|around|roughly|nearly|almost|just|over|under|approximately|exactly|"
                       r"only|is|are|was|of)\s{1,3}){0,2}(?:~\s?)?$", re.IGNORECASE)
 #: Words dropped before a free-text answer ("It's Lisbon" → "Lisbon").
-_ANSWER_LEAD = re.compile(r"^\s*(?:(?:well|so|ok|okay|hmm|um|yes|yeah|sure|oh|hi|hello|hey|hiya|heya|howdy|yo|hallo|"
-                          r"greetings|(?:good\s)?(?:morning|afternoon|evening|day)|g'?day)(?:\sthere)?\b[,!.\s]*)?"
+_ANSWER_LEAD = re.compile(r"^\s*(?:(?:well|so|ok|okay|hmm|um|yes|yeah|sure|oh|hi|hello|hey|hiya|heya|howdy|hallo)"
+                          r"(?:\sthere)?\b[,!.\s]*|"
+                          # a greeting that is also a word ("morning shifts") leads only before a mark or "i'm"
+                          r"(?:yo|greetings|(?:good\s)?(?:morning|afternoon|evening)|good day|g'?day)(?:\sthere)?"
+                          r"(?:\s{0,2}[,!.]+\s*|\s(?=i'?m\b|im\b|i am\b|it'?s\b|its\b|my\b|this is\b)))?"
                           r"(?:(?:my name is|my name's|name's|i'm called|call me|i live in|i am in|i'm in|i work as|"
                           r"i work at|i work for|i'm|im|i am|it's|its|it is|that's|thats|that is|this is|we're in|"
                           r"we live in|live in|living in|based in|(?:just\s)?moved (?:here\s)?to|in|to)\b)?\s*"
@@ -1196,6 +1199,10 @@ def _answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | 
         return _text_value(corrected, spec, lower_ok=False)
     if spec.text == "phrase" and _EMPLOYER.search(f"{spec.description} {spec.question or ''}".lower()):
         work = _WORK_VERB.search(clause.lower, 0, before)
+        if work is not None and work.group().endswith("worked"):  # "worked at asda for years": a past employer
+            clause.unsure.append(Proposal(question.node, question.field, clause.text[:120].strip(), clause.text[:120],
+                                          "work of the past"))
+            return None
         if work is not None:
             return _employer_after(clause, work.end(), before, spec, question)
     # a name comes first: "I'm Dana Reyes, thirty-one, living in Bath" (the city was taken by its cue)
@@ -1241,8 +1248,8 @@ def _employer_after(clause: _Clause, start: int, end: int, spec: FieldSchema, qu
 #: A field that asks for an employer ("The applicant's employer", "Who do you work for?").
 _EMPLOYER = re.compile(r"\b(?:employer|work for|works for|company you work)\b")
 #: The person's work said as a verb ("i work", "im working", "i do the night shifts").
-_WORK_VERB = re.compile(r"\b(?:i|we)(?:'m|m| am|'re| are|'ve been|ve been| have been)?\s(?:work|works|working|worked|"
-                        r"do|doing)\b")
+_WORK_VERB = re.compile(r"(?:\b(?:i|we)(?:'m|m| am|'re| are|'ve been|ve been| have been)?\s|^\s*)(?:work|works|working|"
+                        r"worked|do|doing)\b")
 _AT_FOR = re.compile(r"\s(?:at|for)\s")
 #: What follows "for" or "at" that is no employer: oneself, a time, an amount.
 _NO_EMPLOYER = re.compile(r"\s*(?:\d|myself|me\b|my ?self|my own|yourself|free\b|nothing|a living|money|cash|now\b|"

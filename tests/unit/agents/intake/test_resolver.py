@@ -480,6 +480,14 @@ class TestSixthRound:
     def test_a_greeting_alone_is_no_name(self, reply):
         assert "name" not in _current(reply, "Personal", "name")
 
+    @pytest.mark.parametrize("reply", ["day trader", "evening receptionist"])
+    def test_a_greeting_word_that_starts_an_answer_is_kept(self, reply):
+        assert _current(reply, "UserProfile", "occupation")["occupation"].casefold() == reply
+
+    def test_work_of_the_past_is_asked_as_the_employer(self):
+        assert _corpus_current("worked at asda for 10 years", "Rental", "employer") == {}
+        assert _corpus_unsure("worked at asda for 10 years", "Rental", "employer") == ["employer"]
+
     @pytest.mark.parametrize(("reply", "name"), [("katherine jones but everyone calls me kat", "katherine jones"),
                                                  ("William Hart, but i go by Bill", "william hart")])
     def test_the_name_before_a_nickname_is_the_name(self, reply, name):
