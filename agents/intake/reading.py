@@ -56,10 +56,13 @@ _DATE = re.compile(
     rf"|{_PREP}\s(?:(?:19|20|21)\d{{2}})\b"
     rf"|(?:the\s)?\d{{1,2}}(?:st|nd|rd|th)?\s(?:of\s)?{MONTH}\b(?:,?\s(?:19|20)\d\d\b)?"  # the 3rd of July (1979)
     rf"|{MONTH}\.?\s\d{{1,2}}(?:st|nd|rd|th)?\b(?!\s?\d)"                               # August 1st
-    r"|(?:the\sday\safter\s)?tomorrow|(?:the\s)?(?:day\sbefore\s)?yesterday"
+    r"|(?:the\sday\safter\s)?(?:tomorrow|tmrw|tmr|tomoz|tmoz|2moro|2morrow|tomorow|tommorow|tommorrow)"
+    r"|(?:the\s)?(?:day\sbefore\s)?(?:yesterday|yday|yest)"
     rf"|(?:next|last|this)\s{_WEEKDAY}"
     r"|in\s\d{1,2}\s(?:days?|weeks?)|(?:\d{1,2}|a)\s(?:days?|weeks?)\sago)",
     re.IGNORECASE)
+#: Shortened "tomorrow" and "yesterday", as typed ("tmrw", "2moro", "yday").
+_SHORT_DAY = re.compile(r"\b(?:tmrw|tmr|tomoz|tmoz|2moro|2morrow|tomorow|tommorow|tommorrow|yday|yest)\b", re.IGNORECASE)
 _LEADING = re.compile(rf"^(?:{_PREP}\s|the\s)?(?:(?:end|start|beginning|middle)\sof\s)?", re.IGNORECASE)
 _WITHIN = re.compile(r"^(?:in|within)\s(?:the\s)?(?:next\s)?(\d{1,2}\s(?:years?|months?|weeks?|days?))$", re.IGNORECASE)
 #: A relative time that names a day ("in 2 weeks", "a week ago"), unlike "last week" (a week: no day).
@@ -216,6 +219,7 @@ def _date(raw: str, start: int, end: int, parser: DateDataParser) -> Span | None
     """One candidate read by dateparser; None when it reads no date."""
     within = _WITHIN.match(raw.strip())
     core = f"in {within[1]}" if within else _LEADING.sub("", raw.strip()).strip()
+    core = _SHORT_DAY.sub(lambda m: "tomorrow" if m.group()[:1] in "t2T" else "yesterday", core)  # "tmrw", "yday"
     if _YEAR_ONLY.match(core):
         return Span("date", core, start, end, year=int(core), precision="year")
     data = parser.get_date_data(core) if core else None

@@ -72,7 +72,11 @@ KEYWORD_BEFORE = 32
 _CUE_GAP = re.compile(r"^[\s:,]{0,3}(?:(?:about|around|roughly|nearly|almost|just|over|under|approximately|exactly|"
                       r"only|is|are|was|of)\s{1,3}){0,2}(?:~\s?)?$", re.IGNORECASE)
 #: Words dropped before a free-text answer ("It's Lisbon" → "Lisbon").
-_ANSWER_LEAD = re.compile(r"^\s*(?:(?:well|so|ok|okay|hmm|um|yes|yeah|sure|oh|hi|hello|hey)\b[,!.\s]*)?"
+_ANSWER_LEAD = re.compile(r"^\s*(?:(?:well|so|ok|okay|hmm|um|yes|yeah|sure|oh|hi|hello|hey|hiya|heya|howdy|hallo)"
+                          r"(?:\sthere)?\b[,!.\s]*|"
+                          # a greeting that is also a word ("morning shifts") leads only before a mark or "i'm"
+                          r"(?:yo|greetings|(?:good\s)?(?:morning|afternoon|evening)|good day|g'?day)(?:\sthere)?"
+                          r"(?:\s{0,2}[,!.]+\s*|\s(?=i'?m\b|im\b|i am\b|it'?s\b|its\b|my\b|this is\b)))?"
                           r"(?:(?:my name is|my name's|name's|i'm called|call me|i live in|i am in|i'm in|i work as|"
                           r"i work at|i work for|i'm|im|i am|it's|its|it is|that's|thats|that is|this is|we're in|"
                           r"we live in|live in|living in|based in|(?:just\s)?moved (?:here\s)?to|in|to)\b)?\s*"
@@ -190,8 +194,9 @@ def resolve(inp: ResolverInput) -> Resolution:
     rejected = [r for r in rejected if not any((u.node, u.field) == (r.node, r.field) for u in updates)]
     updates = _not_held(reply, inp, updates)
     updates = _introduced(reply, inp, updates)
+    updates = _introduced_age(reply, inp, updates)
     updates = _competing(updates, unsure, question)
-    updates = _people_listed(reply, question, inp.schemas, updates)
+    updates = _people_listed(reply, question, inp.schemas, updates, unsure)
     updates = _one_number_of_many(reply, question, inp.schemas, updates, unsure)
     updates = _turning(reply, question, inp.schemas, updates)
     updates = _gated(reply, inp.schemas, updates, unsure)
@@ -259,16 +264,21 @@ def _one_number_of_many(reply: str, question: Question, schemas: dict[str, NodeS
             and _sum_of_the_rest(answer.value, [s.value for s in spans[1:]]):
         return updates  # the answer stated first, then broken down into the reply's other amounts: checked
     people = False
+    # only a field that counts people is counted by the people a reply names ("65, same as my dad" is an age)
+    counts = spec.kind == "number" and _counts_people(spec)
     for update in sorted(updates, key=lambda u: u is not answer):  # the numbers other facts were read from are theirs
         # the people a reply names count even when another fact took their words ("my wife": married)
-        people = people or (update is not answer and spec.kind == "number" and bool(_PEOPLE.search(text)))
+        people = people or (update is not answer and counts and bool(_PEOPLE.search(text)))
         for words in {update.words.lower(), reading.digits_for_words(update.words).lower()} - {""}:
             at = text.find(words)
             if at >= 0:
                 text = text[:at] + " " * len(words) + text[at + len(words):]
-    people = people or (spec.kind == "number" and bool(_PEOPLE.search(text)))
+    people = people or (counts and bool(_PEOPLE.search(text)))
     text = _TAKEN_BACK.sub(" ", text)  # "i said 2 kids before but its 3": the 2 is no other amount
-    others = [m for m in _LOOSE_NUMBER.finditer(text) if not _TIME_COUNT.match(text[m.end():m.end() + 12])]
+    gross = _gross_field(spec) and bool(_GROSS.search(text))
+    others = [m for m in _LOOSE_NUMBER.finditer(text) if not _TIME_COUNT.match(text[m.end():m.end() + 12])
+              and not (spec.kind == "money" and _PERCENT_AFTER.match(text, m.end()))  # "at 6.9%": a rate, no sum
+              and not (gross and _marked(_NET_MARK, text, m.start(), m.end()))]  # "2k take home" beside the gross
     why = ("another number beside it" if others else "an amount that adds to another" if _ADDS.search(text)
            else "an amount paid every few weeks" if spec.kind == "money" and _EVERY_N.search(text)
            else "a count beside the people it names" if people else "")
@@ -291,11 +301,13 @@ def _sum_of_the_rest(value: Scalar, rest: list[Scalar]) -> bool:
 
 
 def _people_listed(reply: str, question: Question, schemas: dict[str, NodeSchema],
-                   updates: list[FactUpdate]) -> list[FactUpdate]:
+                   updates: list[FactUpdate], unsure: list[Proposal]) -> list[FactUpdate]:
     """A count of people (the household, "you included") answered by a reply that is nothing but a list of
-    them, the person first among them: "me, my wife and our 2 boys" is 4, "me, my partner and our twins" 4.
+    them, the person first among them: "me, my wife and our 2 boys" is 4, "me, my partner and our twins" 4,
+    and without commas "me my partner her mum and our 2 kids" 5 (a possessive starts an item).
     Each item counts one, its number, or what "twins" says; an item of no known count ("our kids") and any
-    other word leave the reply to the gate that asks (:func:`_one_number_of_many`)."""
+    other word leave the reply to the gate that asks (:func:`_one_number_of_many`). A count another field
+    read from such a list ("our 2 kids" as dependants) is asked: another person listed may be one too."""
     spec = _spec(schemas, question.node, question.field)
     if spec is None or spec.kind != "number" or spec.unit or question.kind not in _ASKED_KINDS:
         return updates
@@ -303,8 +315,19 @@ def _people_listed(reply: str, question: Question, schemas: dict[str, NodeSchema
     if not _COUNTS_PEOPLE.search(about) or re.search(r"\b(?:child|depend|kid)", about):
         return updates
     items = [item.strip() for item in _LIST_SEPARATOR.split(reading.digits_for_words(reply).lower().strip(" .!"))]
+    items = [part.strip() for item in items for part in _POSSESSIVE_ITEM.split(item)]
     counts = [_people_in(item) for item in items if item]
-    if not counts or None in counts or items[0] not in ("me", "myself", "i"):
+    if len(counts) < 2 or items[0] not in ("me", "myself", "i"):
+        return updates
+    for update in list(updates):
+        value = update.value
+        if (update.node, update.field) != (question.node, question.field) and update.current \
+                and isinstance(value, int) and not isinstance(value, bool) \
+                and (_spec(schemas, update.node, update.field) or spec).kind == "number":
+            unsure.append(Proposal(update.node, update.field, value, update.words,
+                                   "a count in a list of the household: another person listed may count too"))
+            updates = [u for u in updates if u is not update]
+    if None in counts:
         return updates
     total = sum(c for c in counts if c is not None)
     frame = _frame(schemas, question.node, question.field)
@@ -316,13 +339,19 @@ def _people_listed(reply: str, question: Question, schemas: dict[str, NodeSchema
                        reasoning=f"the people listed, counted: {total}"), *kept]
 
 
+def _counts_people(spec: FieldSchema) -> bool:
+    """Whether a number field counts people (a household, occupants, children, dependants)."""
+    about = f"{spec.description} {spec.question or ''}".lower()
+    return bool(_COUNTS_PEOPLE.search(about) or re.search(r"\b(?:child|depend|kid|occupant|adult|famil)", about))
+
+
 def _people_in(item: str) -> int | None:
     """How many people one item of a list names ("me" 1, "my wife" 1, "our 2 boys" 2, "the twins" 2), or None."""
-    if re.fullmatch(r"me|myself|i|(?:my|our) (?:" + _RELATIVE + r")", item):
+    if re.fullmatch(r"me|myself|i|(?:my|our|his|her|their) (?:" + _RELATIVE + r")", item):
         return 1
     if re.fullmatch(r"(?:(?:my|our|the) )?(?:twins|triplets)", item):
         return 2 if item.endswith("twins") else 3
-    many = re.fullmatch(r"(?:(?:my|our) )?(\d{1,2}) (?:kids|children|boys|girls|sons|daughters|teenagers)", item)
+    many = re.fullmatch(r"(?:(?:my|our|his|her|their) )?(\d{1,2}) (?:kids|children|boys|girls|sons|daughters|teenagers)", item)
     return int(many.group(1)) if many else None
 
 
@@ -330,19 +359,28 @@ _RELATIVE = (r"wife|husband|partner|girlfriend|boyfriend|fiancee?|spouse|mum|mom
              r"brother|sister|friend|flatmate|housemate|baby|gran|nan|grandad|grandma|grandpa")
 #: A field that counts people ("How many people live in your household, you included?").
 _COUNTS_PEOPLE = re.compile(r"\b(?:people|household|occupants|persons)\b")
+#: A possessive starts a new item of a list written without commas ("me my partner her mum").
+_POSSESSIVE_ITEM = re.compile(r"\s(?=(?:my|our|his|her|their)\s)")
 _LIST_SEPARATOR = re.compile(r"\s*,\s*(?:and\s|&\s)?|\s(?:and|&|plus)\s")
 #: A number left in a reply once the facts took theirs (a year alone is a date's, not an amount).
 _LOOSE_NUMBER = re.compile(r"(?<![\d.,])(?!(?:19|20)\d\d\b)\d[\d,.]*")
 #: "i said 2" / "i put 2": a value the person gave before.
 _SAID = r"\bi (?:said|told you|put|wrote|gave)\W{1,3}"
 _TAKEN_BACK = re.compile(_SAID + r"\d[\d,.]*")
+_PERCENT_AFTER = re.compile(r"\s?(?:%|percent\b|per cent\b)")
 _TIME_COUNT = re.compile(r"\s?(?:years?|yrs?|months?|weeks?|days?|hours?|am|pm|o'clock|st|nd|rd|th)\b")
+#: "more like" correcting the value before it: after "well", "or", "no" ("10, well more like 15"), or owned
+#: up to ("more like 15 if i'm honest"); said of a later time ("it'll be more like 58k") it corrects nothing.
+_MORE_LIKE = (r"\b(?:well|or|no|actually|honestly|realistically),?\s(?:more like|closer to)\b|"
+              r"\bmore like(?=\s~?[$€£]?\d[\d,.]*k?\s(?:if i'?m (?:being )?honest|to be honest|tbh|honestly|"
+              r"realistically|truth be told))")
 #: Words by which the reader chose one value among several: a total, a correction, a time, a denial.
 _SETTLES = re.compile(r"\b(?:so(?=\s(?:like\s|about\s|around\s|roughly\s)?[$€£]?\d)|total|comes to|making|"
                       r"which is|in total|all in|altogether|between us|combined|"
                       r"sorry|i mean|i meant|make (?:that|it)|or rather|scratch that|actually|no wait|not|"
                       r"now|currently|at the moment|these days|used to|was|were|will|'ll|going to|once|next|"
-                      rf"from(?=\s(?:[$€£]?\d|next|last|this|now|then|{reading.MONTH}))|until|ago|last|this year)\b|=")
+                      rf"from(?=\s(?:[$€£]?\d|next|last|this|now|then|{reading.MONTH}))|until|ago|last|this year)\b|="
+                      rf"|{_MORE_LIKE}")
 #: A part of the amount the person cannot put a number on.
 _OPEN_PART = re.compile(r"\b(?:not sure|(?:i )?(?:don'?t|do not) know|no idea|not certain) (?:how much|what (?:those|that|they|it)"
                         r"(?:'?s| are| is)? worth)\b")
@@ -453,6 +491,16 @@ def _whole_name(reply: str, update: FactUpdate, schemas: dict[str, NodeSchema],
         # asks for the name, and the reply itself says which of its two names is the official one.
         return update if official.casefold() == update.value.casefold() else replace(
             update, value=official, words=official, reasoning=f"{update.reasoning}; the name said to be the official one")
+    first = _NAME_BEFORE_NICKNAME.match(reply)
+    named = text_values.person(first.group(1), lower_ok=True) if first else None
+    if first and named and len(named.split()) == len(first.group(1).split()) and not _OTHER_NAME.search(lower) \
+            and update.value.casefold().startswith(named.casefold()):
+        # "robert mcallister but everyone calls me rab": the name, then what people call the person
+        return replace(update, value=named, words=first.group(1),
+                       reasoning=f"{update.reasoning}; the name said before the nickname")
+    again = _said_again(reply, update.value) if short else None
+    if again is not None:
+        return replace(update, value=again, words=again, reasoning=f"{update.reasoning}; the name said again in full")
     if short and (_OTHER_NAME.search(lower) or (_NICKNAME.search(lower) and re.search(r"\bbut\b", lower))):
         unsure.append(Proposal(update.node, update.field, update.value, update.words, "a nickname beside the name"))
         return None
@@ -493,6 +541,25 @@ def _official_name(reply: str) -> str | None:
     return next(iter(names.values())) if len(names) == 1 and "" not in found else None
 
 
+def _said_again(reply: str, surname: str) -> str | None:
+    """A name said again in full after a mark, ending with the one word read ("its o'connor, siobhan o'connor"):
+    the fuller name (one to three words before the same surname), or None."""
+    if len(surname.split()) != 1:
+        return None
+    at = reply.casefold().find(surname.casefold())
+    found = re.compile(rf"\s*[,.;:–-]\s*((?:[^\W\d_][\w'’-]*\s){{1,3}}{re.escape(surname)})(?![\w'’-])\W*$",
+                       re.IGNORECASE).match(reply, at + len(surname)) if at >= 0 else None
+    if found is None or any(w.casefold() in _NOT_NAME for w in found.group(1).split()):
+        return None
+    named = text_values.person(found.group(1), lower_ok=True)
+    return named if named and len(named.split()) == len(found.group(1).split()) else None
+
+
+#: A whole reply that gives a name, then "but" a nickname ("robert mcallister but everyone calls me rab").
+_NAME_BEFORE_NICKNAME = re.compile(
+    r"^\s*(?:(?:i'?m|im|it'?s|its|my name'?s|my name is)\s)?([^\W\d_][\w'’-]*(?:\s[^\W\d_][\w'’-]*){0,3})\s?,?\s"
+    r"but\s(?:(?:everyone|everybody|people|they|friends|most people|my friends|my mates|mates|folks)\s)?"
+    r"(?:calls?\sme|(?:i\s)?go\sby|known\sas)\s", re.IGNORECASE)
 _NICKNAME = re.compile(r"\b(?:call(?:s|ed)? me|known as|go(?:es)? by|nickname)\b")
 
 
@@ -586,6 +653,35 @@ def _introduced(reply: str, inp: ResolverInput, updates: list[FactUpdate]) -> li
     return updates
 
 
+def _introduced_age(reply: str, inp: ResolverInput, updates: list[FactUpdate]) -> list[FactUpdate]:
+    """"hiya im priya nair, 29, from leicester": a number standing alone right after the name a reply
+    introduces ("i'm", "my name is") is the person's age, for the one field of the age now (cued by "turning")."""
+    head = reply[:_INTRO_HEAD]  # an introduction opens the reply: number words are read in its head only
+    found = _INTRO_AGE.match(reading.digits_for_words(head)) if _INTRO_OPENS.match(head) else None
+    if found is not None and len(reply) > len(head) and found.end() >= len(head) - 8:
+        found = None  # the head may have cut the number or its words ("forty" of "forty-two")
+    named = text_values.person(found.group(1), lower_ok=True) if found else None
+    if found is None or named is None or len(named.split()) != len(found.group(1).split()):
+        return updates
+    ages = [(node, name, spec) for node, schema in inp.schemas.items() for name, spec in schema.properties.items()
+            if spec.kind == "number" and _is_age_now(inp.schemas, node, name)]
+    if len(ages) != 1 or any((u.node, u.field) == ages[0][:2] for u in updates):
+        return updates
+    node, name, spec = ages[0]
+    checked = check(name, spec, int(found.group(2)))
+    if not checked.ok or checked.value is None or not 10 <= int(found.group(2)) <= 110:
+        return updates
+    return [*updates, FactUpdate(node, name, checked.value, words=found.group(2),
+                                 reasoning=f"the number after the name introduced: {found.group()[:80]}")]
+
+
+_INTRO_HEAD = 120
+_INTRO_OPENS = re.compile(r"^\W*(?:\w+(?:\sthere)?\W{1,3})?(?:i'?m|im|i am|my name|name's)\b", re.IGNORECASE)
+#: An introduction, a name, then a number alone ("Hi, I'm Dana Reyes, 31, living in Bath").
+_INTRO_AGE = re.compile(r"^\W*(?:(?:hi|hey|hello|hiya|heya|morning|good morning|evening|good evening|afternoon|"
+                        r"good afternoon)(?:\sthere)?\W{1,3})?(?:i'?m|im|i am|my name is|my name's|name's)\s"
+                        r"([^\W\d_][\w'’-]*(?:\s[^\W\d_][\w'’-]*){0,3})\s?,\s{0,3}(\d{1,3})"
+                        r"(?:\s(?:years old|yrs old|yo))?\s{0,3}(?:[,.!;]|$)", re.IGNORECASE)
 #: Words before "here" that are no name ("right here", "we all here").
 _NOT_INTRODUCED = frozenset("we us nobody everyone everybody all right over out up down in from".split())
 #: A reply's opening "<name> here" (after a greeting): one or two words, nothing else before.
@@ -708,9 +804,29 @@ def _clauses(reply: str, today: datetime.date, prefer: reading.Prefer,
         correcting = correcting or patterns.is_correction(lower)
         found = reading.dates(text, today, prefer, max(budget, 0))
         budget -= len(reading.date_candidates(text))
-        spans = sorted(found + reading.numbers(text, found), key=lambda s: s.start)
+        spans = sorted(_dated(text, found) + reading.numbers(text, found), key=lambda s: s.start)
         out.append(_Clause(text, lower, patterns.temporal_cue(lower), correcting or patterns.no_longer(lower), spans,
                            reply=reply, today=today, asked=asked, held=held))
+    return out
+
+
+def _dated(text: str, dates: list[Span]) -> list[Span]:
+    """A day and month said without a year, right before a year ("march 3rd last year", "the 12th of january
+    this year"): one date, that day in that year (two spans would be two values for one field)."""
+    out: list[Span] = []
+    for span in sorted(dates, key=lambda s: s.start):
+        last = out[-1] if out else None
+        if last is not None and last.precision == "day" and span.precision == "year" and span.year is not None \
+                and isinstance(last.value, str) and not re.search(r"\d{4}", text[last.start:last.end]) \
+                and not text[last.end:span.start].strip(" ,"):
+            try:
+                day = datetime.date.fromisoformat(last.value).replace(year=span.year)
+            except ValueError:  # the 29th of february of a year without it: both kept, so asked
+                out.append(span)
+                continue
+            out[-1] = replace(last, value=day.isoformat(), end=span.end, year=span.year)
+            continue
+        out.append(span)
     return out
 
 
@@ -948,6 +1064,9 @@ def _read(clause: _Clause, trigger: _Trigger) -> Scalar | None:
 #: Right after an option: it is of the present, whatever time the rest of the clause speaks of ("working
 #: full time till then": until a future change, so now).
 _NOW_AFTER = re.compile(r"\s{0,3}(?:now|these days|nowadays|at the moment|currently|for now|(?:till|until) then)\b")
+#: Right after a value: it is of the present, whatever else the clause says of other times.
+_NOW_RIGHT_AFTER = re.compile(r"\s{0,3}(?:right now|now|at the moment|currently|these days|nowadays|as of now|"
+                              r"at present)\b")
 #: Right before an option: it is of the past ("was married, hes passed now").
 _WAS = re.compile(r"\b(?:was|were|used to be|previously)\s(?:an?\s)?$")
 
@@ -1002,6 +1121,9 @@ def _near_span(clause: _Clause, trigger: _Trigger) -> Span | None:
             continue  # "60, or rather 62, the state pension moved": both are the answer's, not the pension's
         if _SAID_BEFORE.search(clause.lower[max(0, span.start - 16):span.start]):
             continue  # "i said 2 kids before but its 3": the value taken back is no reading of the keyword
+        if trigger.spec.kind == "year" and span.kind == "number" and (trigger.node, trigger.field) != clause.asked \
+                and not check(trigger.field, trigger.spec, _span_value(span, "year")).ok:
+            continue  # "before tax its 3400": a number no year of the field could be is no year, only an amount
         after, before = span.start - trigger.end, trigger.at - span.end
         distance = (0 if span.overlaps(trigger.at, trigger.end) else after if 0 <= after <= KEYWORD_AFTER
                     else 2 * before if 0 <= before <= KEYWORD_BEFORE else None)
@@ -1072,6 +1194,14 @@ def _answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | 
             return None
         clause.words = corrected
         return _text_value(corrected, spec, lower_ok=False)
+    if spec.text == "phrase" and _EMPLOYER.search(f"{spec.description} {spec.question or ''}".lower()):
+        work = _WORK_VERB.search(clause.lower, 0, before)
+        if work is not None and work.group().endswith("worked"):  # "worked at asda for years": a past employer
+            clause.unsure.append(Proposal(question.node, question.field, clause.text[:120].strip(), clause.text[:120],
+                                          "work of the past"))
+            return None
+        if work is not None:
+            return _employer_after(clause, work.end(), before, spec, question)
     # a name comes first: "I'm Dana Reyes, thirty-one, living in Bath" (the city was taken by its cue)
     text = _TEXT_TIME.sub("", _ANSWER_LEAD.sub("", clause.text[:before], count=1))
     if spec.text == "place":  # "down in st ives": the place starts after its lead, not at "down"
@@ -1093,6 +1223,35 @@ def _answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | 
     return value
 
 
+def _employer_after(clause: _Clause, start: int, end: int, spec: FieldSchema, question: Question) -> str | None:
+    """The employer in a reply that says the work ("i work behind the bar at the dog and duck"): what follows
+    the first "at" or "for" after the work verb, to the end of its phrase; without one, or when it says no
+    employer ("for myself", "for 3 years"), the answer is asked, never the sentence stored."""
+    at = _AT_FOR.search(clause.lower, start, end)
+    rest = clause.text[at.end():end] if at else ""
+    if at is not None and not _NO_EMPLOYER.match(rest.lower()):
+        text = _TEXT_END.split(_TEXT_TIME.sub("", rest))[0]  # "i work for Sainsbury's now"
+        value = _text_value(text, spec, lower_ok=True)
+        if value is not None:
+            clause.words = text.strip()
+            return value
+    said = text_values.phrase(clause.text[:end], min(spec.max_length or MAX_TEXT_VALUE, MAX_TEXT_VALUE))
+    if said is not None:
+        clause.unsure.append(Proposal(question.node, question.field, said, clause.text[:120],
+                                      "work said without whom it is for"))
+    return None
+
+
+#: A field that asks for an employer ("The applicant's employer", "Who do you work for?").
+_EMPLOYER = re.compile(r"\b(?:employer|work for|works for|company you work)\b")
+#: The person's work said as a verb ("i work", "im working", "i do the night shifts").
+_WORK_VERB = re.compile(r"(?:\b(?:i|we)(?:'m|m| am|'re| are|'ve been|ve been| have been)?\s|^\s*)(?:work|works|working|"
+                        r"worked|do|doing)\b")
+_AT_FOR = re.compile(r"\s(?:at|for)\s")
+#: What follows "for" or "at" that is no employer: oneself, a time, an amount.
+_NO_EMPLOYER = re.compile(r"\s*(?:\d|myself|me\b|my ?self|my own|yourself|free\b|nothing|a living|money|cash|now\b|"
+                          r"the (?:last|past)\b|a (?:few|couple|while|bit|year|month|week)\b|about\b|around\b|over\b|"
+                          r"ages\b|years\b|months\b|weeks\b|home\b|night|the moment)")
 #: A place answer that names two ("single bedroom flat in leeds"): the thing, then where it is.
 _TWO_PLACES = re.compile(r"^\s*(\S.{0,60}?)\s(?:in|near)\s(\S.{0,60}?)\s*$")
 #: Where a short free-text answer ends: a comma, a dash, "in kent", "from leeds", a time.
@@ -1136,7 +1295,7 @@ _NOTHING = re.compile(r"^\s*(?:nothing|none|nil|zero|zilch|not a (?:penny|cent|t
 #: A value said after these replaces the ones before it ("68 kilos, sorry I meant 72"; "4, no make that 5").
 _REPLACES = re.compile(r"\b(?:sorry|i meant|i mean|make (?:that|it)|or rather|scratch that|actually|no wait|"
                        r"correction|hang on|hold on|oh wait)\b|\*|\bno,?\s(?=\d)|"
-                       rf"{patterns.TAKEN_BACK}")
+                       rf"{patterns.TAKEN_BACK}|{_MORE_LIKE}")
 #: A value said after these is the sum the reply arrives at ("1,200 plus 300, so 1,500"; "= 10000").
 _TOTAL_BEFORE = re.compile(r"\b(?:so|total(?: of)?|comes to|making|which is)\b|=")
 _TOTAL_AFTER = re.compile(r"^\s{0,2}(?:in total|all in|altogether|total|between us|all together|combined)\b")
@@ -1157,7 +1316,10 @@ _BEFORE_PAST = re.compile(r"\b(?:used to(?: be)?|was|were|from|previously|before
                           r"last (?:year|month|week)|started(?: off| out)?(?: at)?|originally|initially|began at)"
                           r"\W{0,3}(?:\w+\W{1,3}){0,2}$")
 _BEFORE_NOW = re.compile(r"\b(?:this year|now|these days|at the moment|currently|nowadays)\W{0,3}(?:[\w']+\W{1,3}){0,4}$")
-_BEFORE_FUTURE = re.compile(r"\b(?:will|'ll|going to|once|should be|goes up to|rising to|up to|more like)"
+_MORE_LIKE_RE = re.compile(_MORE_LIKE)
+_BEFORE_FUTURE = re.compile(r"\b(?:will|'ll|going to|once|should be|goes up to|rising to|up to|more like|"
+                            r"aim(?:ing)? (?:for|at)|hoping for|hope to (?:get to|be|hit)|target(?: is| of)?|"
+                            r"goal(?: is| of)?|want to (?:get to|be|hit)|trying to get (?:to|down to))"
                             r"\W{0,3}(?:\w+\W{1,3}){0,2}$")
 #: Said right after a value ("3,100 now"; "11k two years ago"; "40 in august", "4 once my mum moves in").
 _AFTER_PAST = re.compile(r"^\W{0,3}(?:\w+\W{1,3}){0,2}?(?:ago|last (?:year|month|week)|in (?:19|20)\d\d)\b")
@@ -1174,7 +1336,9 @@ def _number_answer(clause: _Clause, spec: FieldSchema, question: Question) -> Sc
     candidates = [(i, span) for i, span in clause.free(answer=True) if fits(span, spec)
                   and not (spec.kind == "money" and _COUNTED.match(clause.lower[span.end:span.end + 16]))
                   and not _DENIED.match(clause.lower, span.end)
-                  and not _ORDINAL.match(clause.lower, span.end)]  # "make it the 4th": a day, no amount
+                  and not _ORDINAL.match(clause.lower, span.end)  # "make it the 4th": a day, no amount
+                  and not (spec.kind in ("money", "number") and _year_of_a_time(clause, span))]  # "til 2028": no rate
+    candidates = _gross_of_net(clause.lower, spec, candidates)
     if not candidates and spec.kind == "money" and _NOTHING.match(clause.lower):
         clause.words = clause.text.strip()[:120]  # "nothing at the moment" to "how much do you earn?"
         return 0
@@ -1183,6 +1347,8 @@ def _number_answer(clause: _Clause, spec: FieldSchema, question: Question) -> Sc
     chosen, why = _pick(clause, candidates)
     if chosen is not None and len(candidates) > 1 and clause.when is None:
         clause.when = _span_time(clause, clause.spans[chosen], candidates)  # its own words' time, not the clause's
+    if chosen is not None and clause.when is None and _NOW_RIGHT_AFTER.match(clause.lower, clause.spans[chosen].end):
+        clause.when = "present"  # "around 9k right now but should be cleared by next summer": today's value
     if chosen is not None:
         why = _doubt(clause, clause.spans[chosen], spec)
         chosen = None if why else chosen
@@ -1199,6 +1365,45 @@ def _number_answer(clause: _Clause, spec: FieldSchema, question: Question) -> Sc
                                       clause.text[:120], why))
         return None
     return _span_value(clause.take(chosen, *_bounds(clause, chosen)), spec.kind, spec.per)
+
+
+def _gross_field(spec: FieldSchema) -> bool:
+    """Whether a money field is before tax ("Yearly income before tax")."""
+    return spec.kind == "money" and bool(_GROSS.search(f"{spec.description} {spec.question or ''}".lower()))
+
+
+def _marked(pattern: re.Pattern[str], text: str, start: int, end: int) -> bool:
+    """Whether the words right around a value (to the comma before it and after it) match ``pattern``."""
+    before = text[max(0, start - 24):start].rsplit(",", 1)[-1]
+    after = text[end:end + 24].split(",", 1)[0]
+    return bool(pattern.search(before) or pattern.search(after))
+
+
+def _gross_of_net(lower: str, spec: FieldSchema, candidates: list[tuple[int, Span]]) -> list[tuple[int, Span]]:
+    """For a field before tax, the one amount said before tax when every other is said after it ("2.8k a
+    month in my account, before tax its 3400 a month"); else the candidates as they are."""
+    if len(candidates) < 2 or not _gross_field(spec):
+        return candidates
+    gross = [(i, s) for i, s in candidates if _marked(_GROSS, lower, s.start, s.end)]
+    net = [(i, s) for i, s in candidates if _marked(_NET_MARK, lower, s.start, s.end)]
+    return gross if len(gross) == 1 and len(net) == len(candidates) - 1 and gross[0] not in net else candidates
+
+
+#: Words of an amount before tax, and of one after it (paid into an account).
+_GROSS = re.compile(r"\b(?:before tax|pre-?tax|gross|before deductions)\b")
+_NET_MARK = re.compile(r"\b(?:take home|takes home|take-home|net|after tax|after deductions|in hand|"
+                       r"(?:in|into) my (?:acct|account|bank)|hits my|lands in)\b")
+
+
+def _year_of_a_time(clause: _Clause, span: Span) -> bool:
+    """A bare year said after a word of time ("fixed til 2028", "since 2019"): a date's, no amount or count."""
+    return span.kind == "number" and not span.money and not span.percent and isinstance(span.value, int) \
+        and 1900 <= span.value <= 2100 and bool(_TIME_BEFORE_YEAR.search(clause.lower, max(0, span.start - 8),
+                                                                          span.start))
+
+
+#: A word of time right before a year ("til 2028", "until 2030", "since 2019").
+_TIME_BEFORE_YEAR = re.compile(r"\b(?:til|till|until|since|by|from|before|after)\s$")
 
 
 def _unscaled(span: Span, candidates: list[tuple[int, Span]]) -> int | None:
@@ -1226,7 +1431,8 @@ def _doubt(clause: _Clause, span: Span, spec: FieldSchema) -> str:
         return "day and month could be either way round"
     if spec.kind == "money" and span.per == "hour":
         return "an amount per hour"
-    if spec.kind == "money" and _NET.search(clause.lower):
+    if spec.kind == "money" and _NET.search(clause.lower) and not (_gross_field(spec) and _marked(
+            _GROSS, clause.lower, span.start, span.end)):  # "2k take home, 2,600 before tax": the gross one is sure
         return "an amount after tax"
     if spec.kind == "money" and spec.per and span.per and span.per != spec.per and spec.per != "year" \
             and "week" in (span.per, spec.per):  # a month is no whole number of weeks: 250 a week is no monthly sum
@@ -1248,6 +1454,10 @@ def _quantity_answer(clause: _Clause, spec: FieldSchema, question: Question) -> 
         if not after and bare and found[-1].unit and isinstance(bare[0].value, int | float):
             clause.words = clause.text[bare[0].start:bare[0].end]  # "68 kilos, sorry I meant 72": 72 kilos
             return units.convert(float(bare[0].value), found[-1].unit, unit)
+        if not after and len(found) == 1 and found[0].unit:
+            read, carried = _carried_unit(clause, found[0], candidates, spec, question)
+            if read:
+                return carried
         agree = max(q.value for q in found) <= min(q.value for q in found) * 1.02  # "165 cm, about 5'5"
         hedged = _HEDGE.search(_without_dates(clause).replace(found[0].words.lower(), " "))
         if (len(found) == 1 or agree) and not hedged or after:
@@ -1279,6 +1489,34 @@ def _quantity_answer(clause: _Clause, spec: FieldSchema, question: Question) -> 
     clause.unsure.append(Proposal(question.node, question.field, _span_value(span, spec.kind), clause.text[:120],
                                   why or f"a number without its unit ({unit})"))
     return None
+
+
+def _carried_unit(clause: _Clause, quantity: units.Quantity, candidates: list[tuple[int, Span]], spec: FieldSchema,
+                  question: Question) -> tuple[bool, Scalar | None]:
+    """A quantity said with its unit beside bare numbers of its size: the unit carries to them ("was 92kg at
+    xmas, down to 86 now, aiming for 80"), and the one value of the present among values of other times is
+    the answer; with no single present one, the first is asked (None). ``(False, None)``: no number beside it."""
+    unit = str(spec.unit)
+    bare = [(i, s) for i, s in candidates if not s.overlaps(quantity.start, quantity.end)
+            and isinstance(s.value, int | float) and not isinstance(s.value, bool)]
+    if not bare or not all(0.5 <= units.convert(float(s.value), quantity.unit, unit) / max(quantity.value, 1e-9) <= 2
+                           for _, s in bare):
+        return False, None
+    times = {i: _span_time(clause, s, candidates) for i, s in candidates}
+    present = [i for i, when in times.items() if when == "present"]
+    clause.used |= {i for i, _ in candidates}
+    if len(present) != 1:
+        clause.unsure.append(Proposal(question.node, question.field, quantity.value, clause.text[:120],
+                                      "two values for one field"))
+        return True, None
+    span = clause.spans[present[0]]
+    clause.claims.append((span.start, span.end))
+    clause.when = "present"
+    if span.overlaps(quantity.start, quantity.end):
+        clause.words, value = quantity.words, quantity.value
+    else:
+        clause.words, value = clause.text[span.start:span.end], units.convert(float(span.value), quantity.unit, unit)
+    return True, int(value) if spec.type == "integer" and float(value).is_integer() else value
 
 
 @lru_cache(maxsize=32)
@@ -1344,8 +1582,9 @@ def _span_time(clause: _Clause, span: Span, candidates: list[tuple[int, Span]]) 
     # back to the value before, or 32 characters: a time cue and the four words _BEFORE_NOW allows after it
     before = clause.lower[max(starts + [span.start - 32, 0]):span.start].rsplit(",", 1)[-1]
     after = clause.lower[span.end:min(ends + [span.end + 24])].split(",", 1)[0]
-    if _BEFORE_NOW.search(before):
-        return "present"  # "this year it'll be more like 58k" is this year's
+    if _BEFORE_NOW.search(before) or any(m.end() <= span.start and not clause.lower[m.end():span.start].strip(" ~$€£")
+                                         for m in _MORE_LIKE_RE.finditer(clause.lower)):
+        return "present"  # "this year it'll be more like 58k" is this year's; "10, well more like 15" corrects
     if _BEFORE_FUTURE.search(before) or _AFTER_FUTURE.search(after):
         return "future"
     if _BEFORE_PAST.search(before) or _AFTER_PAST.search(after):

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import re
 
+from agents.intake.reading import MONTH
+
 MAX_WORDS = 5
 _TOKEN = re.compile(r"[^\W\d_][\w'’.-]{0,40}")
 _NAME_PARTICLES = frozenset({"de", "da", "do", "dos", "das", "del", "della", "di", "du", "van", "von", "der", "den",
@@ -43,6 +45,8 @@ _ARTICLE = re.compile(r"^the\s+(?=[A-Z])")
 def person(text: str, *, lower_ok: bool) -> str | None:
     """The name at the start of ``text`` (see the module doc), or None."""
     named = _capitalised(text, _NAME_PARTICLES)
+    if named and named.split()[0].lower() in _GREETINGS:
+        return None  # "Hiya", "Morning": a greeting is never a name
     if named or not lower_ok:
         return named
     lower = _lower_words(text, 3)
@@ -54,12 +58,27 @@ def person(text: str, *, lower_ok: bool) -> str | None:
 _NO_NAME = frozenset({"fine", "good", "ok", "okay", "well", "great", "alright", "thanks", "thank", "sorry", "not",
                       "here", "ready", "back", "busy", "tired", "happy", "hello", "hi", "hey", "sure", "yes", "no",
                       "yeah", "nope", "just", "doing", "called", "spelled", "spelt", "unsure", "confused"})
+#: Greetings, never a name ("hiya", "morning").
+_GREETINGS = frozenset({"hi", "hey", "hello", "hiya", "heya", "howdy", "yo", "hallo", "greetings", "morning",
+                        "afternoon", "evening", "g'day", "gday", "good"})
+_NO_NAME = _NO_NAME | _GREETINGS
 
 
 def place(text: str) -> str | None:
-    """The place name at the start of ``text`` (see the module doc), or None."""
-    text = without_place_lead(text)
+    """The place name at the start of ``text`` (see the module doc), or None; a time phrase ends it
+    ("sheffield in april", "Leeds last year", "bristol back in 2019")."""
+    text = _TIME_PHRASE.split(without_place_lead(text), maxsplit=1)[0]
     return _capitalised(text, _PLACE_PARTICLES) or _lower_words(text, 3)
+
+
+#: A time phrase after a place ("in april", "last year", "in 2019", "3 years ago"): the place ends before it.
+_TIME_PHRASE = re.compile(
+    rf"\s(?:(?:back|way back|only|just)\s)?(?:in|since|during|from|until|till|around|by|before|after|over)\s"
+    rf"(?:(?:early|late|mid|the)[\s-])?(?:{MONTH}|(?:19|20)\d\d|spring|summer|autumn|fall|winter|christmas|xmas|"
+    rf"easter|new year|the (?:new year|end|start|beginning))\b|"
+    rf"\s(?:last|next|this|that)\s(?:week|month|year|spring|summer|autumn|fall|winter|weekend|{MONTH})\b|"
+    r"\s(?:\d+|a|an|one|two|three|four|five|six|a few|a couple of)\s(?:days?|weeks?|months?|years?)\sago\b|"
+    r"\s(?:yesterday|recently|lately)\b", re.IGNORECASE)
 
 
 def without_place_lead(text: str) -> str:
