@@ -181,7 +181,8 @@ class ExecutionHistory:
         except DATABASE_ERRORS as exc:
             structlog.get_logger(LOGGER).warning("lessons.read_failed", path=str(self.path), error=str(exc))
             return []
-        return [Lesson(text, kind, int(seen), float(last), fixed_by or "") for text, kind, seen, last, fixed_by in found]
+        return [Lesson(text, kind, int(seen), float(last), fixed_by or "")
+                for text, kind, seen, last, fixed_by in found]
 
     def runs(self, agent: str, target: str) -> list[tuple[str, str, int, str]]:
         """(run_id, status, attempts, fixed_by) of every recorded run, oldest first."""
@@ -281,7 +282,8 @@ class ExecutionHistory:
         fixed = 1 if run.fixed_by else 0
         for failure in run.failures:
             for lesson in failure.lessons or (None,):
-                execute(db, f"INSERT INTO {self._t['failures']} (run_id, agent, target, attempt, kind, summary, lesson, "
+                execute(db, f"INSERT INTO {self._t['failures']} "
+                        "(run_id, agent, target, attempt, kind, summary, lesson, "
                         "fixed, recorded_at) VALUES (:run_id, :agent, :target, :attempt, :kind, :summary, :lesson, "
                         ":fixed, :now)",
                     {"run_id": run.run_id, "agent": run.agent, "target": run.target, "attempt": failure.attempt,

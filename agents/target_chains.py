@@ -104,7 +104,8 @@ def _chain(first: str, follower: dict[str, str], configs: dict[str, TargetConfig
 def _followed_config(data_dir: Path, current: str, followed: str) -> TargetConfig:
     if followed not in known_targets(data_dir):
         raise ConfigError(f"{_where(data_dir, current)}: follows: unknown target {followed!r} (no folder "
-                          f"{data_dir / followed})", hint=f"known targets: {', '.join(known_targets(data_dir)) or 'none'}")
+                          f"{data_dir / followed})",
+                          hint=f"known targets: {', '.join(known_targets(data_dir)) or 'none'}")
     config = load_target_config(data_dir, followed)
     if config is None or config.agent != "intake":
         raise ConfigError(f"{_where(data_dir, current)}: follows: {followed} is not a target of the intake agent "

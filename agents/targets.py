@@ -88,7 +88,8 @@ class TargetEnvironment(BaseModel):
             try:
                 requirement = Requirement(line)
             except InvalidRequirement as exc:
-                raise ValueError(f"not a PEP 508 requirement: {line[:80]!r} ({str(exc).splitlines()[0][:120]})") from exc
+                raise ValueError(f"not a PEP 508 requirement: {line[:80]!r} "
+                                 f"({str(exc).splitlines()[0][:120]})") from exc
             if requirement.url:
                 raise ValueError(f"only requirements from the package index, not URLs: {line[:80]!r}")
         return value

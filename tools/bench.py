@@ -131,7 +131,8 @@ def _by_runtime(services: DockerServices, image: str, code: str, target: Target,
 
 
 def _four_ways(
-    services: DockerServices, image: str, code: str, target: Target, settings: Settings, repeat: int, progress: Progress,
+    services: DockerServices, image: str, code: str, target: Target, settings: Settings, repeat: int,
+    progress: Progress,
 ) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     """The four ways, interleaved (one of each per round), each started on a quiet machine.
 

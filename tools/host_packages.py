@@ -47,7 +47,8 @@ PROGRAMS = (
     HostProgram("postgresql", ("postgresql",), "the PostgreSQL store's tests",
                 lambda: postgres_binary("initdb") is not None),
     HostProgram("chromium", ("chromium",), "the console's browser tests", lambda: Path(CHROMIUM).exists()),
-    HostProgram("dot", ("graphviz",), "the console's graph layout and its tests", lambda: shutil.which("dot") is not None),
+    HostProgram("dot", ("graphviz",), "the console's graph layout and its tests",
+                lambda: shutil.which("dot") is not None),
 )
 
 

@@ -1,4 +1,5 @@
-"""``controller check`` for the bank-statement parser agent: run existing parsers through the sandbox and the comparison.
+"""``controller check`` for the bank-statement parser agent: run existing parsers through the sandbox and the
+comparison.
 
 One parser or many (files or folders of them, e.g. a class's challenge submissions). Each
 runs in its own fresh sandbox, several at once (bounded), with a progress line per parser,

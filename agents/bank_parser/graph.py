@@ -50,7 +50,8 @@ def route_after_coder(state: ParserState, max_attempts: int) -> Literal["save", 
     return "save"
 
 
-def build_graph(max_attempts: int, checkpointer: BaseCheckpointSaver[Any] | None = None) -> CompiledStateGraph[Any, Any, Any, Any]:
+def build_graph(max_attempts: int,
+                checkpointer: BaseCheckpointSaver[Any] | None = None) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Compile the agent's graph for a given attempt limit (with a checkpointer: resumable)."""
     builder = StateGraph(ParserState, context_schema=ParserContext)
     for name in ("analyze", "generate", "save", "execute", "compare", "refine", "finalize"):

@@ -104,7 +104,8 @@ def compare(state: ParserState, runtime: Runtime[ParserContext]) -> tuple[Update
     if ctx.judge_image is not None and ctx.target.expected_csv is not None:  # issue 13: the environment's pandas
         labels = {"run_id": ctx.run_id, "agent": AGENT, "target": ctx.target.name, "attempt": str(attempt)}
         comparison, verdict = judged_in_environment(ctx.sandbox, ctx.judge_image, state["execution"],
-                                                    ctx.target.expected_csv.read_bytes(), comparison, ctx.limits, labels)
+                                                    ctx.target.expected_csv.read_bytes(), comparison, ctx.limits,
+                                                    labels)
         summary = f"{verdict.summary} (judged under pandas {verdict.pandas})"
         report = verdict.report or f"{verdict.summary}\n{verdict.first_difference}"
         update["comparison"] = comparison

@@ -85,7 +85,8 @@ def _on_crash(context: ParserContext, coder: str, started: float) -> OnCrash:
 
     def write(state: dict[str, Any], error: PlatformError) -> None:
         summary = _summary(context, state, coder, time.monotonic() - started)  # type: ignore[arg-type]
-        context.artefacts.write_json(SUMMARY_FILE, replace(summary, status="error", last_problem=error.one_line()).to_json())
+        context.artefacts.write_json(SUMMARY_FILE,
+                                     replace(summary, status="error", last_problem=error.one_line()).to_json())
 
     return write
 

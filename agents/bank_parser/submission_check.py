@@ -81,7 +81,8 @@ def check_submissions(session: Session, base_image: str, target: Target, setting
     expected = target.expected_csv.read_bytes() if target.expected_csv else None
     pdf = target.pdf.read_bytes()
     with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="sandloop-submission") as pool:
-        futures = [pool.submit(run_submission, session.sandbox, s, environments[s.name], pdf, expected, settings, target.name)
+        futures = [pool.submit(run_submission, session.sandbox, s, environments[s.name], pdf, expected, settings,
+                               target.name)
                    for s in submissions]
         outcomes = []
         for number, future in enumerate(futures, start=1):

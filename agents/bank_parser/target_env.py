@@ -41,7 +41,8 @@ def judge_image(environment: Environment | None, say: Say | None = None) -> str 
 
 
 def judged_in_environment(sandbox: Sandbox, image: str, execution: Execution, expected_csv: bytes,
-                          host: Comparison, limits: SandboxLimits, labels: dict[str, str]) -> tuple[Comparison, Verdict]:
+                          host: Comparison, limits: SandboxLimits,
+                          labels: dict[str, str]) -> tuple[Comparison, Verdict]:
     """The host's comparison with its verdict replaced by the environment's judge's.
 
     The host's comparison keeps its details (shapes, cells) for the coder's feedback; whether

@@ -89,7 +89,8 @@ class Verification:
         kinds = {WORD_RULE: "word(s)", FOUND_RULE: "row(s) found"}
         counts = Counter(kinds.get(r.rule, "cell(s)") for r in self.repairs if r.confirmed)
         if counts:
-            parts.append("repaired: " + ", ".join(f"{counts[k]} {k}" for k in ("cell(s)", *kinds.values()) if counts[k]))
+            parts.append("repaired: " + ", ".join(f"{counts[k]} {k}" for k in ("cell(s)", *kinds.values())
+                                                  if counts[k]))
         return "; ".join(parts)
 
     def report(self) -> str:

@@ -116,7 +116,8 @@ class BlueprintAgent:
         limits = SandboxLimits.model_validate(record["limits"])
         labels = {"run_id": record["run_id"], "agent": AGENT, "target": record["target"],
                   "attempt": f"replay-{attempt}"}
-        verdict, _ = judge(report_path.read_text(encoding="utf-8"), blueprint, read_data(folder, blueprint.data_files()),
+        verdict, _ = judge(report_path.read_text(encoding="utf-8"), blueprint,
+                           read_data(folder, blueprint.data_files()),
                            sandbox, image, limits, labels, _recorded_findings(run_dir))
         recorded: Verdict = json.loads(stored.read_text(encoding="utf-8"))
         return ReplayOutcome(report_path, _facts(recorded), _facts(verdict))

@@ -137,7 +137,8 @@ def observed_numbers(blueprint: Blueprint, findings: list[Finding]) -> list[floa
 def statement(spec: DecisionSpec, decision: Decision) -> str:
     """The decision in markdown: the choice, the findings that chose it, the options passed over."""
     why = (f"Decision rule {decision.rule} holds on the findings: " + "; ".join(decision.reasons) + "."
-           if decision.rule is not None else "No decision rule holds on the findings, so the blueprint's default applies.")
+           if decision.rule is not None
+           else "No decision rule holds on the findings, so the blueprint's default applies.")
     parts = [f"The question: {spec.question}", f"Recommendation: **{decision.choice}**.", why]
     if decision.passed_over:
         parts.append("\n".join(f"- Not chosen, {over}." for over in decision.passed_over))

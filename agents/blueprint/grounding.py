@@ -45,7 +45,8 @@ _LEADING = re.compile(r"^(?:the|a|an|any|its|their)\s+", re.IGNORECASE)
 _NORMAL = re.compile(r"[\s_\-/]+")
 _DATE = re.compile(r"(?<![\w.])\d{4}-\d{2}(?:-\d{2})?(?![\w])")
 _NUMBER = re.compile(r"(?<![\w.,])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w]|,\d{3})(?P<pct>\s?%)?")
-_COUNTED = re.compile(r"(?<![\w.,])\d+(?: of \d+)?(?: [a-z]+){0,2}? (?:rows?|facts?|columns?|sections?|findings?|tools?|"
+_COUNTED = re.compile(r"(?<![\w.,])\d+(?: of \d+)?(?: [a-z]+){0,2}? "
+                      r"(?:rows?|facts?|columns?|sections?|findings?|tools?|"
                       r"items?|entries|records|instructions?|lessons?|words|attempts?|validators?)(?:\(s\))?\b",
                       re.IGNORECASE)
 _LABEL = re.compile(r"^\s*(?:[-*] \*\*\d+\*\*:|\d+[.)]\s)")  # a list's own numbering
@@ -135,7 +136,8 @@ def number_issues(report: str, blueprint: Blueprint, findings: list[Finding]) ->
         operands = [v for v, _ in (_token(t) for t in tokens) if _supported(v, 0.0, known)][:MAX_OPERANDS]
         for token in tokens:
             value, tolerance = _token(token)
-            if _supported(value, tolerance, known) or (token["pct"] and _supported(value / 100, tolerance / 100, known)) \
+            if _supported(value, tolerance, known) \
+                    or (token["pct"] and _supported(value / 100, tolerance / 100, known)) \
                     or _derived(value, tolerance, operands):
                 continue
             issues.append(_unsupported(token.group().strip(), sentence))

@@ -62,7 +62,8 @@ class LLMRoles:
 
     def write(self, blueprint: Blueprint, findings: list[Finding], given: list[Directive]) -> Written:
         """The model's report, or the offline writer's when the model gives none."""
-        sections = "\n".join(f"- {s.title}: {s.guidance or 'as the findings allow'} (tools: {', '.join(s.tools) or '-'})"
+        sections = "\n".join(f"- {s.title}: {s.guidance or 'as the findings allow'} "
+                             f"(tools: {', '.join(s.tools) or '-'})"
                              for s in blueprint.sections)
         user = PROMPTS.template("write").render({
             "title": blueprint.title, "goal": blueprint.goal, "subject": blueprint.subject, "sections": sections,

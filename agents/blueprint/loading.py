@@ -81,7 +81,8 @@ def with_code(blueprint: Blueprint, folder: Path) -> Blueprint:
              for t in blueprint.tools]
     validators = [v.model_copy(update={"code": sources[v.code_file], "code_file": None}) if v.code_file else v
                   for v in blueprint.qa.validators]
-    return blueprint.model_copy(update={"tools": tools, "qa": blueprint.qa.model_copy(update={"validators": validators})})
+    return blueprint.model_copy(update={"tools": tools,
+                                        "qa": blueprint.qa.model_copy(update={"validators": validators})})
 
 
 def _source(folder: Path, name: str) -> str:

@@ -150,7 +150,8 @@ def partial(state: BlueprintState, runtime: Runtime[BlueprintContext]) -> tuple[
     """QA failed at the retry limit: keep the last report as partial output, marked as such."""
     ctx = runtime.context
     issues = state["verdict"]["issues"]
-    head = "<!-- PARTIAL: QA did not pass: " + "; ".join(i["message"] for i in issues)[:500].replace("--", "-") + " -->\n"
+    head = ("<!-- PARTIAL: QA did not pass: " + "; ".join(i["message"] for i in issues)[:500].replace("--", "-")
+            + " -->\n")
     path = ctx.artefacts.write(PARTIAL_FILE, head + state["report"])
     why = f"{state['attempt']} of {ctx.max_attempts} attempt(s) used"
     return {"status": "failed", "published": str(path)}, "failed", f"{why}; partial output {path}"

@@ -25,7 +25,8 @@ PROMPTS = PromptFolder(Path(__file__).resolve().parent / "prompts")
 CACHE_FOLDER = "blueprints"
 MAX_PROSE_CHARS = 20_000
 EXAMPLE = Path(__file__).resolve().parents[2] / "data" / "acme-research" / "blueprint.json"
-_EXAMPLE_FALLBACK = '{"name": "acme-research", "title": "Acme Corp", "subject": "Acme Corp", "sections": [{"title": "Overview"}]}'
+_EXAMPLE_FALLBACK = ('{"name": "acme-research", "title": "Acme Corp", "subject": "Acme Corp", '
+                     '"sections": [{"title": "Overview"}]}')
 
 
 class ProseParser:

@@ -3,8 +3,9 @@
 Meta-learning (the seed's execution_history and failure_patterns) uses the platform's
 lessons store (:mod:`agents.lessons`, ``runs/lessons.sqlite``), keyed by the run's target, as the
 run history's statistics are (issue 41: keyed by the blueprint's ``name`` they disagreed on the
-targets page when a target's blueprint shared its name with another's): every run records each QA failure with its reason (``too_short``,
-``missing_section``, ...) and its recommended fix (the directive's text); the store counts
+targets page when a target's blueprint shared its name with another's): every run records each QA
+failure with its reason (``too_short``, ``missing_section``, ...) and its recommended fix (the
+directive's text); the store counts
 how often each was seen and whether a later attempt fixed it. The next run's manager turns
 those fixes back into directives for the writer's first attempt (``lessons.md`` in the run
 folder lists them).
@@ -54,7 +55,8 @@ class BlueprintRunSummary(RunSummary):
             return ["", self.verdict()]
         lines = super().lines()
         if self.lessons_applied:
-            lines.append(f"  lessons       {len(self.lessons_applied)} applied: {'; '.join(self.lessons_applied)[:200]}")
+            lines.append(f"  lessons       {len(self.lessons_applied)} applied: "
+                         f"{'; '.join(self.lessons_applied)[:200]}")
         lines += [f"  issue         {issue}" for issue in self.last_issues[:5]]
         return lines
 
@@ -95,7 +97,8 @@ def _on_crash(context: BlueprintContext, started: float) -> OnCrash:
 
     def write(state: dict[str, Any], error: PlatformError) -> None:
         summary = _summary(context, state, time.monotonic() - started)  # type: ignore[arg-type]
-        context.artefacts.write_json(SUMMARY_FILE, replace(summary, status="error", last_problem=error.one_line()).to_json())
+        context.artefacts.write_json(SUMMARY_FILE,
+                                     replace(summary, status="error", last_problem=error.one_line()).to_json())
 
     return write
 

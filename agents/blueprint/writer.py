@@ -44,7 +44,8 @@ BRIEF_ROWS, FULL_ROWS = 3, 25
 BRIEF_TEXT, FULL_TEXT = 240, 2000
 CELL, FULL_CELL, VERBATIM_CELL = 60, 200, 400
 MAX_COLUMNS = 8
-_TIME_NAME = re.compile(r"^(?:year|date|month|quarter|period|day|week|time|fiscal_year|fy)(?:_|$)|(?:_|^)(?:year|date)$",
+_TIME_NAME = re.compile(r"^(?:year|date|month|quarter|period|day|week|time|fiscal_year|fy)(?:_|$)"
+                        r"|(?:_|^)(?:year|date)$",
                         re.IGNORECASE)
 _YEARISH = re.compile(r"^(?:19|20|21)\d{2}(?:-\d{2}(?:-\d{2})?)?$|^(?:19|20|21)\d{2}-?q[1-4]$", re.IGNORECASE)
 _WORD = re.compile(r"[a-z]{3,}")

@@ -90,7 +90,8 @@ class IdrisAgent:
         print_module_report(outcomes)
         return 0 if all(o.passed for o in outcomes) else 1
 
-    def replay(self, sandbox: Sandbox, image: str, run_dir: Path, record: dict[str, Any], attempt: int) -> ReplayOutcome:
+    def replay(self, sandbox: Sandbox, image: str, run_dir: Path, record: dict[str, Any],
+               attempt: int) -> ReplayOutcome:
         """Check attempt ``attempt``'s module again, with the run's limits and image."""
         folder = run_dir / "attempts" / str(attempt)
         module = f"Domains.{record['project']}"

@@ -77,7 +77,8 @@ def check_document(path: Path) -> str:
         except OSError as exc:
             raise TargetError(f"cannot read {path}: {exc.strerror}") from exc
         if b"%PDF-" not in head:
-            raise TargetError(f"cannot read {path.name} as a PDF (no %PDF- header)", hint="replace it with an intact PDF")
+            raise TargetError(f"cannot read {path.name} as a PDF (no %PDF- header)",
+                              hint="replace it with an intact PDF")
     return suffix
 
 

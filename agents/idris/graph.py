@@ -32,7 +32,8 @@ def route_after_fix(state: IdrisState) -> Literal["save", "fail"]:
     return "fail" if state.get("exhausted") else "save"
 
 
-def build_graph(max_attempts: int, checkpointer: BaseCheckpointSaver[Any] | None = None) -> CompiledStateGraph[Any, Any, Any, Any]:
+def build_graph(max_attempts: int,
+                checkpointer: BaseCheckpointSaver[Any] | None = None) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Compile the agent's graph for a given attempt limit (with a checkpointer: resumable)."""
     builder = StateGraph(IdrisState, context_schema=IdrisContext)
     for name in ("analyze", "generate", "save", "typecheck", "fix", "finish", "fail"):

@@ -32,7 +32,8 @@ from agents.ports.config import AgentConfig
 PROMPTS = PromptFolder(Path(__file__).resolve().parent / "prompts")
 IDRIS_TAGS = frozenset({"idris", "idris2", "idr"})
 DIAGNOSTICS_CHARS = 4000
-REMINDER = "위 답변에서 Idris2 모듈을 찾지 못했습니다 ({problem}). `module Domains.{project}` 로 시작하는 완전한 모듈을 ```idris 블록 하나로 다시 보내주세요."
+REMINDER = ("위 답변에서 Idris2 모듈을 찾지 못했습니다 ({problem}). "
+            "`module Domains.{project}` 로 시작하는 완전한 모듈을 ```idris 블록 하나로 다시 보내주세요.")
 
 
 class LLMIdrisCoder:

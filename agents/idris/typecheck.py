@@ -110,7 +110,8 @@ def _classify(result: SandboxResult, spec: SandboxSpec, transcript: str) -> Chec
 
 def _refuse_broken_image(result: SandboxResult, spec: SandboxSpec) -> None:
     if result.exit_code == ENTRYPOINT_REFUSED:
-        raise SandboxError(f"the idris2 image's entrypoint refused to run ({one_line(result.stderr.text.strip(), 300)})",
+        raise SandboxError("the idris2 image's entrypoint refused to run "
+                           f"({one_line(result.stderr.text.strip(), 300)})",
                            hint=f"rebuild the image {spec.image}")
     if result.exit_code in NOT_RUNNABLE:
         raise SandboxError(f"idris2 could not be started in {spec.image} (exit {result.exit_code})",

@@ -113,7 +113,8 @@ def extract_fenced(reply: str, tags: frozenset[str], marker: str) -> Extraction:
     if not blocks and text.startswith(marker):
         return Extraction(_tidy(text), "bare")
     where = "its code block" if blocks else "the reply"
-    return Extraction(None, None, f"{where} has no {marker.strip()!r} line", candidate=blocks[-1].body if blocks else "")
+    return Extraction(None, None, f"{where} has no {marker.strip()!r} line",
+                      candidate=blocks[-1].body if blocks else "")
 
 
 def _from_blocks(blocks: list[Block], required: str) -> Extraction:

@@ -144,4 +144,5 @@ def invalid_setting(exc: ValidationError, prefix: str = "") -> ConfigError:
     """One line for the first setting that did not validate (``prefix``: the group it belongs to)."""
     first = exc.errors()[0]
     where = ".".join((prefix, *(str(p) for p in first["loc"])) if prefix else (str(p) for p in first["loc"]))
-    return ConfigError(f"invalid setting {where}: {first['msg']}", hint="see the settings in docs/reference/settings.md")
+    return ConfigError(f"invalid setting {where}: {first['msg']}",
+                       hint="see the settings in docs/reference/settings.md")

@@ -2,8 +2,8 @@
 
 Exit status: 0 the parser passed (or ran and cannot be verified), 1 the loop gave up or the
 checked parser failed, 2 a usage or input error (or no Docker engine), 3 the environment
-failed (image build, engine error), 75 the run waits for a reply (a service's intake run), 130 interrupted, 143 terminated (SIGTERM). A user's mistake is one line on
-stderr, never a traceback.
+failed (image build, engine error), 75 the run waits for a reply (a service's intake run), 130
+interrupted, 143 terminated (SIGTERM). A user's mistake is one line on stderr, never a traceback.
 """
 
 from __future__ import annotations
@@ -141,7 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     k8s = sub.add_parser("k8s", help="Kubernetes: print the deployment and a sandbox Pod as YAML")
     k8s_sub = k8s.add_subparsers(dest="k8s_command", required=True, metavar="K8S_COMMAND")
-    render = k8s_sub.add_parser("render", help="print every object the deployment creates, and one sandbox's Pod + ConfigMap")
+    render = k8s_sub.add_parser("render",
+                                help="print every object the deployment creates, and one sandbox's Pod + ConfigMap")
     render.add_argument("--part", choices=("all", "deploy", "sandbox", "tokens"), default="all",
                         help="deploy: the objects to apply; sandbox: what one execution creates (default: both); "
                              "tokens: the one-off Job making the service's first token")
@@ -283,7 +284,8 @@ def _main(args: argparse.Namespace) -> int:
         _quiet_stdout()
         return 141
     except Exception as exc:  # noqa: BLE001 - a bug still ends in one line, exit 3, never a traceback
-        print(f"error: unexpected {type(exc).__name__} ({str(exc).splitlines()[0][:200] if str(exc) else 'no message'}); "
+        print(f"error: unexpected {type(exc).__name__} "
+              f"({str(exc).splitlines()[0][:200] if str(exc) else 'no message'}); "
               "a bug in sandloop: please report it with the run's events.jsonl", file=sys.stderr)
         return 3
 

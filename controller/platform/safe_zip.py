@@ -8,7 +8,8 @@ empty part; not deeper than ``depth``; no symlink, device or FIFO; not encrypted
 deflated only; no duplicate, no two names equal but for case or Unicode normalisation, no
 file that is also a folder). Then the files are inflated by streaming, counting the bytes
 actually produced, never the sizes the headers claim: past ``member_bytes`` for one member,
-``total_bytes`` for all (shared by the archives of one request, as ``members`` is), or ``ratio`` times a member's compressed size, extraction stops.
+``total_bytes`` for all (shared by the archives of one request, as ``members`` is), or ``ratio``
+times a member's compressed size, extraction stops.
 An archive inside the archive is refused (a 42.zip-style bomb is never opened further).
 
 Everything is written into a fresh folder beside ``dest`` and renamed to ``dest`` only when

@@ -106,7 +106,9 @@ class ServiceSettings(BaseModel):
     drain_seconds: float = Field(
         20.0, ge=0, le=3600, description="On SIGTERM, how long running children get to stop cleanly."
     )
-    check_files: int = Field(50, ge=1, le=1000, description="Most parser (.py) and .zip parts of one check (400 beyond).")
+    check_files: int = Field(
+        50, ge=1, le=1000, description="Most parser (.py) and .zip parts of one check (400 beyond)."
+    )
     zip_members: int = Field(
         2000, ge=1, le=65_000, description="Most members of an uploaded zip, and of a check's zips in all (413 beyond)."
     )
@@ -256,7 +258,8 @@ class Settings(BaseSettings):
                     "list it (docker info): checked at start. Kubernetes: SBX_KUBERNETES__RUNTIME_CLASS_NAME.",
     )
     sandbox_backend: Literal["docker", "kubernetes"] = Field(
-        "docker", description="Where sandboxes run: containers on a Docker engine, or Pods in a cluster (docs/kubernetes.md)."
+        "docker",
+        description="Where sandboxes run: containers on a Docker engine, or Pods in a cluster (docs/kubernetes.md).",
     )
     kubernetes: KubernetesSettings = Field(
         default_factory=KubernetesSettings, description="The Kubernetes backend (SBX_KUBERNETES__*)."
@@ -337,7 +340,8 @@ def state_dsn(settings: Settings) -> str | None:
 
 
 def child_env(settings: Settings) -> dict[str, str]:
-    """The environment of a ``python -m controller`` child: ours, with the folders these settings resolved made explicit.
+    """The environment of a ``python -m controller`` child: ours, with the folders these settings resolved
+    made explicit.
 
     Used by ``run --all`` and by the service's workers, so that a child builds the same settings.
     """

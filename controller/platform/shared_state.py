@@ -72,7 +72,8 @@ def exported_history(settings: Settings) -> HistoryStore:
 def lessons_of(settings: Settings, store: object = None) -> ExecutionHistory:
     """The lessons: in ``store`` if it is on PostgreSQL, else ``<runs_dir>/lessons.sqlite``."""
     engine = postgres_engine_of(store)
-    return ExecutionHistory.in_store(engine) if engine is not None else ExecutionHistory(settings.runs_dir / LESSONS_FILE)
+    return (ExecutionHistory.in_store(engine) if engine is not None
+            else ExecutionHistory(settings.runs_dir / LESSONS_FILE))
 
 
 def hands_off(store: object) -> bool:

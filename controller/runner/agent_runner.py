@@ -278,7 +278,8 @@ def load_run(settings: Settings, run_id: str) -> tuple[Path, dict[str, Any]]:
             or a run recorded by an older version whose checkpoints this one cannot read.
     """
     if not _RUN_ID.match(run_id):
-        raise TargetError(f"{run_id!r} is not a run id", hint="use the id a run printed, e.g. 20261122-061624-icici-a432")
+        raise TargetError(f"{run_id!r} is not a run id",
+                          hint="use the id a run printed, e.g. 20261122-061624-icici-a432")
     run_dir = settings.runs_dir / run_id
     path = run_dir / RUN_RECORD
     if not path.is_file():

@@ -10,8 +10,9 @@
   the dot reads; the parser must repair both by the running balance (issue 24);
 * ``scan-neighbours-<bank>`` (and ``scan-neighbours-nocsv-<bank>``): a Balance cell and the
   next row's amount both printed without their decimal point, repaired as a pair;
-* ``scan-headerless-<bank>`` (and ``scan-headerless-nocsv-<bank>``): a scan of a borderless table printed without its header row, so
-  the table shows only by the alignment of its columns (issue 24);
+* ``scan-headerless-<bank>`` (and ``scan-headerless-nocsv-<bank>``): a scan of a borderless
+  table printed without its header row, so the table shows only by the alignment of its
+  columns (issue 24);
 * ``scan-skewed-<bank>`` (and ``scan-skewed-nocsv-<bank>``): a full page and more of a
   borderless table (66 transactions, as in the scan issue 24 reports) with every page
   turned by 0.7 degrees;
@@ -60,7 +61,8 @@ HEADERLESS = (("brightwater", 24, True), ("brightwater", 24, False))
 SKEWED = (("brightwater", 66, True), ("ironbridge", 66, False))
 SKEW = 0.7
 #: Scans whose names OCR confused on one line (issue 46): (bank, transactions, with CSV).
-NAMES: tuple[tuple[str, int, bool, Faint], ...] = (("brightwater", 24, True, "fainter"), ("dunmore", 24, False, "faint"))
+NAMES: tuple[tuple[str, int, bool, Faint], ...] = (("brightwater", 24, True, "fainter"),
+                                                   ("dunmore", 24, False, "faint"))
 #: (description, as printed on its last line): I read 1, J read ] with its space lost, rn for
 #: m, words split inside. Each misread is one Tesseract keeps when it reads the scan (measured in
 #: the image): a Helvetica "Iyer" it reads "lyer" on *every* line, which no majority can mend,

@@ -220,7 +220,8 @@ class OllamaServer(ScriptedLLMServer):
 
 
 class GeminiServer(ScriptedLLMServer):
-    """TEST DOUBLE of the Gemini Developer API: ``POST /v1beta/models/<m>:generateContent``, ``GET /v1beta/models/<m>``."""
+    """TEST DOUBLE of the Gemini Developer API: ``POST /v1beta/models/<m>:generateContent``,
+    ``GET /v1beta/models/<m>``."""
 
     def is_chat(self, method: str, path: str) -> bool:
         return method == "POST" and path.endswith(":generateContent")
@@ -250,7 +251,8 @@ class GeminiServer(ScriptedLLMServer):
         })
 
     @staticmethod
-    def _error(code: int, message: str, status: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
+    def _error(code: int, message: str, status: str,
+               headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
         return _json(code, {"error": {"code": code, "message": message, "status": status}}, headers)
 
 

@@ -533,7 +533,8 @@ def check_call_result(raw: bytes) -> None:
     result = _guard((), lambda: run_call(_OneResult(raw), spec))
     if "\n" in result.error:
         raise ContractBroken("a call's error is not one line")
-    issue = _guard((), lambda: validator_issue(ValidatorSpec(name="v", code="x"), result.ok, result.value, result.error))
+    issue = _guard((), lambda: validator_issue(ValidatorSpec(name="v", code="x"), result.ok, result.value,
+                                               result.error))
     if issue is not None and "\n" in issue["message"]:
         raise ContractBroken("a validator's issue is not one line")
 

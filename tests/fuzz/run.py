@@ -5,7 +5,8 @@
 Hypothesis generates the inputs (:mod:`tests.fuzz.decoders`); each decoder gets an equal
 share of ``--seconds``. An input breaks the contract when the decoder raises anything but
 its documented error, returns something it must not, or runs longer than ``--per-input``
-seconds (six times that for PDFs: a malformed PDF may take seconds, and is the user's input). Such inputs are counted, their first bytes printed and the whole input saved under
+seconds (six times that for PDFs: a malformed PDF may take seconds, and is the user's input).
+Such inputs are counted, their first bytes printed and the whole input saved under
 ``.cache/fuzz/`` so that it can become a unit test. The last line is ``N passed, M failed``
 (inputs); the exit status is 1 when any input failed.
 """

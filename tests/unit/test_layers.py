@@ -72,7 +72,8 @@ def test_the_cycle_check_fails_on_a_cycle():
 def inner_dispatch_imports(graph: grimp.ImportGraph) -> list[tuple[str, str]]:
     """Direct imports of the dispatch package's inner modules from outside it."""
     return sorted((i["importer"], i["imported"])
-                  for i in graph.find_matching_direct_imports(import_expression="controller.** -> controller.runner.dispatch.*")
+                  for i in graph.find_matching_direct_imports(
+                      import_expression="controller.** -> controller.runner.dispatch.*")
                   if not i["importer"].startswith("controller.runner.dispatch"))
 
 

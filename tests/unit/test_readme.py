@@ -38,7 +38,8 @@ class TestReadme:
         assert len(README.read_text(encoding="utf-8").splitlines()) <= 250
 
     @pytest.mark.parametrize("text, expected", [
-        ("[a](docs/x.md#y) [b](https://example.org) [c](#here) ![d](docs/images/p.png)", ["docs/x.md#y", "docs/images/p.png"]),
+        ("[a](docs/x.md#y) [b](https://example.org) [c](#here) ![d](docs/images/p.png)",
+         ["docs/x.md#y", "docs/images/p.png"]),
     ])
     def test_relative_links_are_found(self, text, expected):
         """The link reader keeps repository paths and drops web addresses and same-page anchors."""

@@ -297,7 +297,8 @@ def read_band(page: Any, dpi: float, band: tuple[float, float], angle: float, cu
     if high - low < 4:
         return []
     strip = render_gray(page, dpi, (0.0, low, width, high))
-    strip = ImageOps.autocontrast(strip.resize((strip.width * zoom, strip.height * zoom), Image.Resampling.LANCZOS), cutoff=1)
+    strip = ImageOps.autocontrast(strip.resize((strip.width * zoom, strip.height * zoom), Image.Resampling.LANCZOS),
+                                  cutoff=1)
     data = pytesseract.image_to_data(strip, lang="eng", config="--psm 6", output_type=pytesseract.Output.DICT)
     scale = 72.0 / (dpi * zoom)
     words: list[Word] = []

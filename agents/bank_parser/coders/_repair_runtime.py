@@ -235,7 +235,8 @@ def stretch_repairs(
         cells = raw_rows[index][0]
         for position in amount_positions(config):
             text = new_reading(cells, index, position, config, reread)
-            if text and edits_fit(((k, position, "re-read", text),), stretch, members, raw_rows, values, orientation, config):
+            if text and edits_fit(((k, position, "re-read", text),), stretch, members, raw_rows, values, orientation,
+                                  config):
                 fits.append((k, position, "re-read", text))
     if fits:
         return fits

@@ -122,7 +122,8 @@ def closes(
     if not is_transaction(row_values(cells, config), cells, config):
         return False
     values = chain_values(cells, config)
-    return values[0] not in (None, 0) and link_holds(upper, values, orientation) and link_holds(values, lower, orientation)
+    return (values[0] not in (None, 0) and link_holds(upper, values, orientation)
+            and link_holds(values, lower, orientation))
 
 
 def gap_finds(
@@ -182,7 +183,8 @@ def find_lost_rows(
     return rows, [found_record(rows, raw_rows[index][0], index, places[index]) for index, _cells in found]
 
 
-def find_unread_rows(raw_rows: list[RawRow], config: SimpleNamespace, band: Any) -> tuple[list[RawRow], list[dict[str, Any]]]:
+def find_unread_rows(raw_rows: list[RawRow], config: SimpleNamespace,
+                     band: Any) -> tuple[list[RawRow], list[dict[str, Any]]]:
     """Where the balance still breaks, the band of the page between the two rows read again
     (``band(upper raw row, lower raw row)``: its lines as cells, an OCR parser's
     ``band_reader``; a line OCR did not read at all the first time); a line of it that alone

@@ -59,7 +59,8 @@ STRATEGY_DOCS = {
         "come from the OCR words' positions as for a text PDF. A cell the running balance\n"
         "shows misread (a lost decimal point or minus, S for 5) is repaired when exactly one\n"
         "reading fits the rows before and after it; where the balance still breaks, a line\n"
-        "not taken as a row is read again as one and taken if it alone closes the break; a word OCR confused (\"P lyer\") becomes the\n"
+        "not taken as a row is read again as one and taken if it alone closes the break; a word OCR confused "
+        "(\"P lyer\") becomes the\n"
         "word the statement has more often (\"P Iyer\"); the repairs are reported on stderr.\n"
         "Other OCR settings are tried while the running balance does not add up."
     ),
@@ -167,11 +168,14 @@ def parse(pdf_path: str) -> pd.DataFrame:
         rows = ocr_collect(pdf, CONFIG)
     return build_frame(rows, CONFIG)
 '''
-OCR_IMPORTS = "import os\nimport time\n\nimport numpy as np  # noqa: F401 - used by skew_angle\nimport pytesseract  # noqa: F401\n"
+OCR_IMPORTS = ("import os\nimport time\n\nimport numpy as np  # noqa: F401 - used by skew_angle\n"
+               "import pytesseract  # noqa: F401\n")
 EXTRACTION = {
-    "ocr_words": ("ocr_collect", (*WORD_HEADER, rt.split_line, rt.panel_cut, rt.page_word_rows, rt.panel_word_rows, *OCR, *REPAIR, *SEARCH, *WORDS)),
+    "ocr_words": ("ocr_collect", (*WORD_HEADER, rt.split_line, rt.panel_cut, rt.page_word_rows, rt.panel_word_rows,
+                                  *OCR, *REPAIR, *SEARCH, *WORDS)),
     "ruled_tables": ("table_rows", (rt.header_positions, rt.page_table_rows, rt.table_rows)),
-    "word_positions": ("word_rows", (*WORD_HEADER, rt.split_line, rt.panel_cut, rt.page_word_rows, rt.panel_word_rows, rt.word_rows)),
+    "word_positions": ("word_rows", (*WORD_HEADER, rt.split_line, rt.panel_cut, rt.page_word_rows, rt.panel_word_rows,
+                                     rt.word_rows)),
     "aligned_tables": ("aligned_rows", (*WORD_HEADER, rt.page_aligned_rows, rt.aligned_rows)),
 }
 COMMON = (
@@ -236,7 +240,8 @@ def ocr_module_source() -> str:
     """A standalone module of the OCR functions and the runtime functions they call: what the
     statement probe's sandbox imports to OCR a scan (the code a scan's parser carries)."""
     imports = HEADER[HEADER.index("from __future__"):]
-    functions = (*WORD_HEADER, rt.split_line, rt.panel_cut, rt.page_word_rows, rt.panel_word_rows, *OCR, *REPAIR, *SEARCH, *WORDS, *COMMON)
+    functions = (*WORD_HEADER, rt.split_line, rt.panel_cut, rt.page_word_rows, rt.panel_word_rows, *OCR, *REPAIR,
+                 *SEARCH, *WORDS, *COMMON)
     return ('"""OCR functions of sandloop\'s parser runtime, copied for the statement probe."""\n\n'
             + imports + OCR_IMPORTS + "".join(f"\n\n{_source(fn)}" for fn in functions))
 

@@ -94,7 +94,8 @@ def refine_prompt(
 def task(analysis: Analysis, folder: PromptFolder = PROMPTS) -> str:
     """The shared part of every prompt: statement, expected output, interface, rules."""
     return folder.template("task").render({
-        "pdf_analysis": describe_pdf(analysis), "expected_schema": describe_expected(analysis.expected, getattr(analysis, "schema", None)),
+        "pdf_analysis": describe_pdf(analysis),
+        "expected_schema": describe_expected(analysis.expected, getattr(analysis, "schema", None)),
     })
 
 

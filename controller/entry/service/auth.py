@@ -2,8 +2,9 @@
 
 Once any token exists, every endpoint but /healthz, /readyz and /metrics needs one (401
 otherwise), /docs and /openapi.json too. Runs submitted while no token existed belong to
-``~local``, a name no token can have, so no token inherits them (an admin sees them). A token sees and cancels only its own runs; an admin token sees all. Another
-tenant's run answers 404, like a run that does not exist, so ids do not leak.
+``~local``, a name no token can have, so no token inherits them (an admin sees them). A token
+sees and cancels only its own runs; an admin token sees all. Another tenant's run answers 404,
+like a run that does not exist, so ids do not leak.
 """
 
 from __future__ import annotations

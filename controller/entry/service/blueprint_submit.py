@@ -193,7 +193,8 @@ def accept_blueprint(settings: Settings, store: RunStore, owner: str, upload: Bl
 
     def fill(staging: Path) -> None:
         folder = staging / request.target
-        write_files(folder, {"target.toml": b'agent = "blueprint"\n', "blueprint.json": upload.blueprint, **upload.files})
+        write_files(folder, {"target.toml": b'agent = "blueprint"\n', "blueprint.json": upload.blueprint,
+                             **upload.files})
         _unbundle(upload.bundles, folder, staging, settings)
 
     def options(_staging: Path, run_id: str) -> dict[str, Any]:

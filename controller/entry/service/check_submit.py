@@ -88,7 +88,8 @@ def check_parts(upload: CheckUpload, fields: dict[str, str]) -> None:
     if upload.target_files and "statement.pdf" not in upload.target_files:
         raise Problem(422, "an uploaded target needs the statement PDF as the file part 'statement'")
     if not upload.target_files and "target" not in fields:
-        raise Problem(422, "name a target of the service's data/ (field 'target') or upload one (file part 'statement')")
+        raise Problem(422, "name a target of the service's data/ (field 'target') "
+                           "or upload one (file part 'statement')")
     fields.setdefault("target", "upload")
 
 

@@ -31,7 +31,8 @@ _BINARY: dict[str, Any] = {"type": "string", "format": "binary"}
 _FORM = {
     "type": "object",
     "properties": {
-        "parser": {"type": "array", "items": _BINARY, "description": "Parser files (.py), each defining parse(pdf_path)."},
+        "parser": {"type": "array", "items": _BINARY,
+                   "description": "Parser files (.py), each defining parse(pdf_path)."},
         "submission": {"type": "array", "items": _BINARY,
                        "description": "Zipped submission folders, or zips of a class of them (.zip)."},
         **{part: _BINARY for part in FILES},

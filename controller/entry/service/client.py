@@ -77,7 +77,8 @@ def run_remote(args: argparse.Namespace, settings: Settings, out: TextIO = sys.s
     base = _base_url(args.server)
     if getattr(args, "blueprint", None):  # a blueprint and its files, uploaded: no folder on the service
         options = {"max_attempts": args.max_attempts, "coder": args.coder}
-        return submit_and_follow(base, settings, "/v1/runs", "run", out, **blueprint_body(Path(args.blueprint), options))
+        return submit_and_follow(base, settings, "/v1/runs", "run", out,
+                                 **blueprint_body(Path(args.blueprint), options))
     if not args.target:
         raise ConfigError("--server runs one --target or --blueprint", hint="--all and --resume run locally only")
     if args.model:

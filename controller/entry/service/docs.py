@@ -49,9 +49,11 @@ def install(app: FastAPI) -> None:
 
     @app.get("/docs", include_in_schema=False)
     def swagger(_caller: Caller) -> HTMLResponse:
-        return HTMLResponse(PAGE.format(title=html.escape(f"{app.title} - API")), headers={"Content-Security-Policy": CSP})
+        return HTMLResponse(PAGE.format(title=html.escape(f"{app.title} - API")),
+                            headers={"Content-Security-Policy": CSP})
 
-    app.mount("/docs/assets", StaticFiles(directory=Path(str(files("fastapi_swagger") / "resources"))), name="swagger-ui")
+    app.mount("/docs/assets", StaticFiles(directory=Path(str(files("fastapi_swagger") / "resources"))),
+              name="swagger-ui")
     app.mount("/docs/start", StaticFiles(directory=STATIC), name="swagger-start")
 
 

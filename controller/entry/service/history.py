@@ -126,7 +126,8 @@ class Forgotten(BaseModel):
     kept: list[str]
 
 
-KEPT = ["run folders under runs/ (artefacts, checkpoints, events; not what they kept of their uploads)", "runs still queued, running or waiting",
+KEPT = ["run folders under runs/ (artefacts, checkpoints, events; not what they kept of their uploads)",
+        "runs still queued, running or waiting",
         "the run history behind /metrics and the dashboard (history.sqlite): its counters never go down"]
 Agent = Annotated[str | None, Query(max_length=64, description="Only this agent's runs.")]
 

@@ -208,7 +208,8 @@ def resume_run(run_id: RunId, request: Request, caller: Caller) -> RunOut:
 def run_events(run_id: RunId, request: Request, caller: Caller,
                after: Annotated[int | None, Query(ge=0, le=events.MAX_ID,
                                                   description="Start after this event id (as Last-Event-ID).")] = None,
-               last_event_id: Annotated[str | None, Header(description="Resume after this id (anything else: from the start).")] = None,
+               last_event_id: Annotated[str | None, Header(
+                   description="Resume after this id (anything else: from the start).")] = None,
                ) -> StreamingResponse:
     """From the run's first event (or after ``Last-Event-ID`` / ``after``); ends when the run ends."""
     state = _state(request)

@@ -72,7 +72,8 @@ class RunOut(RunCore):
     finished_at: float | None
     exit_code: int | None = Field(description="What `python -m controller run` exited with.")
     summary: dict[str, Any] | None
-    error: str = Field(description="Why the run ended in error or no-go (the agent's reason), or was cancelled, in one line.")
+    error: str = Field(description="Why the run ended in error or no-go (the agent's reason), or was cancelled, "
+                                   "in one line.")
     links: RunLinks
 
     @classmethod
@@ -133,7 +134,8 @@ class Problem(BaseModel):
 
 PROBLEMS: dict[int | str, dict[str, Any]] = {
     code: {"model": Problem, "description": text, "content": {"application/problem+json": {}}}
-    for code, text in ((400, "A malformed multipart body (e.g. too many parts)"), (401, "No or a bad bearer token"), (404, "No such run (or not yours)"),
+    for code, text in ((400, "A malformed multipart body (e.g. too many parts)"), (401, "No or a bad bearer token"),
+                       (404, "No such run (or not yours)"),
                        (409, "The run has ended already"), (413, "The request is too large"),
                        (422, "The request is not valid"), (429, "Your quota of queued and running runs is used"),
                        (503, "Draining, the queue is full, or the store is unreachable"))

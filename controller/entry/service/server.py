@@ -68,7 +68,8 @@ def bind(host: str, port: int) -> socket.socket:
     except OSError as exc:
         sock.close()
         raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}",
-                          hint="set --host/--port or SBX_OBSERVABILITY__SERVE_HOST / SBX_OBSERVABILITY__SERVE_PORT") from exc
+                          hint="set --host/--port or "
+                               "SBX_OBSERVABILITY__SERVE_HOST / SBX_OBSERVABILITY__SERVE_PORT") from exc
     return sock
 
 

@@ -96,7 +96,8 @@ def accept(settings: Settings, store: RunStore, owner: str, request: RunRequest,
     agent = plan(settings, request, settings.data_dir)
     for _ in range(ID_TRIES - 1):
         try:
-            return queue(settings, store, owner, agent, request, service_run_id(request.target), idempotency=idempotency)
+            return queue(settings, store, owner, agent, request, service_run_id(request.target),
+                         idempotency=idempotency)
         except DuplicateRunId:
             continue
     return queue(settings, store, owner, agent, request, service_run_id(request.target), idempotency=idempotency)

@@ -91,7 +91,8 @@ def dockerfile(debian: tuple[str, ...]) -> str:
         f"    && cp /tmp/context/sandloop_submission.py /tmp/context/sandloop-submission.pth {SITE}/ \\\n"
         f"    && mkdir -p {JUDGE_DIR} && cp -r /tmp/context/judge/. {JUDGE_DIR}/ \\\n"
         "    && rm -rf /tmp/context \\\n"
-        f"    && {ENV_PREFIX}/bin/python3 -I -c \"import sys, pandas, pdfplumber; assert sys.prefix == '{ENV_PREFIX}'\"\n"
+        f"    && {ENV_PREFIX}/bin/python3 -I -c "
+        f"\"import sys, pandas, pdfplumber; assert sys.prefix == '{ENV_PREFIX}'\"\n"
         f"ENV PATH={_PATH}\n"
         "USER 10001:10001\n"
     )

@@ -62,7 +62,8 @@ def require_runtime(client: docker.DockerClient, runtime: str) -> None:
         raise EngineUnavailable(f"no Docker engine is reachable ({_reason(exc)})", hint=START_HINT) from exc
     if runtime not in known:
         raise RuntimeMissing(
-            f"the Docker engine has no runtime {runtime!r} (SBX_SANDBOX_RUNTIME; it lists {', '.join(known) or 'none'})",
+            f"the Docker engine has no runtime {runtime!r} "
+            f"(SBX_SANDBOX_RUNTIME; it lists {', '.join(known) or 'none'})",
             hint=REGISTER_HINT,
         )
 

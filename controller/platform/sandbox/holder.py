@@ -20,7 +20,8 @@ for any Debian-based image (python-parser, idris2) and needs no engine call but 
    Only regular files are read: a link, a folder, a pipe or anything else is named by its
    kind and never opened; a file larger than what is left of the collection cap is
    announced as ``big`` and not sent (sizes come from ``wc -c`` on the open file, which
-   fstat()s it, not from ``stat``: coreutils' statx fails with EINVAL on gVisor's gofer mounts) (:mod:`controller.platform.sandbox.outputs` decodes all this);
+   fstat()s it, not from ``stat``: coreutils' statx fails with EINVAL on gVisor's gofer mounts)
+   (:mod:`controller.platform.sandbox.outputs` decodes all this);
 4. it keeps the container running by reading stdin until the controller kills the
    container (or until stdin closes: a controller that died takes its containers down).
 

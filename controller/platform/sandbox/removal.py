@@ -5,8 +5,9 @@ for: the result has been read by then. A :class:`Remover` does them in a backgro
 The guarantee stays: :meth:`Remover.close` drains the queue (the backend's ``close`` calls
 it, and ``Services.close`` runs in ``finally``); a removal the engine refuses is tried again
 (twice, after a pause: a container someone else is removing still holds its volume); and
-the volume is removed even when its container was already gone; what a controller that dies leaves behind carries the platform's labels and is removed
-by the reaper when the next controller starts. After :meth:`close`, removals run inline.
+the volume is removed even when its container was already gone; what a controller that dies
+leaves behind carries the platform's labels and is removed by the reaper when the next
+controller starts. After :meth:`close`, removals run inline.
 """
 
 from __future__ import annotations

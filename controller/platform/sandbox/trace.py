@@ -66,7 +66,8 @@ def _endpoint(url: str) -> str:
     path = url.split("?", 1)[0]
     parts = path.split("/")
     try:
-        start = next(i for i, part in enumerate(parts) if part in ("containers", "volumes", "images", "_ping", "version"))
+        start = next(i for i, part in enumerate(parts)
+                     if part in ("containers", "volumes", "images", "_ping", "version"))
     except StopIteration:
         return path
     kept = parts[start:]

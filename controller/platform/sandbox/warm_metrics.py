@@ -31,6 +31,8 @@ class WarmSandboxCollector(Collector):
                                   "Warm sandbox containers this replica's workers handed to runs.",
                                   value=self.sandboxes.handed)
         yield CounterMetricFamily(TAKEN_TOTAL.removesuffix("_total"),
-                                  "Handed warm containers the runs used for an execution (the rest were removed unused).",
+                                  "Handed warm containers the runs used for an execution "
+                                  "(the rest were removed unused).",
                                   value=self.sandboxes.taken)
-        yield GaugeMetricFamily(IDLE, "Warm sandbox containers the workers keep ready now.", value=self.sandboxes.idle())
+        yield GaugeMetricFamily(IDLE, "Warm sandbox containers the workers keep ready now.",
+                                value=self.sandboxes.idle())

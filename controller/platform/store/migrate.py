@@ -102,4 +102,5 @@ def _refuse_unknown(revision: str | None, label: str) -> None:
     script = ScriptDirectory.from_config(config())
     if revision not in {r.revision for r in script.walk_revisions()}:
         raise SchemaTooNew(f"the {label}'s schema is at revision {revision}, newer than this sandloop knows "
-                           f"(it knows up to {head()})", hint="run a sandloop at least as new as the one that upgraded it")
+                           f"(it knows up to {head()})",
+                           hint="run a sandloop at least as new as the one that upgraded it")

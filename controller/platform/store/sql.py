@@ -207,7 +207,8 @@ class SqlStore:
         if idempotency is None:
             return None
         mine = (idempotency_keys.c.owner == owner, idempotency_keys.c.key == idempotency.key)
-        conn.execute(delete(idempotency_keys).where(*mine, idempotency_keys.c.created_at < self._clock() - keep_seconds))
+        conn.execute(delete(idempotency_keys).where(*mine,
+                                                    idempotency_keys.c.created_at < self._clock() - keep_seconds))
         found = conn.execute(select(idempotency_keys.c.request_hash, idempotency_keys.c.run_id).where(*mine)).fetchone()
         if found is None:
             return None

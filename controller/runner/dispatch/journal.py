@@ -189,7 +189,8 @@ class RunJournal:
             return
         if len(entries) >= self._room:
             entries = [*entries[:self._room - 1],
-                       ("line", {"text": f"(a run journals at most {MAX_EVENTS} events: the rest are in {CONSOLE_FILE})"})]
+                       ("line", {"text": f"(a run journals at most {MAX_EVENTS} events: "
+                                         f"the rest are in {CONSOLE_FILE})"})]
         self._room -= len(entries)
         try:
             self._store.append_events(self._run_id, entries, holder=self._holder)

@@ -202,8 +202,8 @@ class RunWorkers:
     def _run_child(self, row: RunRow, run_dir: Path) -> tuple[int, str]:
         """The child's exit status and the end of its stderr; its stdout and nodes go to the journal."""
         with tempfile.TemporaryFile("w+b") as errors, \
-                RunJournal(self.store, row.id, run_dir, holder=self.worker_id, journaled=row.last_event, notify=lambda: self._notify(row.id),
-                           scrub=self._scrubber(row)) as journal:
+                RunJournal(self.store, row.id, run_dir, holder=self.worker_id, journaled=row.last_event,
+                           notify=lambda: self._notify(row.id), scrub=self._scrubber(row)) as journal:
             # Held (its lease renewed, not taken over) from before the launch: the first warm fork
             # waits for the warm parent's imports, seconds on a busy machine, longer than a lease.
             with self._lock:

@@ -68,7 +68,8 @@ class TestHostileTools:
 
     def test_a_flood_on_stdout_is_capped(self, sandbox, parser_image):
         """64 MiB printed: the sandbox keeps its 1 MiB, counts the rest, and the value still comes back."""
-        code = "import sys\n\ndef run(data):\n    for _ in range(64):\n        sys.stdout.write('x' * (1 << 20))\n    return 7\n"
+        code = ("import sys\n\ndef run(data):\n    for _ in range(64):\n        sys.stdout.write('x' * (1 << 20))\n"
+                "    return 7\n")
         call = Call("tool", "flood", code, {})
         result = run_call(sandbox, call_spec(parser_image, call, LIMITS, {"run_id": "pytest-blueprint"}))
         assert result.ok and result.value == 7

@@ -49,7 +49,8 @@ class TestChainInABatch:
             out = proc.stdout.splitlines()
             day1 = [line for line in out if line.split()[:1] == ["intake-day1"]]
             day2 = [i for i, line in enumerate(out) if line.split()[:1] == ["intake-day2"]]
-            day1_done = next(i for i, line in enumerate(out) if line.startswith("==> [") and "] intake-day1: passed" in line)
+            day1_done = next(i for i, line in enumerate(out)
+                             if line.startswith("==> [") and "] intake-day1: passed" in line)
             assert day2 and min(day2) > day1_done
             assert any("How old are you?" in line for line in day1)
             assert not any("How old are you?" in out[i] for i in day2)

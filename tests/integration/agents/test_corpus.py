@@ -73,7 +73,8 @@ class TestCorpus:
         """Progress lines are prefixed by target, each target is counted done, the table lists all."""
         _, _, out, _ = corpus_run
         lines = out.splitlines()
-        header = next(i for i, line in enumerate(lines) if line.split() == ["target", "status", "attempts", "time", "verified"])
+        header = next(i for i, line in enumerate(lines)
+                      if line.split() == ["target", "status", "attempts", "time", "verified"])
         rows = {line.split()[0]: line.split() for line in lines[header + 1 : header + 1 + len(BANKS)]}
         assert sorted(rows) == sorted(spec.name for spec in BANKS)
         assert all(row[1] == "passed" and row[2].endswith("/3") for row in rows.values())

@@ -120,7 +120,8 @@ class TestOpenAICompatibleLoop:
         run2_dir = run2_dir if run2_dir.is_absolute() else tmp_path / run2_dir
         assert "fixed later by attempt 2 (openai:test-model/fix-execution)" in (run2_dir / "lessons.md").read_text()
         attempt_1 = tmp_path / "runs" / str(run1["run_id"]) / "attempts" / "1"
-        assert {"prompt.md", "reply.md", "llm.json", "parser.py", "sandbox.json"} <= {p.name for p in attempt_1.iterdir()}
+        assert {"prompt.md", "reply.md", "llm.json", "parser.py", "sandbox.json"} <= {
+            p.name for p in attempt_1.iterdir()}
         assert (tmp_path / "custom_parsers" / "icici_parser.py").read_text() == GOOD
 
         assert server.chat_requests[0].headers["authorization"] == f"Bearer {KEY}"

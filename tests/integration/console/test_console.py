@@ -300,7 +300,8 @@ class TestHostileText:
         page.wait_for_url(re.compile(r".*/checks/[^/]+$"))
         page.evaluate("window.__notReloaded = true")
         wait_for(lambda: status_in_page(alice) == "failed", "the check's end", deadline=180)
-        wait_for(lambda: page.query_selector("#verdicts") is not None, "the verdicts, swapped in at the end", deadline=30)
+        wait_for(lambda: page.query_selector("#verdicts") is not None, "the verdicts, swapped in at the end",
+                 deadline=30)
         assert page.evaluate("window.__notReloaded") is True and page.query_selector("a[href$='/cancel']") is None
         assert HOSTILE in page.text_content("#verdicts")  # shown as text
         alice.look("check")
@@ -318,7 +319,8 @@ class TestHostileText:
         assert alice.page.query_selector("#report script, #report img, #report iframe") is None
         hrefs = alice.page.eval_on_selector_all("#report a", "links => links.map(a => a.getAttribute('href'))")
         assert not [h for h in hrefs if h and not h.startswith(("http:", "https:", "mailto:"))], report
-        labels = alice.page.eval_on_selector_all("section[aria-labelledby=summary-h] dt", "ts => ts.map(t => t.textContent)")
+        labels = alice.page.eval_on_selector_all("section[aria-labelledby=summary-h] dt",
+                                                 "ts => ts.map(t => t.textContent)")
         assert "parser" not in labels and ("report" in labels or alice.page.text_content("#run-status") == "failed")
         alice.look("blueprint")
 
@@ -340,7 +342,8 @@ class TestNoGo:
         page = alice.open("/?status=no-go")
         badge = page.query_selector(f"#run-{run_id} .status.s-no-go")
         assert badge is not None and badge.text_content() == "no-go"
-        assert "no-go" in page.eval_on_selector_all("select[name=status] option", "options => options.map(o => o.value)")
+        assert "no-go" in page.eval_on_selector_all("select[name=status] option",
+                                                    "options => options.map(o => o.value)")
         alice.look("runs-no-go")
 
 

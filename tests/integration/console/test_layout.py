@@ -20,7 +20,8 @@ from playwright.sync_api import Page, expect
 from tests.integration.console.conftest import Browser, new_browser, served
 from tests.unit.controller.entry.console.conftest import Console, make_console
 
-PARSER = "import pandas as pd\n\n\ndef parse(path: str) -> pd.DataFrame:\n    # the statement's rows\n    return pd.DataFrame({'a': [1]})\n"
+PARSER = ("import pandas as pd\n\n\ndef parse(path: str) -> pd.DataFrame:\n    # the statement's rows\n"
+          "    return pd.DataFrame({'a': [1]})\n")
 OTHER = "import pandas as pd\n\n\ndef parse(path: str) -> pd.DataFrame:\n    return pd.DataFrame({'b': [2, 3]})\n"
 LONG = "a-target-with-a-rather-long-name-" * 2
 
@@ -41,7 +42,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Consol
         console.write(run_id, "run.json", {"data_dir": str(root / "data")})
         console.write(run_id, "attempts/1/parser.py", code)
         console.write(run_id, "attempts/1/result.json", {"columns": ["Date", "Description", "Balance"], "data": [
-            ["01-08-2024", "Opening balance carried over", 10.5], ["02-08-2024", "Salary for the month of August", 27.0]]})
+            ["01-08-2024", "Opening balance carried over", 10.5],
+            ["02-08-2024", "Salary for the month of August", 27.0]]})
     console.run("chk-live", status="queued", options={"kind": "check"})
     for base in served(console.state):
         yield base, console
@@ -85,7 +87,8 @@ class TestGutters:
         page = wide.open(path)
         table = page.locator("table.diff:has(th.n)").first
         width = table.evaluate("t => t.getBoundingClientRect().width")
-        gutters = table.evaluate("t => Array.from(t.querySelectorAll('thead th.n')).map(c => c.getBoundingClientRect().width)")
+        gutters = table.evaluate("t => Array.from(t.querySelectorAll('thead th.n'))"
+                                 ".map(c => c.getBoundingClientRect().width)")
         assert len(gutters) == 2 and all(g < 80 for g in gutters) and sum(gutters) < 0.12 * width, (gutters, width)
         wide.look("gutters-" + path.split("/")[1].split("?")[0])
 
@@ -98,8 +101,9 @@ class TestGutters:
 
 
 class TestNarrow:
-    @pytest.mark.parametrize("path", ["/", "/targets", "/runs/run-a", "/runs/run-a/attempts/1", "/compare?a=run-a&b=run-b",
-                                      f"/targets/bank_parser/{LONG}1", "/submit", "/runs/run-a/cancel"])
+    @pytest.mark.parametrize("path", ["/", "/targets", "/runs/run-a", "/runs/run-a/attempts/1",
+                                      "/compare?a=run-a&b=run-b", f"/targets/bank_parser/{LONG}1", "/submit",
+                                      "/runs/run-a/cancel"])
     def test_nothing_pushes_the_page_sideways_at_400_px(self, narrow: Browser, path: str):
         page = narrow.open(path)
         page.wait_for_load_state("load")

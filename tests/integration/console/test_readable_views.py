@@ -44,7 +44,8 @@ def _blueprint_run(console: Console) -> None:
     console.run(BLUEPRINT, owner="alice", agent="blueprint", target="acme-research", status="passed",
                 lines=f"[attempt 1] writer   ok  412 words; runs/{BLUEPRINT}/attempts/1/report.md\n"
                       f"[setup] finish  passed {folder / 'report.md'}\n",
-                summary={"status": "passed", "attempts": 1, "max_attempts": 3, "parser_path": str(folder / "report.md")})
+                summary={"status": "passed", "attempts": 1, "max_attempts": 3,
+                         "parser_path": str(folder / "report.md")})
     ends = [("writer", "ok", f"412 words; {folder}/attempts/1/report.md"), ("qa", "passed", "built-in checks passed"),
             ("finish", "passed", str(folder / "report.md"))]
     console.write(BLUEPRINT, "events.jsonl", "".join(json.dumps(
@@ -103,7 +104,8 @@ def _left(locator) -> float:  # noqa: ANN001
 
 class TestFrames:
     def test_an_attempt_s_frame_is_columns_with_the_differing_cells_marked(self, alice: Browser):
-        """Each cell sits under its column name; the one differing balance is marked on both sides, not by colour alone."""
+        """Each cell sits under its column name; the one differing balance is marked on both sides,
+        not by colour alone."""
         page = alice.open("/runs/run-a/attempts/1")
         table = page.locator("#frame table.frame")
         heads = table.locator("thead tr").nth(1).locator("th")

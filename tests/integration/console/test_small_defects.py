@@ -81,8 +81,9 @@ def scriptless(chromium, site, screens: Path) -> Iterator[Browser]:  # noqa: ANN
 
 
 def _style(page: Page, selector: str) -> dict[str, str]:
-    return dict(page.eval_on_selector(selector, """e => { const s = getComputedStyle(e);
-        return {background: s.backgroundColor, color: s.color, border: s.borderLeftColor + ' ' + s.borderLeftWidth}; }"""))
+    return dict(page.eval_on_selector(selector, "e => { const s = getComputedStyle(e);\n"
+                                                "        return {background: s.backgroundColor, color: s.color, "
+                                                "border: s.borderLeftColor + ' ' + s.borderLeftWidth}; }"))
 
 
 class TestRunPages:

@@ -274,7 +274,8 @@ def _records(history: HistoryStore) -> list[RunRecord]:
             failures = tuple(r[0] for r in conn.execute(
                 "SELECT reason FROM attempt_failures WHERE run_id = ? ORDER BY attempt", (row["run_id"],)))
             sandbox = tuple(
-                SandboxRecord(s["image"], s["image_ref"], s["outcome"], s["duration_seconds"], s["exit_code"], s["attempt"])
+                SandboxRecord(s["image"], s["image_ref"], s["outcome"], s["duration_seconds"], s["exit_code"],
+                              s["attempt"])
                 for s in conn.execute("SELECT * FROM sandbox_executions WHERE run_id = ?", (row["run_id"],)))
             nodes = tuple(
                 NodeRecord(n["node"], n["attempt"], n["outcome"], n["duration_seconds"])

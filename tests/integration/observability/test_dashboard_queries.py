@@ -145,7 +145,8 @@ class TestCounts:
         """Sandbox executions by outcome, including engine errors, are exact."""
         got = values(instant(scenario, "Sandbox executions by outcome (selected range)"), "outcome")
         expected = mix.sandbox_outcomes(scenario.window)
-        assert got == {(o,): float(expected.get(o, 0)) for o in ("ok", "nonzero_exit", "timeout", "oom", "engine_error")}
+        assert got == {(o,): float(expected.get(o, 0))
+                       for o in ("ok", "nonzero_exit", "timeout", "oom", "engine_error")}
 
     def test_timeouts_and_oom_kills(self, scenario):
         """The timeout and OOM stats equal the sandbox executions killed at those limits."""

@@ -33,7 +33,8 @@ class TestRunLogs:
         bound = [e for e in events if e["event"].startswith(("run.", "node.", "sandbox."))]
         assert bound and all(e["run_id"] == run_id for e in bound)
         assert all(e["agent"] == "bank_parser" and e["target"] == "icici" for e in bound)
-        assert {"run.started", "run.finished", "node.started", "node.finished", "sandbox.executed"} <= {e["event"] for e in events}
+        assert {"run.started", "run.finished", "node.started", "node.finished", "sandbox.executed"} <= {
+            e["event"] for e in events}
 
     def test_node_and_sandbox_events_carry_their_fields(self, scenario):
         """Node ends carry node, attempt, outcome, duration; the sandbox event its image, limits, exit code, sizes."""

@@ -77,7 +77,8 @@ def _run(client: docker.DockerClient, pod: dict[str, Any], container: dict[str, 
     assert security["capabilities"] == {"drop": ["ALL"]} and security["allowPrivilegeEscalation"] is False
     mounts, tmpfs = _mounts(container, volumes, pod)
     created = client.containers.create(
-        container["image"], command=container["command"], user=f"{pod_context['runAsUser']}:{pod_context['runAsGroup']}",
+        container["image"], command=container["command"],
+        user=f"{pod_context['runAsUser']}:{pod_context['runAsGroup']}",
         read_only=security["readOnlyRootFilesystem"], cap_drop=["ALL"], security_opt=["no-new-privileges"],
         network_mode="none", mem_limit=_memory(limits["memory"]), memswap_limit=_memory(limits["memory"]),
         nano_cpus=_cpus(limits["cpu"]), pids_limit=256, mounts=mounts, tmpfs=tmpfs, labels=labels,

@@ -75,7 +75,7 @@ class TestPodInDocker:
                     "import time\\nwhile True:\\n  open('/work/out/.sandloop/status.json','w').write('{{}}')\\n  time.sleep(0.01)"],
                     start_new_session=True)
                 os._exit(7)
-        """)
+        """)  # noqa: E501 - the parser's source, run as written
         assert frame.exit_code == 7
         assert '"t": "end"' in frame.streams["stdout"].text  # printed, kept as data, never parsed
         assert frame.files == {}  # result.json was a link: not collected; extra.json was never asked for

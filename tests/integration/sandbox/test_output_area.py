@@ -48,7 +48,8 @@ def sandbox(docker_client, base_settings) -> Iterator[DockerSandbox]:  # noqa: A
     backend.close()
 
 
-def run(sandbox: DockerSandbox, image: str, source: str, collect: tuple[str, ...] = (), **limits: object) -> SandboxResult:
+def run(sandbox: DockerSandbox, image: str, source: str, collect: tuple[str, ...] = (),
+        **limits: object) -> SandboxResult:
     spec = SandboxSpec(
         image=image,
         command=("python3", "-I", "-c", textwrap.dedent(source)),

@@ -30,7 +30,8 @@ pytestmark = pytest.mark.usefixtures("no_leftovers")
 GOOD = "import pdfplumber\nimport pandas as pd\n\n\ndef parse(pdf_path):\n" \
        "    with pdfplumber.open(pdf_path) as pdf:\n" \
        "        return pd.DataFrame({'pages': [len(pdf.pages)], 'kind': ['statement']})\n"
-WRONG = "import pandas as pd\n\n\ndef parse(pdf_path):\n    return pd.DataFrame({'pages': [7], 'kind': ['statement']})\n"
+WRONG = "import pandas as pd\n\n\ndef parse(pdf_path):\n" \
+        "    return pd.DataFrame({'pages': [7], 'kind': ['statement']})\n"
 
 
 def page_target(service: Service) -> None:
@@ -162,7 +163,8 @@ def test_a_cancelled_check_stops_at_once_without_a_kill(service: Service):
     check's parsers wait in a thread pool, which the child's SIGINT did not reach. Now the child
     stops itself (exit 130) within seconds and its container is removed."""
     service.start()
-    sleepy = "import time\nimport pandas as pd\n\n\ndef parse(pdf_path):\n    time.sleep(25)\n    return pd.DataFrame()\n"
+    sleepy = ("import time\nimport pandas as pd\n\n\ndef parse(pdf_path):\n    time.sleep(25)\n"
+              "    return pd.DataFrame()\n")
     accepted = httpx.post(f"{service.url}/v1/checks", data={"target": "icici"}, timeout=60,
                           files=[("parser", ("sleepy.py", sleepy.encode(), "text/x-python"))])
     assert accepted.status_code == 202, accepted.text

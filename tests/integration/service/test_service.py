@@ -66,7 +66,8 @@ def test_icici_passes_through_the_service_and_its_client(service: Service):
     nodes = [(data["node"], data["outcome"]) for kind, data in events if kind == "node"]
     assert ("compare", "passed") in nodes and ("finalize", "passed") in nodes
     lines = [data["text"] for kind, data in events if kind == "line"]
-    assert lines[0].startswith(f"==> run {run['id']}: icici") and "PASSED: the parser's DataFrame equals result.csv" in lines
+    assert (lines[0].startswith(f"==> run {run['id']}: icici")
+            and "PASSED: the parser's DataFrame equals result.csv" in lines)
     parser = httpx.get(f"{service.url}/v1/runs/{run['id']}/artefacts/attempts/1/parser.py", headers=auth)
     assert parser.status_code == 200 and "def parse" in parser.text
 

@@ -81,7 +81,8 @@ class TestPostgresCheckpoints:
         try:
             SqlMemoryStores(engine).check()
             memory = SqlMemoryStores(engine).for_subject("Maria Silva")
-            assert memory.commit(MemoryWrite("r1", 1, "2026-01-01T00:00:00+00:00", (FieldWrite("Personal", "age", 41),)))
+            assert memory.commit(MemoryWrite("r1", 1, "2026-01-01T00:00:00+00:00",
+                                             (FieldWrite("Personal", "age", 41),)))
             assert memory.view().values() == {"Personal": {"age": 41}}
         finally:
             engine.dispose()

@@ -60,7 +60,8 @@ def observed_parser_run(settings: Settings, error: Exception, retry: InfraRetryS
     sandbox = InstrumentedSandbox(backend) if retry is None else guarded(backend, retry)
     with observe_run(settings, run_id="r1", agent=AGENT, target="icici", coder="counting", sandbox=sandbox) as obs:
         summary = run_parser_agent(
-            run_id="r1", target=resolve_target("icici", ICICI.parent), **parser_run_args(settings, "r1"), sandbox=sandbox,
+            run_id="r1", target=resolve_target("icici", ICICI.parent), **parser_run_args(settings, "r1"),
+            sandbox=sandbox,
             image="img", coder=CountingCoder(), on_event=lambda e: obs.node(e.node, e.attempt, e.outcome, e.seconds))
         obs.finish(summary)
 

@@ -78,7 +78,8 @@ class TestGraphDiagrams:
     def test_docs_embed_the_diagram(self, name):
         """The documentation site's graphs page includes each agent's committed diagram in a Mermaid fence."""
         page = (PROJECT_ROOT / "docs" / "agents" / "graphs.md").read_text(encoding="utf-8")
-        assert f'```mermaid\n--8<-- "docs/agents/{name}.mmd"\n```' in page, f"docs/agents/graphs.md lacks the {name} diagram"
+        assert f'```mermaid\n--8<-- "docs/agents/{name}.mmd"\n```' in page, \
+            f"docs/agents/graphs.md lacks the {name} diagram"
 
     def test_graph_command_prints_every_node_and_edge(self, capsys):
         """`graph --agent idris` prints Mermaid with every node and the decision's three edges."""

@@ -43,7 +43,8 @@ class TestPredecessors:
     def test_an_unknown_target(self, tmp_path):
         """A followed target with no folder: the file, the key and the name, and the known targets."""
         intake(tmp_path, "d2", 'follows = "d1"\n')
-        refused(lambda: predecessors(tmp_path, "d2"), "d2/target.toml: follows: unknown target 'd1'", "known targets: d2")
+        refused(lambda: predecessors(tmp_path, "d2"), "d2/target.toml: follows: unknown target 'd1'",
+                "known targets: d2")
 
     def test_a_cycle(self, tmp_path):
         """a follows b follows a: the cycle, named."""

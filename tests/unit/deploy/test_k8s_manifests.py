@@ -23,7 +23,8 @@ from controller.platform.settings import PROJECT_ROOT, Settings
 K8S = PROJECT_ROOT / "deploy" / "k8s"
 VERSIONS = ("1.33.0", "1.35.0", "1.37.0")
 SERVICE = "sandloop-service"
-RESTRICTED_NAMESPACE_LABELS = {f"pod-security.kubernetes.io/{mode}": "restricted" for mode in ("enforce", "audit", "warn")}
+RESTRICTED_NAMESPACE_LABELS = {f"pod-security.kubernetes.io/{mode}": "restricted"
+                               for mode in ("enforce", "audit", "warn")}
 
 
 def _settings(**overrides: Any) -> Settings:
@@ -132,7 +133,8 @@ class TestPodSecurityRestricted:
 
     def test_the_runtime_class_setting_reaches_the_pod(self) -> None:
         """SBX_KUBERNETES__RUNTIME_CLASS_NAME=gvisor puts runtimeClassName on sandbox Pods only when set."""
-        assert sandbox_objects(_settings(kubernetes={"runtime_class_name": "gvisor"}))[1]["spec"]["runtimeClassName"] == "gvisor"
+        assert sandbox_objects(_settings(kubernetes={"runtime_class_name": "gvisor"}))[1]["spec"][
+            "runtimeClassName"] == "gvisor"
         assert "runtimeClassName" not in sandbox_objects(_settings())[1]["spec"]
 
 
@@ -170,7 +172,8 @@ class TestNamespacesRbacNetwork:
         (policy,) = [p for p in self._base("NetworkPolicy") if p["metadata"]["name"] == "controller-egress"]
         ports = {port["port"] for rule in policy["spec"]["egress"] for port in rule["ports"]}
         assert ports == {53, 443, 6443, 9091}
-        blocks = [peer["ipBlock"] for rule in policy["spec"]["egress"] for peer in rule.get("to", []) if "ipBlock" in peer]
+        blocks = [peer["ipBlock"] for rule in policy["spec"]["egress"] for peer in rule.get("to", [])
+                  if "ipBlock" in peer]
         assert all("169.254.0.0/16" in block["except"] for block in blocks)
 
 
@@ -224,7 +227,8 @@ class TestKustomize:
         built = subprocess.run(["kubectl", "kustomize", str(K8S / folder)], capture_output=True, text=True,
                                check=True, timeout=60).stdout
         objects = [o for o in yaml.safe_load_all(built) if o]
-        assert {(o["kind"], o["metadata"]["name"]) for o in load_base()} <= {(o["kind"], o["metadata"]["name"]) for o in objects}
+        assert {(o["kind"], o["metadata"]["name"]) for o in load_base()} <= {(o["kind"], o["metadata"]["name"])
+                                                                             for o in objects}
         for obj in objects:
             kubernetes_validate.validate(obj, VERSIONS[-1], strict=True)
         settings_map = next(o for o in objects if o["metadata"]["name"] == "sandloop-settings")["data"]

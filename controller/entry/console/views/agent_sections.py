@@ -66,4 +66,5 @@ def sections_view(run_dir: Path, ends: list[NodeEnd], declared: RunSections) -> 
                 and isinstance(v := read_json(run_dir / "attempts" / str(n) / declared.verdicts), dict)]
     return SectionsView(declared=declared, report=markdown_html(report) if report else Markup(""),
                         report_attempt=attempt, verdicts=verdicts, steps=list(ends) if declared.steps else [],
-                        lessons=markdown_html(read_text(run_dir / declared.lessons)) if declared.lessons else Markup(""))
+                        lessons=(markdown_html(read_text(run_dir / declared.lessons)) if declared.lessons
+                                 else Markup("")))

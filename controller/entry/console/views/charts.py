@@ -52,7 +52,8 @@ def line_chart(label: str, series: list[Series]) -> Markup:
     body = []
     for index, one in enumerate(series):
         points = [at(x, y) for x, y in one.points]
-        body.append(f'<polyline class="series-{index % 4}" points="{" ".join(f"{x:.1f},{y:.1f}" for x, y in points)}"/>')
+        body.append(f'<polyline class="series-{index % 4}" '
+                    f'points="{" ".join(f"{x:.1f},{y:.1f}" for x, y in points)}"/>')
         body += [f'<circle class="series-{index % 4}" cx="{x:.1f}" cy="{y:.1f}" r="3"/>' for x, y in points]
     ticks = (f'<text x="{LEFT}" y="{HEIGHT - 8}">{escape(exact(low)[:10])}</text>'
              f'<text x="{WIDTH - RIGHT}" y="{HEIGHT - 8}" text-anchor="end">{escape(exact(high)[:10])}</text>')
@@ -69,8 +70,10 @@ def bar_chart(label: str, bars: list[tuple[str, int]]) -> Markup:
     for index, (name, count) in enumerate(bars):
         height = count / top * (HEIGHT - TOP - BOTTOM - 12)
         x, y = LEFT + index * slot + slot * 0.15, HEIGHT - BOTTOM - height
-        body.append(f'<rect class="bar series-0" x="{x:.1f}" y="{y:.1f}" width="{slot * 0.7:.1f}" height="{height:.1f}"/>'
+        body.append(f'<rect class="bar series-0" x="{x:.1f}" y="{y:.1f}" width="{slot * 0.7:.1f}" '
+                    f'height="{height:.1f}"/>'
                     f'<text x="{x + slot * 0.35:.1f}" y="{y - 3:.1f}" text-anchor="middle">{count}</text>'
-                    f'<text x="{x + slot * 0.35:.1f}" y="{HEIGHT - 10}" text-anchor="middle">{escape(name[:18])}</text>')
+                    f'<text x="{x + slot * 0.35:.1f}" y="{HEIGHT - 10}" text-anchor="middle">'
+                    f'{escape(name[:18])}</text>')
     axis = f'<line class="axis" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{HEIGHT - BOTTOM}" y2="{HEIGHT - BOTTOM}"/>'
     return _frame(label, "".join(body), axis)

@@ -6,8 +6,9 @@ graph, ``get_graph()``). Positions and edge curves come from Graphviz's ``dot`` 
 its ranks, crossing reduction and splines routed around the boxes keep edges readable, where
 grandalf's Sugiyama layout (what LangGraph's ASCII drawing uses) drew straight segments across
 boxes. Without ``dot`` (or if it fails) the drawing falls back to grandalf, said once in the log.
-The SVG (boxes, edges, arrowheads) is written here, with node names escaped. Each node is a link to the run page filtered to its lines (``?node=``), so a
-click works without scripts; the script turns it into an in-page filter and moves the
+The SVG (boxes, edges, arrowheads) is written here, with node names escaped. Each node is a link
+to the run page filtered to its lines (``?node=``), so a click works without scripts; the script
+turns it into an in-page filter and moves the
 ``running`` class as ``started`` and ``node`` events arrive.
 """
 
@@ -152,7 +153,8 @@ def dot_layout(names: list[str], edges: list[tuple[str, str, bool]]) -> tuple[li
     layout = json.loads(done.stdout)
     height = float(layout["bb"].split(",")[3])
     found = {str(o.get("name")): o for o in layout["objects"]}
-    boxes = [Box(name, *_points(found[f"n{k}"]["pos"], height)[0], _width(name), NODE_H) for k, name in enumerate(names)]
+    boxes = [Box(name, *_points(found[f"n{k}"]["pos"], height)[0], _width(name), NODE_H)
+             for k, name in enumerate(names)]
     drawn = {str(e.get("id")): e for e in layout.get("edges", [])}
     routes = [Route(s, t, _spline(drawn[f"e{k}"]["pos"], height), c, curved=True) for k, (s, t, c) in enumerate(edges)]
     return boxes, routes
@@ -214,7 +216,8 @@ def _edge(route: Route) -> str:
     kind = "edge conditional" if route.conditional else "edge"
     if route.curved:  # the spline, then a straight piece to the arrow's tip (the marker's direction)
         (x0, y0), rest, (tx, ty) = route.points[0], route.points[1:-1], route.points[-1]
-        pieces = " ".join("C " + " ".join(f"{x:.1f},{y:.1f}" for x, y in rest[k:k + 3]) for k in range(0, len(rest) - 2, 3))
+        pieces = " ".join("C " + " ".join(f"{x:.1f},{y:.1f}" for x, y in rest[k:k + 3])
+                          for k in range(0, len(rest) - 2, 3))
         return f'<path class="{kind}" d="M {x0:.1f},{y0:.1f} {pieces} L {tx:.1f},{ty:.1f}" marker-end="url(#arrow)"/>'
     points = " ".join(f"{x:.1f},{y:.1f}" for x, y in route.points)
     return f'<polyline class="{kind}" points="{points}" marker-end="url(#arrow)"/>'

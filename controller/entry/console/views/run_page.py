@@ -87,7 +87,8 @@ def run_view(settings: Settings, store: RunStore, row: RunRow, node: str, start:
     return RunView(
         row=row, href=f"/runs/{quote(row.id, safe='')}", duration=duration_of(row, time.time()),
         graph=graph_of(row, states, node), nodes=states, lines=lines, stream_after=after, node=node,
-        attempts=attempts(run_dir, states.ends), files=artefacts.listing(run_dir), summary=summary_facts(row.summary, row.agent, row.id),
+        attempts=attempts(run_dir, states.ends), files=artefacts.listing(run_dir),
+        summary=summary_facts(row.summary, row.agent, row.id),
         can_cancel=not row.ended, can_resume=resumable(row, run_dir),
         intake=intake_view(settings, row, run_dir) if info is not None and info.memory else None,
         sections=sections_view(run_dir, states.ends, info.sections) if info is not None and info.sections else None,

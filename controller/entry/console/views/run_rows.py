@@ -75,7 +75,8 @@ def duration_of(row: RunRow, now: float) -> float | None:
 def line_of(row: RunRow, now: float) -> RunLine:
     """The list's row for ``row``."""
     check = is_check(row)
-    return RunLine(id=row.id, href=f"/{'checks' if check else 'runs'}/{quote(row.id, safe='')}", kind="check" if check else "run",
+    return RunLine(id=row.id, href=f"/{'checks' if check else 'runs'}/{quote(row.id, safe='')}",
+                   kind="check" if check else "run",
                    status=row.status, agent=row.agent, target=row.target, owner=row.owner,
                    attempts=attempts_of(row), duration=duration_of(row, now),
                    started=row.started_at if row.started_at is not None else row.created_at)

@@ -90,7 +90,8 @@ def pairs(a: list[str], b: list[str]) -> list[tuple[str, int | None, int | None]
             continue
         for k in range(max(i2 - i1, j2 - j1)):
             i, j = i1 + k, j1 + k
-            out.append(("changed", i, j) if i < i2 and j < j2 else ("removed", i, None) if i < i2 else ("added", None, j))
+            out.append(("changed", i, j) if i < i2 and j < j2
+                       else ("removed", i, None) if i < i2 else ("added", None, j))
     return out
 
 

@@ -76,7 +76,8 @@ def rate(runs: list[tuple[float, str, int]]) -> float | None:
     return sum(verdicts) / len(verdicts) if verdicts else None
 
 
-def own_runs(store: RunStore, owner: str, agent: str, target: str) -> tuple[list[tuple[float, str, int]], dict[str, int]]:
+def own_runs(store: RunStore, owner: str, agent: str,
+             target: str) -> tuple[list[tuple[float, str, int]], dict[str, int]]:
     """(finished_at, status, attempts) of ``owner``'s ended runs of ``agent`` on ``target``, oldest first,
     and their failed attempts per reason (from each run's summary)."""
     found: list[RunRow] = []

@@ -148,7 +148,8 @@ class KubernetesSandbox:
         while True:
             verdict = read_verdict(self._read_pod(name))
             if verdict.problem_kind == "node_evicted":
-                raise InfraFault("pod_evicted", f"sandbox pod {name} was evicted for its node's sake: {verdict.problem}")
+                raise InfraFault("pod_evicted",
+                                 f"sandbox pod {name} was evicted for its node's sake: {verdict.problem}")
             if verdict.problem_kind == "lost":
                 raise InfraFault("pod_lost", f"sandbox pod {name} was lost: {verdict.problem}")
             if verdict.state in ("succeeded", "failed"):

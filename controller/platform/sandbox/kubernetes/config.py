@@ -16,19 +16,29 @@ class KubernetesSettings(BaseModel):
 
     namespace: str = Field("sandloop-sandboxes", description="Namespace sandbox Pods and ConfigMaps are created in.")
     config: Literal["auto", "in-cluster", "kubeconfig"] = Field(
-        "auto", description="How to reach the API server: in-cluster service account, a kubeconfig, or auto (in-cluster when available)."
+        "auto",
+        description="How to reach the API server: in-cluster service account, a kubeconfig, "
+                    "or auto (in-cluster when available).",
     )
-    kubeconfig: Path | None = Field(None, description="kubeconfig file (default: the client's, ~/.kube/config or KUBECONFIG).")
+    kubeconfig: Path | None = Field(
+        None, description="kubeconfig file (default: the client's, ~/.kube/config or KUBECONFIG)."
+    )
     context: str | None = Field(None, description="kubeconfig context (default: the current one).")
     registry: str = Field(
-        "", description="Registry prefix of the images, e.g. registry.example.com/team; empty: the local names (kind load)."
+        "",
+        description="Registry prefix of the images, e.g. registry.example.com/team; "
+                    "empty: the local names (kind load).",
     )
-    runtime_class_name: str | None = Field(None, description="RuntimeClass of sandbox Pods, e.g. gvisor or kata; unset: the node default.")
+    runtime_class_name: str | None = Field(
+        None, description="RuntimeClass of sandbox Pods, e.g. gvisor or kata; unset: the node default."
+    )
     image_pull_policy: Literal["IfNotPresent", "Always", "Never"] = Field(
-        "IfNotPresent", description="Pull policy of sandbox containers (tags are content hashes, so IfNotPresent is safe)."
+        "IfNotPresent",
+        description="Pull policy of sandbox containers (tags are content hashes, so IfNotPresent is safe).",
     )
     startup_seconds: float = Field(
-        120.0, gt=0, le=3600, description="Time a Pod may take to be scheduled, pull and start before it counts as failed."
+        120.0, gt=0, le=3600,
+        description="Time a Pod may take to be scheduled, pull and start before it counts as failed.",
     )
     poll_seconds: float = Field(0.5, gt=0, le=10, description="Interval between reads of a running Pod's status.")
     request_timeout_seconds: float = Field(10.0, gt=0, le=300, description="Limit of one API request.")
@@ -38,10 +48,12 @@ class KubernetesSettings(BaseModel):
     )
     image_tags: dict[str, str] = Field(
         default_factory=dict,
-        description="Local tag of each sandbox image by name, as `k8s render` wrote them; unset names are computed here.",
+        description="Local tag of each sandbox image by name, as `k8s render` wrote them; "
+                    "unset names are computed here.",
     )
     controller_pod: str | None = Field(
-        None, description="Name of the controller's own Pod (the Downward API sets it in-cluster); used as the owner label."
+        None,
+        description="Name of the controller's own Pod (the Downward API sets it in-cluster); used as the owner label.",
     )
 
     @field_validator("namespace")

@@ -26,8 +26,8 @@ from tests.corpus.specs import bank
 from tests.doubles.inprocess_statement import analyze_here
 
 SEED = 7
-HEADERLESS = ("aldermoor", "brightwater", "corvid", "dunmore", "eastgate", "fernhill", "glenrock", "harbourline", "ironbridge",
-              "juniper", "larkspur", "marlow", "northcliff", "oakhaven", "pemberton")
+HEADERLESS = ("aldermoor", "brightwater", "corvid", "dunmore", "eastgate", "fernhill", "glenrock", "harbourline",
+              "ironbridge", "juniper", "larkspur", "marlow", "northcliff", "oakhaven", "pemberton")
 
 
 def word(text: str, x0: float, top: float) -> dict[str, object]:
@@ -63,7 +63,8 @@ class TestAlignment:
 
     def test_spaces_between_words_are_no_columns(self) -> None:
         """A date in three words ("05 Aug 2024") stays one column."""
-        lines = [[word("05", 10, t), word("Aug", 24, t), word("2024", 43, t), word("Rent", 120, t)] for t in (0, 12, 24)]
+        lines = [[word("05", 10, t), word("Aug", 24, t), word("2024", 43, t), word("Rent", 120, t)]
+                 for t in (0, 12, 24)]
         assert len(alignment_cuts(lines)) == 1
 
     def test_labels_by_values_and_the_balance_by_arithmetic(self) -> None:

@@ -12,7 +12,8 @@ from agents.bank_parser.checking import shown_name
 
 @pytest.mark.parametrize(("path", "given", "name"), [
     ("/srv/runs/uploads/x/_submissions/good.py", ["/srv/runs/uploads/x/_submissions/good.py"], "good.py"),
-    ("/srv/up/_submissions/class/alice/p.py", ["/srv/up/_submissions/a.py", "/srv/up/_submissions/class"], "alice/p.py"),
+    ("/srv/up/_submissions/class/alice/p.py", ["/srv/up/_submissions/a.py", "/srv/up/_submissions/class"],
+     "alice/p.py"),
     ("/elsewhere/p.py", ["/srv/up"], "p.py"),
 ])
 def test_shown_name(path: str, given: list[str], name: str):

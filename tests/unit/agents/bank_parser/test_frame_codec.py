@@ -111,7 +111,8 @@ class TestMalformed:
                               b'"data":[[NaN],[Infinity],[-Infinity]],"index":{"kind":"range","start":0,"stop":3,"step":1}}')
         assert frame["a"].isna().iloc[0] and frame["a"].iloc[1] == float("inf")
 
-    @pytest.mark.parametrize("dtype", ["category", "complex128", "datetime64[ns, ../../etc/passwd]", "datetime64[xs]", ""])
+    @pytest.mark.parametrize("dtype", ["category", "complex128", "datetime64[ns, ../../etc/passwd]", "datetime64[xs]",
+                                       ""])
     def test_dtype_off_the_allowlist(self, dtype):
         """A dtype name off the allowlist (or a time zone that is a path) is refused."""
         refused(frame_doc(["a"], [dtype], []))

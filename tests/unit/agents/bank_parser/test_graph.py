@@ -210,7 +210,8 @@ class TestCoderFailures:
         summary, events = run(settings, sandbox, coder)
         assert summary.status == "passed" and summary.attempts == 2 and summary.failures == ["no_code"]
         assert len(sandbox.specs) == 1 and coder.histories[0][0].kind == FailureKind.NO_CODE
-        assert [(e.node, e.attempt, e.outcome) for e in events[1:3]] == [("generate", 1, "no_code"), ("refine", 2, "ok")]
+        assert [(e.node, e.attempt, e.outcome) for e in events[1:3]] == [("generate", 1, "no_code"),
+                                                                          ("refine", 2, "ok")]
         assert (settings.runs_dir / "r1" / "attempts" / "1" / "reply.md").read_text() == "no code here\n"
 
     def test_llm_error_on_refine_then_pass(self, settings):

@@ -51,7 +51,8 @@ class TestMismatchLessons:
 
     def test_wrong_names_and_order(self):
         """Renamed and reordered columns are named in the lesson."""
-        actual = EXPECTED.rename(columns={"Debit Amt": "Debit"})[["Description", "Date", "Debit", "Credit Amt", "Balance"]]
+        actual = EXPECTED.rename(columns={"Debit Amt": "Debit"})[
+            ["Description", "Date", "Debit", "Credit Amt", "Balance"]]
         lessons = mismatch_lessons(report(actual))
         assert "column names wrong: missing ['Debit Amt'], unexpected ['Debit']" in lessons
         assert "columns came out in the wrong order" in lessons
@@ -80,5 +81,6 @@ class TestRunRecord:
 
     def test_failed_run_has_no_fix(self):
         """A run that gave up records its failures and no fix."""
-        state = {"status": "failed", "attempt": 1, "code": GeneratedCode("c", "s"), "feedback": [mismatch(EXPECTED.head(1))]}
+        state = {"status": "failed", "attempt": 1, "code": GeneratedCode("c", "s"),
+                 "feedback": [mismatch(EXPECTED.head(1))]}
         assert run_record("r1", "icici", "offline", state).fixed_by == ""

@@ -217,7 +217,8 @@ class TestLoop:
             summary, events = run_loop(settings, sandbox, coder_for(ollama, provider="ollama"))
         assert summary.status == "passed" and summary.attempts == 2 and summary.failures == ["no_code"]
         assert len(sandbox.specs) == 1
-        assert [(e.node, e.outcome) for e in events[:3]] == [("analyze", "ok"), ("generate", "no_code"), ("refine", "ok")]
+        assert [(e.node, e.outcome) for e in events[:3]] == [("analyze", "ok"), ("generate", "no_code"),
+                                                             ("refine", "ok")]
         assert "could not be used" in user_message(ollama.chat_requests[1])
 
     def test_timeout_is_a_failed_attempt_not_a_crash(self, server, settings):

@@ -118,7 +118,8 @@ class TestCoverageWithRepairs:
     def test_a_line_whose_ocr_lost_the_point_is_covered(self) -> None:
         """The analysis's OCR read "215 Dr" where the parser read 2.15 (scan-corvid, issue 15):
         the line shows the balance and the amount's digits, and matches that row."""
-        text = "Opening balance 6,427.59\n03-07-2024 034484 Insurance 215 Dr 6,425.44\n04-07-2024 Salary 100.00 Cr 6,525.44\n"
+        text = ("Opening balance 6,427.59\n03-07-2024 034484 Insurance 215 Dr 6,425.44\n"
+                "04-07-2024 Salary 100.00 Cr 6,525.44\n")
         frame = pd.DataFrame({"Date": ["2024-07-03", "2024-07-04"], "Amount": [-2.15, 100.0],
                               "Balance": [6425.44, 6525.44]})
         assert verify(frame, read_facts([(1, text)])).self_consistent
@@ -133,7 +134,8 @@ class TestOcrCost:
     def test_reads_the_last_line(self) -> None:
         """The last marked line counts; the description gives seconds a page."""
         stderr = (b'sandloop-ocr {"pages": 1, "page_reads": 1, "ocr_seconds": 1, "rereads": 0, "reread_seconds": 0}\n'
-                  b'sandloop-ocr {"pages": 2, "page_reads": 4, "ocr_seconds": 9.5, "rereads": 3, "reread_seconds": 0.9}\n')
+                  b'sandloop-ocr {"pages": 2, "page_reads": 4, "ocr_seconds": 9.5, "rereads": 3, '
+                  b'"reread_seconds": 0.9}\n')
         cost = read_ocr_cost(stderr)
         assert cost == OcrCost(2, 4, 9.5, 3, 0.9)
         assert cost.describe() == "OCR 4 page read(s) in 9.5 s (2.4 s a page), 3 cell(s) read again in 0.9 s"
@@ -167,7 +169,8 @@ class TestOcrCost:
         """No line, bad JSON, text or negative numbers, booleans: no cost."""
         for bad in (b"", b"sandloop-ocr {", b'sandloop-ocr {"pages": "1"}', b'sandloop-ocr {"pages": -1, '
                     b'"page_reads": 1, "ocr_seconds": 1, "rereads": 0, "reread_seconds": 0}',
-                    b'sandloop-ocr {"pages": true, "page_reads": 1, "ocr_seconds": 1, "rereads": 0, "reread_seconds": 0}'):
+                    b'sandloop-ocr {"pages": true, "page_reads": 1, "ocr_seconds": 1, "rereads": 0, '
+                    b'"reread_seconds": 0}'):
             assert read_ocr_cost(bad) is None, bad
 
 

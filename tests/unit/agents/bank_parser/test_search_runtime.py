@@ -157,7 +157,8 @@ class TestOnTheHost:
         from agents.bank_parser.verify import verify
 
         text = "Opening balance 1,000.00\n01/08/2024 Coffee 3.50 996.50\n03/08/2024 Rent 100.00 796.50\n"
-        frame = pd.DataFrame({"Date": ["2024-08-01", "2024-08-02", "2024-08-03"], "Description": ["Coffee", "Gas", "Rent"],
+        frame = pd.DataFrame({"Date": ["2024-08-01", "2024-08-02", "2024-08-03"],
+                              "Description": ["Coffee", "Gas", "Rent"],
                               "Debit": [3.5, 100.0, 100.0], "Credit": [None, None, None],
                               "Balance": [996.5, 896.5, 796.5]})
         facts = read_facts([(1, text)])

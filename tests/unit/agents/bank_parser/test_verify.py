@@ -83,7 +83,8 @@ class TestStatementFacts:
 class TestVerify:
     """The checks on real corpus statements and their expected frames."""
 
-    @pytest.mark.parametrize("bank", ["aldermoor", "dunmore", "glenrock", "marlow", "northcliff", "oakhaven", "pemberton"])
+    @pytest.mark.parametrize("bank", ["aldermoor", "dunmore", "glenrock", "marlow", "northcliff", "oakhaven",
+                                      "pemberton"])
     def test_expected_frames_are_self_consistent(self, corpus: Path, bank: str) -> None:
         """The right answer passes: balances chain, every PDF line is a row, counts agree."""
         result = verify(pd.read_csv(corpus / bank / "result.csv"), facts_of(corpus / bank / "statement.pdf"))

@@ -124,7 +124,8 @@ class TestOfflineWriter:
         guidance = "Every competitor with its share, largest share first."
         report = write_report(blueprint(guidance), [finding("rows", ROWS), finding("years", YEARS)], [])
         assert guidance not in report and "Revenue by year" not in report
-        rows = [line for line in report.splitlines() if line.startswith("| ") and "company" not in line and "---" not in line]
+        rows = [line for line in report.splitlines()
+                if line.startswith("| ") and "company" not in line and "---" not in line]
         assert [r.split(" | ")[0] for r in rows[:4]] == ["| Alpha", "| Delta", "| Beta", "| Gamma"]
 
     def test_instructions_are_followed_not_echoed(self):

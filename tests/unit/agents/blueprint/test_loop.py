@@ -227,7 +227,8 @@ class TestReplayAndCheck:
         """Attempt 1 failed the validator; replayed with a validator that now passes: DIFFERENT."""
         data = copy_target(tmp_path, "market-scan")
         cfg = config(tmp_path, data)
-        _, _, run_dir = run(cfg, "market-scan", ScriptedCallSandbox({"names_every_competitor": [NAMES_SOME, NAMES_ALL]}))
+        _, _, run_dir = run(cfg, "market-scan",
+                            ScriptedCallSandbox({"names_every_competitor": [NAMES_SOME, NAMES_ALL]}))
         record = run_record(AGENT, AGENT.plan("market-scan", cfg, None), "unit", "img", cfg)
         same = AGENT.replay(ScriptedCallSandbox({"names_every_competitor": [NAMES_SOME]}), "img", run_dir, record, 1)
         assert same.same and same.recorded["passed"] is False

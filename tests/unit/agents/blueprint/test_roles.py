@@ -48,7 +48,8 @@ class TestBuiltinChecks:
         blueprint = BLUEPRINT.model_copy(update={"qa": BLUEPRINT.qa.model_copy(update={"min_words": 500})})
         issues = builtin_issues("# Unit report\n\n## Facts\n\nSome text.\n", blueprint)
         assert [(i["code"], i["fix"]["kind"], i["fix"]["value"]) for i in issues] == [
-            ("too_short", "detail", ""), ("missing_section", "section", "Rows"), ("missing_keyword", "keyword", "gamma")]
+            ("too_short", "detail", ""), ("missing_section", "section", "Rows"),
+            ("missing_keyword", "keyword", "gamma")]
 
     @pytest.mark.parametrize(("report", "problem"), [
         ("No title\n\n## A\n\ntext\n", "does not start with a '# ' title"),
@@ -71,7 +72,8 @@ class TestValidatorVerdicts:
         assert validator_issue(self.SPEC, True, {"passed": True}, "") is None
 
     def test_a_fail_carries_its_fix(self):
-        issue = validator_issue(self.SPEC, True, {"passed": False, "message": "no\x1b[2J", "fix": {"kind": "detail"}}, "")
+        issue = validator_issue(self.SPEC, True, {"passed": False, "message": "no\x1b[2J", "fix": {"kind": "detail"}},
+                                "")
         assert issue is not None and issue["fix"]["kind"] == "detail"
         assert "\x1b" not in issue["message"]
 

@@ -62,7 +62,8 @@ class TestProviderExceptions:
         """LangChain's Google rate-limit error is rate_limited; the status comes from the SDK error it wraps."""
         from langchain_google_genai.chat_models import GoogleRateLimitError
 
-        sdk = genai_errors.ClientError(429, {"error": {"code": 429, "message": "quota", "status": "RESOURCE_EXHAUSTED"}})
+        sdk = genai_errors.ClientError(429, {"error": {"code": 429, "message": "quota",
+                                                       "status": "RESOURCE_EXHAUSTED"}})
         try:
             try:
                 raise sdk

@@ -143,7 +143,8 @@ def test_exit_now_skips_the_teardown_unless_a_non_daemon_thread_is_alive(threads
 
 
 def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path):
-    """`python -m controller graph --agent bank_parser | true` (the reader gone before the first line): no 'unexpected BrokenPipeError' line."""
+    """`python -m controller graph --agent bank_parser | true` (the reader gone before the first line):
+    no 'unexpected BrokenPipeError' line."""
     import subprocess
     import sys
 

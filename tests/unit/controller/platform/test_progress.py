@@ -31,7 +31,8 @@ def test_lines_are_written_and_flushed():
     progress = Progress(out)
     progress.say("run r1: icici")
     progress.step(1, "execute", "ok", 0.5, "exit 0")
-    assert out.getvalue().splitlines() == ["==> run r1: icici", "  [attempt 1] execute   ok                 0.50s  exit 0"]
+    assert out.getvalue().splitlines() == ["==> run r1: icici",
+                                           "  [attempt 1] execute   ok                 0.50s  exit 0"]
 
 
 def test_a_pipe_whose_reader_went_away_raises_output_closed_not_an_exception():

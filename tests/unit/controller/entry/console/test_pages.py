@@ -99,7 +99,8 @@ class TestRunPage:
         console.store.append_events("run-1", [("line", {"text": f"line {n}"}) for n in range(5)], holder="w")
         console.store.finish("run-1", "w", "passed", exit_code=0, summary={"status": "passed"})
         first = console.client.get("/runs/run-1/live?after=0").text
-        later = console.client.get("/runs/run-1/live", headers={"Last-Event-ID": "5"}).text  # 1, 2: statuses; 3-7: lines
+        # 1, 2: statuses; 3-7: lines
+        later = console.client.get("/runs/run-1/live", headers={"Last-Event-ID": "5"}).text
         assert first.count("event: line") == 5 and later.count("event: line") == 2
         assert "line 2" not in later and "line 3" in later and "event: end" in later
 

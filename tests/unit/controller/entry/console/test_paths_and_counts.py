@@ -46,7 +46,8 @@ class TestNoServerPath:
             node_end("writer", 1, "ok", f"412 words; {folder}/attempts/1/report.md"),
             node_end("qa", 1, "passed", "built-in checks passed"),
             node_end("finish", 1, "passed", str(report)),
-            node_end("partial", 1, "failed", f"3 of 3 attempt(s) used; partial output runs/{run_id}/partial.md")]) + "\n")
+            node_end("partial", 1, "failed",
+                     f"3 of 3 attempt(s) used; partial output runs/{run_id}/partial.md")]) + "\n")
         console.write(run_id, "attempts/1/report.md", "# Acme\n")
         for path in (f"/runs/{run_id}", f"/runs/{run_id}/attempts/1"):
             html = console.client.get(path).text
@@ -80,14 +81,15 @@ class TestTargetCounts:
                         summary={"status": "failed", "attempts": 3, "max_attempts": 3, "failures": ["mismatch"] * 3})
         for run_id, status, failures in (("a-1", "passed", ()), ("b-1", "failed", ("mismatch",) * 3),
                                          ("b-2", "failed", ("mismatch",) * 3)):
-            history.record(RunRecord(run_id, "bank_parser", "icici", status, 3 if failures else 1, 3, now - 10, now, 10.0,
-                                     failures=failures))
+            history.record(RunRecord(run_id, "bank_parser", "icici", status, 3 if failures else 1, 3, now - 10, now,
+                                     10.0, failures=failures))
         listed = text_of(alice.get("/targets").text)
         assert "1 passed" in listed and "failed" not in listed
         page = text_of(alice.get("/targets/bank_parser/icici").text)
         assert "1 ended run(s) of yours through this service; success rate 100 %" in page and "mismatch" not in page
         page = text_of(bob.get("/targets/bank_parser/icici").text)
-        assert "2 ended run(s) of yours through this service; success rate 0 %" in page and "mismatch" in page and " 6 " in page
+        assert ("2 ended run(s) of yours through this service; success rate 0 %" in page and "mismatch" in page
+                and " 6 " in page)
         assert "2 failed" in text_of(bob.get("/targets").text)
         everyone = text_of(admin.get("/targets/bank_parser/icici").text)
         assert "3 run(s) recorded" in everyone

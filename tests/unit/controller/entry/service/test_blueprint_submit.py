@@ -98,7 +98,8 @@ class TestMultipart:
         response = service.client.post("/v1/runs", headers=service.token("ana"), files=parts)
         assert response.status_code in (413, 422), response.text
         assert says in response.json()["detail"] and "staging" not in response.json()["detail"]
-        assert uploads(service) == [] and service.store.list_runs(owner=None, target=None, status=None, limit=10, cursor=None).runs == []
+        assert uploads(service) == [] and service.store.list_runs(owner=None, target=None, status=None, limit=10,
+                                                                  cursor=None).runs == []
 
 
 class TestJSON:

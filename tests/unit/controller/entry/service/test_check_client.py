@@ -62,8 +62,8 @@ class TestCheckRemote:
         seen: list[httpx.Request] = []
         end = {"id": "c-1", "status": "failed", "exit_code": 1, "error": ""}
         stream = "".join(f"event: {k}\ndata: {json.dumps(v)}\n\n" for k, v in
-                         (("status", {}), ("line", {"text": "  [1/1] FAIL good.py"}), ("line", {"text": "0 passed, 1 failed"}),
-                          ("end", end)))
+                         (("status", {}), ("line", {"text": "  [1/1] FAIL good.py"}),
+                          ("line", {"text": "0 passed, 1 failed"}), ("end", end)))
 
         def handler(request: httpx.Request) -> httpx.Response:
             seen.append(request)
@@ -100,7 +100,8 @@ class TestServiceSide:
             ("check", "failed", 2, 1, 1)
         assert summary["verdicts"][1] == {"name": "b.py", "status": "fail", "rows": None, "seconds": 0.2,
                                           "first_difference": "timeout"}
-        assert child.status_of(1, summary) == "failed" and child.status_of(0, {**summary, "status": "passed"}) == "passed"
+        assert (child.status_of(1, summary) == "failed"
+                and child.status_of(0, {**summary, "status": "passed"}) == "passed")
 
     @pytest.mark.parametrize("paths", [None, [], ["../x.py"], ["_submissions/../../x.py"], ["/etc/passwd"],
                                        ["other/x.py"], ["_submissions"], [3]])
@@ -153,7 +154,8 @@ def test_a_refused_check_is_the_services_line(tmp_path: Path, monkeypatch, capsy
     (tmp_path / "bomb.zip").write_bytes(b"PK")
 
     def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(413, json={"status": 413, "detail": "bomb.zip: the member 'z' inflates to more than 8 bytes"})
+        return httpx.Response(413, json={"status": 413,
+                                         "detail": "bomb.zip: the member 'z' inflates to more than 8 bytes"})
 
     real_client = httpx.Client
     monkeypatch.setattr(remote.httpx, "Client", lambda **kw: real_client(transport=httpx.MockTransport(handler), **kw))

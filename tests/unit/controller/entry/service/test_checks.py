@@ -175,7 +175,8 @@ class TestTenancy:
 
 @pytest.mark.parametrize(("client", "suffix", "name"), [
     ("../../x/good.py", ".py", "good.py"), ("C:\\Users\\me\\p.py", ".py", "p.py"), (".env", ".py", ".py"),
-    ("", ".py", "part7.py"), ("sub.zip", "", "sub"), ("a b$c.zip", "", "a_b_c"), ("x" * 300 + ".py", ".py", "x" * 64 + ".py"),
+    ("", ".py", "part7.py"), ("sub.zip", "", "sub"), ("a b$c.zip", "", "a_b_c"),
+    ("x" * 300 + ".py", ".py", "x" * 64 + ".py"),
 ])
 def test_safe_name(client: str, suffix: str, name: str):
     """The client's name reduced to a safe one, or a numbered one."""
@@ -191,7 +192,8 @@ class TestIdempotentChecks:
         assert len(uploads(service)) == 3
 
     def test_another_parser_under_the_same_key_is_422(self, service: Service):
-        post(service, {"target": "icici"}, [("parser", ("p.py", PARSER, "text/x-python"))], **{"Idempotency-Key": "c-1"})
+        post(service, {"target": "icici"}, [("parser", ("p.py", PARSER, "text/x-python"))],
+             **{"Idempotency-Key": "c-1"})
         other = post(service, {"target": "icici"}, [("parser", ("p.py", PARSER + b"\n# changed\n", "text/x-python"))],
                      **{"Idempotency-Key": "c-1"})
         assert_problem(other, 422)

@@ -14,7 +14,8 @@ from controller.entry.service import client as remote
 
 
 def sse(*events: tuple[str, dict], first: int = 1) -> str:
-    return "".join(f"id: {n}\nevent: {name}\ndata: {json.dumps(data)}\n\n" for n, (name, data) in enumerate(events, first))
+    return "".join(f"id: {n}\nevent: {name}\ndata: {json.dumps(data)}\n\n"
+                   for n, (name, data) in enumerate(events, first))
 
 
 END = ("end", {"id": "r-1", "status": "passed", "exit_code": 0, "error": ""})

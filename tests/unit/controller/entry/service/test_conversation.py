@@ -36,7 +36,8 @@ def waiting_run(service: Service, run_id: str, owner: str, turn: int = 1) -> Run
                          quota=99, queue_limit=99)
     service.store.claim("w", 30.0)
     (service.runs_dir / run_id).mkdir(parents=True)
-    service.store.append_events(run_id, [("line", {"text": f"  [attempt {turn - 1}] ask       field  How old are you?"})])
+    service.store.append_events(run_id, [("line",
+                                          {"text": f"  [attempt {turn - 1}] ask       field  How old are you?"})])
     write_question(service.runs_dir / run_id, turn, "How old are you?")
     assert service.store.wait(run_id, "w", question_event(run_id, PendingQuestion(turn, "How old are you?")))
     row = service.store.get(run_id)
@@ -158,8 +159,10 @@ class TestWorker:
 
 
 SSE_WAITING = ('event: status\ndata: {"id": "r-1", "status": "waiting"}\n\n'
-               'event: question\ndata: {"id": "r-1", "turn": 1, "question": "How old?", "reply": "/v1/runs/r-1/input"}\n\n')
-SSE_END = 'event: line\ndata: {"text": "PASSED"}\n\nevent: end\ndata: {"id": "r-1", "status": "passed", "exit_code": 0}\n\n'
+               'event: question\ndata: {"id": "r-1", "turn": 1, "question": "How old?", '
+               '"reply": "/v1/runs/r-1/input"}\n\n')
+SSE_END = ('event: line\ndata: {"text": "PASSED"}\n\n'
+           'event: end\ndata: {"id": "r-1", "status": "passed", "exit_code": 0}\n\n')
 
 
 class Tty(io.StringIO):

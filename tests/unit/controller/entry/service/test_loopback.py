@@ -50,7 +50,8 @@ class TestForeignHostWithoutTokens:
         response = local.client.get(path, headers={"Host": FOREIGN})
         assert response.status_code == 403, (path, response.text)
         assert response.headers["content-type"] == "application/problem+json"
-        assert "loopback" in response.json()["detail"] and "queued" not in response.text and "a line" not in response.text
+        assert ("loopback" in response.json()["detail"] and "queued" not in response.text
+                and "a line" not in response.text)
 
     @pytest.mark.parametrize("path", CONSOLE_READS)
     def test_every_console_path_is_refused_with_its_page(self, local: Console, path: str):
@@ -73,7 +74,8 @@ class TestForeignHostWithoutTokens:
                            ("/v1/checks", {"target": "icici"})):
             response = local.client.post(path, json=body, headers={"Host": FOREIGN})
             assert response.status_code == 403, path
-        assert [row.id for row in local.store.list_runs(owner=None, target=None, status=None, limit=10, cursor=None).runs] == ["run-a"]
+        assert [row.id for row in local.store.list_runs(owner=None, target=None, status=None, limit=10,
+                                                        cursor=None).runs] == ["run-a"]
 
     def test_forget_and_a_subject_deletion_are_not_processed(self, local: Console):
         for path in ("/v1/history?target=icici", "/v1/subjects/alice"):

@@ -104,7 +104,8 @@ def test_a_target_name_that_is_a_path_writes_nothing_anywhere(service: Service, 
                                     files={"statement": ("s.pdf", PDF, "application/pdf")})
     assert_problem(response, 422)
     assert not (service.runs_dir / "escape").exists() and not (service.runs_dir / "uploads" / "escape").exists()
-    assert not [p for p in (service.runs_dir / "uploads").glob("*")] if (service.runs_dir / "uploads").exists() else True
+    assert (not [p for p in (service.runs_dir / "uploads").glob("*")]
+            if (service.runs_dir / "uploads").exists() else True)
 
 
 class TestIdempotentUploads:
@@ -128,7 +129,8 @@ class TestIdempotentUploads:
         assert service.store.get(first["id"]).upload_bytes == len(PDF)
         body = assert_problem(service.client.post("/v1/runs", files=files), 429)
         assert "uploads would hold" in body["detail"]
-        would, _, limit = body["detail"].partition("uploads would hold ")[2].partition(" on the service, more than its ")
+        would, _, limit = body["detail"].partition("uploads would hold ")[2].partition(
+            " on the service, more than its ")
         assert would != limit, body["detail"]  # issue 42: "0.1 MiB … more than its 0.1 MiB"
         service.client.post(f"/v1/runs/{first['id']}/cancel")
         assert uploads(service) == [] and service.client.post("/v1/runs", files=files).status_code == 202

@@ -36,7 +36,8 @@ class TestParseRequirements:
 class TestPyproject:
     def test_project_dependencies(self):
         """[project].dependencies is the declaration."""
-        assert pyproject_dependencies('[project]\nname="x"\ndependencies=["pandas<3", "pypdf"]\n') == ["pandas<3", "pypdf"]
+        assert pyproject_dependencies('[project]\nname="x"\ndependencies=["pandas<3", "pypdf"]\n') == [
+            "pandas<3", "pypdf"]
 
     def test_poetry_names_without_python(self):
         """Poetry's table gives names (its caret versions are not PEP 440); python is not a package."""

@@ -36,7 +36,8 @@ class ContractRecording:
         store.record(run(attempts=3, seconds=45.0))
         snapshot = store.snapshot(BUCKETS)
         attempts = snapshot.attempts[("bank_parser", "icici")]
-        assert dict(zip(attempts.buckets, attempts.cumulative)) == {1: 1, 2: 1, 3: 2, 4: 2, 5: 2, 8: 2, 13: 2, 20: 2, 50: 2}
+        assert dict(zip(attempts.buckets, attempts.cumulative)) == {1: 1, 2: 1, 3: 2, 4: 2, 5: 2, 8: 2, 13: 2,
+                                                                    20: 2, 50: 2}
         assert (attempts.count, attempts.total) == (2, 4.0)
         seconds = snapshot.run_seconds[("bank_parser", "icici")]
         assert seconds.cumulative[seconds.buckets.index(2.5)] == 1 and seconds.cumulative[-1] == 2

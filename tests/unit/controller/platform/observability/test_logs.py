@@ -178,4 +178,5 @@ class TestSecrets:
 
     def test_short_or_harmless_values_are_not_treated_as_secrets(self):
         """Only long enough values of secret-looking variables are scrubbed (not every 'x')."""
-        assert secret_values({"GITHUB_TOKEN": "abc", "PATH": "/usr/bin:/bin", "MY_SECRET": "longenough"}) == ("longenough",)
+        assert secret_values({"GITHUB_TOKEN": "abc", "PATH": "/usr/bin:/bin", "MY_SECRET": "longenough"}) == (
+            "longenough",)

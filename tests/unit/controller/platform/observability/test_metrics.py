@@ -62,7 +62,8 @@ class TestFromHistory:
         samples = scrape(store)
         assert sample(samples, RUNS_TOTAL, agent="bank_parser", target="icici", status="passed") == 1
         assert sample(samples, RUNS_TOTAL, agent="bank_parser", target="sbi", status="failed") == 1
-        assert sample(samples, RUNS_TOTAL, agent="toy", target="uploaded", status="passed") == 1  # not a folder of data/: under one label (issue 42)
+        # not a folder of data/: under one label (issue 42)
+        assert sample(samples, RUNS_TOTAL, agent="toy", target="uploaded", status="passed") == 1
         assert sample(samples, RUNS_TOTAL, agent="toy", target="icici", status="failed") == 0
         assert sample(samples, RETRIES_TOTAL, agent="bank_parser", target="icici", reason="timeout") == 1
         assert sample(samples, RETRIES_TOTAL, agent="bank_parser", target="sbi", reason="mismatch") == 0

@@ -62,7 +62,8 @@ def observed_run(settings: Settings, backend) -> io.StringIO:  # noqa: ANN001
     with observe_run(settings, run_id="r1", agent=AGENT, target="icici", coder="numbered",
                      sandbox=sandbox) as observer:
         summary = run_parser_agent(
-            run_id="r1", target=resolve_target("icici", ICICI.parent), **parser_run_args(settings, "r1"), sandbox=sandbox,
+            run_id="r1", target=resolve_target("icici", ICICI.parent), **parser_run_args(settings, "r1"),
+            sandbox=sandbox,
             image="sandloop/python-parser:abc", coder=NumberedCoder(),
             on_event=lambda e: observer.node(e.node, e.attempt, e.outcome, e.seconds))
         observer.finish(summary)

@@ -124,7 +124,8 @@ class TestLogged:
     def test_each_retry_is_a_warning_and_the_execution_one_record(self):
         """sandbox.infra_retry (warning, reason, try) per retry; one sandbox record carrying the reasons."""
         records = []
-        sandbox = guarded(Scripted(gone(), result()), InfraRetrySettings(backoff_seconds=0.01, max_backoff_seconds=0.01))
+        sandbox = guarded(Scripted(gone(), result()),
+                          InfraRetrySettings(backoff_seconds=0.01, max_backoff_seconds=0.01))
         sandbox.add_listener(records.append)
         with structlog.testing.capture_logs() as logs:
             sandbox.run(SPEC)

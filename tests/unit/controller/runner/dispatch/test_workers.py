@@ -243,7 +243,8 @@ class TestChildCommand:
         assert child.status_of(code, summary) == status
 
     def test_error_line(self):
-        assert child.error_line(2, '{"event": "x"}\nerror: no Docker engine (start one)\n') == "no Docker engine (start one)"
+        assert child.error_line(2, '{"event": "x"}\nerror: no Docker engine (start one)\n') == (
+            "no Docker engine (start one)")
         assert child.error_line(-9, "") == "the run's process was killed by SIGKILL"
         assert child.error_line(3, "") == "the run's process exited with status 3"
 

@@ -41,7 +41,8 @@ class TestSideBySide:
         """Two unrelated lines: no scattered marks on the letters they happen to share, each line marked whole."""
         a, b = "def parse(path: str) -> pd.DataFrame:", "    return frame.dropna(how='all') <x>"
         left, right = marked(a, b)
-        assert str(left) == "<mark>def parse(path: str) -&gt; pd.DataFrame:</mark>" and str(right) == "<mark>    return frame.dropna(how=&#39;all&#39;) &lt;x&gt;</mark>"
+        assert (str(left) == "<mark>def parse(path: str) -&gt; pd.DataFrame:</mark>"
+                and str(right) == "<mark>    return frame.dropna(how=&#39;all&#39;) &lt;x&gt;</mark>")
         assert str(left).count("<mark>") == 1 and str(right).count("<mark>") == 1
         empty, added = marked("", "new line")
         assert str(empty) == "" and str(added) == "<mark>new line</mark>"
@@ -89,7 +90,8 @@ class TestFrameTable:
         rows = frame_table(left, right, anchor="f").rows
         by_kind = {r.kind: r for r in rows}
         assert by_kind["changed"].right == (Cell("3"), Cell("")) and by_kind["changed"].left[1] == Cell("4", True)
-        assert by_kind["removed"].left == (Cell("x", True), Cell("y", True)) and by_kind["removed"].right == (Cell(""), Cell(""))
+        assert (by_kind["removed"].left == (Cell("x", True), Cell("y", True))
+                and by_kind["removed"].right == (Cell(""), Cell("")))
         assert [r.anchor for r in rows if r.anchor] == ["f1", "f2"]
 
     def test_differing_column_names_are_marked(self):

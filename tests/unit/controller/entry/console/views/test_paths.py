@@ -18,7 +18,8 @@ class TestLocalNames:
     @pytest.mark.parametrize(("text", "shown"), [
         (f"412 words; runs/{RUN}/attempts/1/report.md", "412 words; attempts/1/report.md"),
         (f"/srv/sandloop/runs/{RUN}/report.md", "report.md"),
-        (f"3 of 3 attempt(s) used; partial output /tmp/x/runs/{RUN}", f"3 of 3 attempt(s) used; partial output {RUN_FOLDER}"),
+        (f"3 of 3 attempt(s) used; partial output /tmp/x/runs/{RUN}",
+         f"3 of 3 attempt(s) used; partial output {RUN_FOLDER}"),
         ("published /home/ops/custom_parsers/icici_parser.py.", "published icici_parser.py."),
         (f'{{"line": "saved runs/{RUN}/attempts/2/parser.py"}}', '{"line": "saved attempts/2/parser.py"}'),
     ])

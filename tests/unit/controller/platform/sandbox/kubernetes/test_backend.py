@@ -67,7 +67,8 @@ class TestConversation:
     def test_a_pod_that_succeeds_yields_the_collectors_frame_and_is_deleted(self, cluster: k.Cluster) -> None:
         """Exit code, both streams and result.json come from the collector's log; Pod and ConfigMap go."""
         cluster.logs["collector"] = k.real_frame(
-            "import sys; print('out'); print('err', file=sys.stderr); open('OUT/result.json', 'w').write('{}'); sys.exit(1)")
+            "import sys; print('out'); print('err', file=sys.stderr); "
+            "open('OUT/result.json', 'w').write('{}'); sys.exit(1)")
         result = _backend(cluster).run(_spec())
         assert (result.exit_code, result.stdout.text, result.stderr.text) == (1, "out\n", "err\n")
         assert result.files == {"result.json": b"{}"}

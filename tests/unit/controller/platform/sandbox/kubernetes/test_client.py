@@ -61,7 +61,8 @@ class TestNoCluster:
         """ClusterUnavailable is an EngineUnavailable (exit 2), not a raw client exception."""
         (tmp_path / "kubeconfig").write_text(KUBECONFIG)
         with pytest.raises(ClusterUnavailable) as raised:
-            connect(KubernetesSettings(config="kubeconfig", kubeconfig=tmp_path / "kubeconfig", request_timeout_seconds=2))
+            connect(KubernetesSettings(config="kubeconfig", kubeconfig=tmp_path / "kubeconfig",
+                                       request_timeout_seconds=2))
         assert raised.value.exit_code == 2
 
 

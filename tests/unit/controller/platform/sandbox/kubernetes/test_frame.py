@@ -23,7 +23,8 @@ def _frame(*records: dict) -> bytes:
 class TestDecodeFrame:
     def test_the_real_programs_frame_round_trips(self) -> None:
         """Status, both streams and the file written by a program come back as written."""
-        frame = decode_frame(real_frame("import sys; sys.stderr.write('e'); open('OUT/result.json','wb').write(b'\\x00\\xff')"), SPEC)
+        frame = decode_frame(real_frame("import sys; sys.stderr.write('e'); "
+                                        "open('OUT/result.json','wb').write(b'\\x00\\xff')"), SPEC)
         assert frame.exit_code == 0 and frame.files == {"result.json": b"\x00\xff"}
         assert frame.streams["stderr"].data == b"e"
 
@@ -46,7 +47,8 @@ class TestDecodeFrame:
     def test_a_file_not_asked_for_is_refused(self) -> None:
         """Only names in spec.collect may come back."""
         with pytest.raises(FrameError, match="bad file record"):
-            decode_frame(_frame({"t": "file", "name": "../etc/passwd", "total": 1, "size": 1}, {"t": "d", "b": "eA=="}), SPEC)
+            decode_frame(_frame({"t": "file", "name": "../etc/passwd", "total": 1, "size": 1},
+                                {"t": "d", "b": "eA=="}), SPEC)
 
     def test_a_stream_over_the_output_cap_is_refused(self) -> None:
         """A stream announcing more than output_bytes is refused before any data is read."""
@@ -56,7 +58,8 @@ class TestDecodeFrame:
     def test_more_data_than_announced_is_refused(self) -> None:
         """Data beyond a record's size is an error, not silently kept."""
         with pytest.raises(FrameError, match="more data"):
-            decode_frame(_frame({"t": "file", "name": "result.json", "total": 1, "size": 1}, {"t": "d", "b": "eHg="}), SPEC)
+            decode_frame(_frame({"t": "file", "name": "result.json", "total": 1, "size": 1},
+                                {"t": "d", "b": "eHg="}), SPEC)
 
     def test_status_values_of_the_wrong_type_are_dropped(self) -> None:
         """A status with strings where numbers belong yields no exit code and no flags."""

@@ -84,4 +84,5 @@ class TestExpiry:
         from controller.platform.sandbox.kubernetes.podspec import pod_deadline_seconds
 
         labels = pod_labels(SPEC, "c", now=0.0, startup_seconds=300)
-        assert int(labels["org.sandloop.expires"]) > pod_deadline_seconds(SPEC, 300) + 5 >= 300 + SPEC.limits.timeout_seconds
+        assert (int(labels["org.sandloop.expires"]) > pod_deadline_seconds(SPEC, 300) + 5
+                >= 300 + SPEC.limits.timeout_seconds)
