@@ -81,7 +81,8 @@ class IntakeAgent:
         target = load_target(ctx.config, request.target)
         return check_conversations(target, request.paths, ctx.say, ctx.memory, make_roles(ctx.config))
 
-    def replay(self, sandbox: Sandbox, image: str, run_dir: Path, record: dict[str, Any], attempt: int) -> ReplayOutcome:
+    def replay(self, sandbox: Sandbox, image: str, run_dir: Path, record: dict[str, Any],
+               attempt: int) -> ReplayOutcome:
         """Nothing to replay: the intake agent runs nothing in a sandbox."""
         raise TargetError(f"run {record['run_id']} is an intake conversation: it ran nothing in a sandbox, so "
                           "there is nothing to replay",

@@ -76,7 +76,8 @@ def _proposed(inp: InfoInput) -> list[Question]:
     for turn in inp.conversation[-1:]:
         for proposal in turn.get("unsure", ()):
             name = str(proposal.get("field", ""))
-            if proposal.get("node") != inp.node or name not in inp.schema.properties or inp.values.get(name) is not None:
+            if proposal.get("node") != inp.node or name not in inp.schema.properties \
+                    or inp.values.get(name) is not None:
                 continue
             value = _scalar(proposal.get("value"))
             about = (inp.schema.properties[name].description or name.replace("_", " ")).rstrip(".").lower()

@@ -124,7 +124,8 @@ class LLMRoles:
                   "values": _dump(inp.values), "skipped": ", ".join(sorted(inp.skipped)) or "none",
                   "conflicts": "[]", "asked": ", ".join(sorted(inp.asked)) or "none",
                   "open": ", ".join(q.field for q in left),
-                  "conversation": _dump([{"question": t["question"].get("text", ""), "reply": t["reply"][:MAX_REPLY_CHARS],
+                  "conversation": _dump([{"question": t["question"].get("text", ""),
+                                          "reply": t["reply"][:MAX_REPLY_CHARS],
                                           "refused": [r.get("reason", "") for r in t.get("rejected", [])]}
                                          for t in inp.conversation[-8:]])}
         try:

@@ -37,7 +37,8 @@ class Question:
             return "changes"
         if self.kind == "propose":
             return f"{self.node}.{self.field}#propose:{self.old!r}"
-        suffix = {"rephrase": "#again", "refresh": "#refresh", "example": "#example", "event": "#event"}.get(self.kind, "")
+        suffix = {"rephrase": "#again", "refresh": "#refresh", "example": "#example",
+                  "event": "#event"}.get(self.kind, "")
         return f"{self.node}.{self.field}{suffix}"
 
     def to_json(self) -> dict[str, Any]:

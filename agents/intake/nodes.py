@@ -154,5 +154,6 @@ def transcript_markdown(turns: list[dict[str, object]]) -> str:
         question, resolution = turn["question"], turn["resolution"]
         assert isinstance(question, dict) and isinstance(resolution, dict)
         lines += [f"**{turn['turn']}. {question['node']}** — {one_line(str(question['text']), 300)}", "",
-                  f"> {one_line(str(turn['reply']), 2000)}", "", f"*{one_line(str(resolution['reasoning']), 1000)}*", ""]
+                  f"> {one_line(str(turn['reply']), 2000)}", "",
+                  f"*{one_line(str(resolution['reasoning']), 1000)}*", ""]
     return "\n".join(lines)

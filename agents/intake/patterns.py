@@ -51,7 +51,8 @@ _FUTURE = re.compile(
     r"soon|in the future|from next|(?:i|we|she|he) (?:start|begin))\b|'ll\b"
 )
 _PAST = re.compile(r"\b(?:used to|previously|formerly|last (?:year|month)|years? ago|in the past|before that|"
-                   r"back then|at the time|(?:i|it|we|he|she|they) (?:was|were)|when (?:was|were|did)|originally|initially|at first|"
+                   r"back then|at the time|(?:i|it|we|he|she|they) (?:was|were)|when (?:was|were|did)|"
+                   r"originally|initially|at first|"
                    r"started (?:off |out )?at(?= [$€£₹]?\d))\b")  # "started at 25k, now 14,300"
 _NOW = re.compile(r"\b(?:now|currently|these days|nowadays|at the moment|today|this year)\b")
 #: Life events that change the present at once and shift priorities (the seed's "job loss").

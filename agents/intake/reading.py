@@ -62,7 +62,8 @@ _DATE = re.compile(
     r"|in\s\d{1,2}\s(?:days?|weeks?)|(?:\d{1,2}|a)\s(?:days?|weeks?)\sago)",
     re.IGNORECASE)
 #: Shortened "tomorrow" and "yesterday", as typed ("tmrw", "2moro", "yday").
-_SHORT_DAY = re.compile(r"\b(?:tmrw|tmr|tomoz|tmoz|2moro|2morrow|tomorow|tommorow|tommorrow|yday|yest)\b", re.IGNORECASE)
+_SHORT_DAY = re.compile(r"\b(?:tmrw|tmr|tomoz|tmoz|2moro|2morrow|tomorow|tommorow|tommorrow|yday|yest)\b",
+                        re.IGNORECASE)
 _LEADING = re.compile(rf"^(?:{_PREP}\s|the\s)?(?:(?:end|start|beginning|middle)\sof\s)?", re.IGNORECASE)
 _WITHIN = re.compile(r"^(?:in|within)\s(?:the\s)?(?:next\s)?(\d{1,2}\s(?:years?|months?|weeks?|days?))$", re.IGNORECASE)
 #: A relative time that names a day ("in 2 weeks", "a week ago"), unlike "last week" (a week: no day).

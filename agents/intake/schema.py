@@ -130,7 +130,8 @@ class FieldSchema(BaseModel):
         return "date" if self.format in ("date", "partial-date") else "choice" if self.enum else "text"
 
     def json_schema(self) -> dict[str, Any]:
-        """The property as plain JSON Schema (the ``x-`` keys and titles left out): what a value is validated against."""
+        """The property as plain JSON Schema (the ``x-`` keys and titles left out): what a value is
+        validated against."""
         keys = ("type", "format", "enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "pattern",
                 "minLength", "maxLength")
         dumped = self.model_dump(by_alias=True, exclude_none=True)

@@ -78,7 +78,8 @@ def load_replies(path: Path) -> tuple[str, ...]:
         TargetError: the file is missing. ConfigError: too large, not UTF-8, too many or too long replies.
     """
     if not path.is_file():
-        raise TargetError(f"no {path.name} in {path.parent}", hint=f"write the user's replies there, one a line; {HINT}")
+        raise TargetError(f"no {path.name} in {path.parent}",
+                          hint=f"write the user's replies there, one a line; {HINT}")
     if path.stat().st_size > MAX_REPLIES_BYTES:
         raise ConfigError(f"{path} is larger than {MAX_REPLIES_BYTES // 1024} KiB", hint=HINT)
     try:
