@@ -132,9 +132,25 @@ _HELD = select(memory_fields.c.value).where(memory_fields.c.key == _MINE, memory
 _HISTORY, _CONFLICT = memory_history.insert(), memory_conflicts.insert()
 
 
-def _insert(conn: Connection) -> Any:
-    """The dialect's INSERT (for ON CONFLICT)."""
-    return postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+def _upserts(insert: Any) -> dict[str, Any]:
+    """The INSERTs that keep the row there, or update it, in one dialect (built once)."""
+    fields, log = insert(memory_fields), insert(memory_log)
+    return {"subject": insert(memory_subjects).on_conflict_do_nothing(),
+            "commit": insert(memory_commits).on_conflict_do_nothing().returning(memory_commits.c.turn),
+            "conversation": insert(memory_conversations).on_conflict_do_nothing(),
+            "field": fields.on_conflict_do_update(index_elements=["key", "node", "field"], set_={
+                c: fields.excluded[c] for c in ("value", "skipped", "updated_at")}),
+            "log": log.on_conflict_do_nothing(),
+            "log again": log.on_conflict_do_update(index_elements=["run_id", "kind", "step", "name"],
+                                                   set_={c: log.excluded[c] for c in ("data", "at")})}
+
+
+_UPSERTS = {"postgresql": _upserts(postgresql.insert), "sqlite": _upserts(sqlite.insert)}
+
+
+def _upsert(conn: Connection, which: str, **row: Any) -> Any:
+    """Run upsert ``which`` of the connection's dialect on ``row``."""
+    return conn.execute(_UPSERTS[conn.dialect.name][which], row)
 
 
 class Place(Protocol):
@@ -160,7 +176,7 @@ class SqlGraphStore:
         self.seen: MemoryView | None = None
         if subject:
             with _writing(engine) as conn:
-                conn.execute(_insert(conn)(memory_subjects).values(key=key, name=subject).on_conflict_do_nothing())
+                _upsert(conn, "subject", key=key, name=subject)
 
     def close(self) -> None:
         """Nothing to release: each call's connection goes back to its pool (SQLite: is closed)."""
@@ -181,9 +197,7 @@ class SqlGraphStore:
         with _writing(self.engine) as conn:
             if conn.dialect.name == "postgresql":  # one writer per memory at a time
                 conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": zlib.crc32(self.key.encode())})
-            first = conn.execute(_insert(conn)(memory_commits).values(key=self.key, run_id=write.run_id,
-                                                                       turn=write.turn, at=write.at)
-                                 .on_conflict_do_nothing().returning(memory_commits.c.turn)).first()
+            first = _upsert(conn, "commit", key=self.key, run_id=write.run_id, turn=write.turn, at=write.at).first()
             if first is None:  # this turn was applied before
                 return False
             self._apply(conn, write)
@@ -191,9 +205,7 @@ class SqlGraphStore:
 
     def _apply(self, conn: Connection, write: MemoryWrite) -> None:
         if write.target:
-            conn.execute(_insert(conn)(memory_conversations).values(key=self.key, run_id=write.run_id,
-                                                                    target=write.target, at=write.at)
-                         .on_conflict_do_nothing())
+            _upsert(conn, "conversation", key=self.key, run_id=write.run_id, target=write.target, at=write.at)
         for change in write.fields:
             self._field(conn, write, change)
         for conflict in write.conflicts:
@@ -216,9 +228,7 @@ class SqlGraphStore:
                                 "applied": int(change.applied), "correction": int(change.correction),
                                 "run_id": write.run_id, "turn": write.turn, "at": write.at})
         if change.applied:
-            row = {"value": value, "skipped": int(change.skipped), "updated_at": write.at}
-            conn.execute(_insert(conn)(memory_fields).values(key=self.key, node=change.node, field=change.field, **row)
-                         .on_conflict_do_update(index_elements=["key", "node", "field"], set_=row))
+            _upsert(conn, "field", **where, value=value, skipped=int(change.skipped), updated_at=write.at)
 
     def _conflict(self, conn: Connection, write: MemoryWrite, conflict: ConflictWrite) -> None:
         conn.execute(_CONFLICT, {"key": self.key, "node": conflict.node, "field": conflict.field,
@@ -236,11 +246,8 @@ class SqlConversationLog:
     def put(self, kind: LogKind, step: int, data: str, at: str, *, name: str = "", replace: bool = False) -> None:
         """Keep an entry (once per key unless ``replace``)."""
         with _writing(self.engine) as conn:
-            insert = _insert(conn)(memory_log).values(run_id=self.run_id, kind=kind, step=step, name=name,
-                                                      data=data, at=at)
-            conn.execute(insert.on_conflict_do_update(index_elements=["run_id", "kind", "step", "name"],
-                                                      set_={"data": data, "at": at})
-                         if replace else insert.on_conflict_do_nothing())
+            _upsert(conn, "log again" if replace else "log", run_id=self.run_id, kind=kind, step=step, name=name,
+                    data=data, at=at)
 
     def get(self, kind: LogKind, step: int, name: str = "") -> str | None:
         """The data kept under a key, or None."""
