@@ -5,7 +5,7 @@ and keeps every value ever given for a field, with when, where from, the value i
 and why. Such a memory belongs either to one run or to a **subject** (the person the agent
 talks to, ``run --subject NAME``), whose memory outlives the conversation: the next one
 starts from its facts. The agent states here what it needs of a store; the controller
-implements it (``controller/platform/memory_store.py``: SQLite under the runs folder) and
+implements it (``controller/platform/memory_sql.py``: SQLite under the runs folder, or PostgreSQL) and
 hands the agent a :class:`MemoryStores` in its run context. The controller reads a memory
 back through the same port (``python -m controller memory RUN_ID | --subject NAME``, the
 console's intake page), as plain frozen records that never change shape once written:

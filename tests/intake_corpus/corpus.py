@@ -32,7 +32,7 @@ from agents.intake.roles import OfflineRoles
 from agents.intake.run import converse
 from agents.intake.state import IntakeContext
 from agents.intake.target import Expected, IntakeTarget, check_expected
-from controller.platform.memory_store import SqliteMemoryStores
+from controller.platform.memory_sql import SqliteMemoryStores
 
 CORPUS = Path(__file__).resolve().parent
 TODAY = datetime.date(2026, 6, 15)

@@ -33,7 +33,7 @@ from agents.intake.models import FactUpdate, Question, Resolution, Scalar
 from agents.intake.resolver import ResolverInput
 from agents.intake.roles import OfflineRoles
 from agents.intake.schema import NodeSchema
-from controller.platform.memory_store import SqliteMemoryStores
+from controller.platform.memory_sql import SqliteMemoryStores
 
 CORPUS = Path(__file__).resolve().parent
 TODAY = datetime.date(2026, 6, 15)

@@ -13,13 +13,14 @@ checked before use. The connection string can hold a password, so no message eve
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy.exc
 from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.pool import NullPool
 
 from controller.platform.store.models import StoreError
 
@@ -37,8 +38,18 @@ def sqlite_engine(path: Path, *, timeout: float) -> Engine:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise StoreError(f"cannot create {path.parent}: {exc.strerror or exc}") from exc
-    engine = create_engine(f"sqlite:///{path}", connect_args={"timeout": timeout, "check_same_thread": False},
-                           pool_size=8, max_overflow=16)
+    return _sqlite_events(create_engine(f"sqlite:///{path}", connect_args={"timeout": timeout,
+                                                                           "check_same_thread": False},
+                                        pool_size=8, max_overflow=16))
+
+
+def sqlite_unpooled_engine(connect: Callable[[], Any]) -> Engine:
+    """An engine whose every call opens a connection with ``connect`` (a ``sqlite3.connect`` with its
+    busy timeout) and closes it after: no file is held between calls."""
+    return _sqlite_events(create_engine("sqlite://", creator=connect, poolclass=NullPool))
+
+
+def _sqlite_events(engine: Engine) -> Engine:
     event.listen(engine, "connect", _sqlite_connected)
     event.listen(engine, "begin", _sqlite_begin)
     return engine

@@ -169,13 +169,13 @@ lesson_failures = Table(
 )
 Index("lesson_failures_by_target", lesson_failures.c.agent, lesson_failures.c.target, lesson_failures.c.recorded_at)
 
-# revision 0005 (issue 34): the intake agents' graph memories, when runs use PostgreSQL ------------
+# revision 0005 (issue 34): the intake agents' graph memories --------------------------------------
 # One memory per ``key``: ``subject:<subject key>`` (a person, across conversations; never the
-# name) or ``run:<run id>`` (a run without a subject). The tables of memory_store.py's files, with
-# that key in front; a run's process reaches them with SBX_STATE_DSN (a role limited to them and to
-# the checkpoints), never with the store's DSN.
+# name) or ``run:<run id>`` (a run without a subject). In PostgreSQL a run's process reaches them
+# with SBX_STATE_DSN (a role limited to them and to the checkpoints), never with the store's DSN;
+# on SQLite each memory's file holds them (controller/platform/memory_sql.py, issue 44).
 
-#: The subject's name as first given (``meta`` of a file).
+#: The subject's name as first given.
 memory_subjects = Table(
     "memory_subjects", metadata,
     Column("key", Text, primary_key=True),

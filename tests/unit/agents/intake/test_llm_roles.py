@@ -21,7 +21,7 @@ from agents.llm.config import LLMConfig
 from agents.llm.providers import build_chat_model
 from agents.ports.config import AgentConfig, LLMSettings
 from controller.platform.artefacts import RunArtefacts
-from controller.platform.memory_store import SqliteMemoryStores
+from controller.platform.memory_sql import SqliteMemoryStores
 from tests.doubles.llm_servers import Fail, OpenAIServer, Reply
 from tests.unit.agents.intake.helpers import DATA, ask, inp, schemas
 

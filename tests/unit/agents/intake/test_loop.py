@@ -18,7 +18,7 @@ from agents.intake.target import IntakeTarget
 from agents.ports.config import AgentConfig
 from controller.platform.artefacts import RunArtefacts
 from controller.platform.checkpoints import close_checkpoint, open_checkpoint
-from controller.platform.memory_store import SqliteMemoryStores
+from controller.platform.memory_sql import SqliteMemoryStores
 from controller.runner.agent_runner import resume_line
 from tests.unit.agents.intake.helpers import DATA, EXAMPLES, example
 

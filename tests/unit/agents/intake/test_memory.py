@@ -10,7 +10,7 @@ import pytest
 
 from agents.intake.memory import GraphMemory
 from agents.intake.models import FactUpdate, Question, Resolution
-from controller.platform.memory_store import SqliteMemoryStores
+from controller.platform.memory_sql import SqliteMemoryStores
 
 QUESTION = Question("Income", "annual_amount", "How much?")
 

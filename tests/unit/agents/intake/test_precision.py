@@ -22,7 +22,7 @@ from agents.intake.run import converse
 from agents.intake.state import IntakeContext
 from agents.intake.target import IntakeTarget
 from agents.ports import status as statuses
-from controller.platform.memory_store import SqliteMemoryStores
+from controller.platform.memory_sql import SqliteMemoryStores
 from tests.intake_replies import CORPUS, Harness, load
 
 #: One or more cases per class of the issue; each failed (a wrong fact or a miss) before issue 40.

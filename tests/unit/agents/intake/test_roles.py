@@ -13,7 +13,7 @@ from agents.intake.memory import GraphMemory
 from agents.intake.models import DecisionInput, FactUpdate, NodeStatus, Question, Resolution
 from agents.intake.nodes import decide as decide_node
 from agents.intake.roles import OfflineRoles
-from controller.platform.memory_store import SqliteMemoryStores
+from controller.platform.memory_sql import SqliteMemoryStores
 from tests.unit.agents.intake.helpers import example, schemas
 
 

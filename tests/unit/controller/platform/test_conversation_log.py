@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from agents.ports.memory import ConversationLog, MemoryConversationLog
-from controller.platform.memory_sql import SqlMemoryStores
-from controller.platform.memory_store import CONVERSATION_FILE, SqliteMemoryStores
+from controller.platform.memory_sql import CONVERSATION_FILE, SqliteMemoryStores, SqlMemoryStores
 from controller.platform.store.sqlite import SqliteStore
 
 
@@ -101,7 +100,7 @@ def test_an_earlier_release_log_is_adopted_when_its_run_resumes(tmp_path: Path, 
     with sqlite3.connect(old_file) as db:
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     db.close()
-    assert tables == {"entries"}
+    assert tables == {"memory_log"}
 
 
 def test_no_log_reads_as_none_and_creates_nothing(tmp_path: Path):

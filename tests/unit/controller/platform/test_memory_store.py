@@ -4,12 +4,14 @@ hash of its name (never the name), and a name outside the safe pattern is refuse
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from agents.ports.errors import ConfigError
-from agents.ports.memory import check_subject, subject_key
-from controller.platform.memory_store import SqliteMemoryStores
-from tests.unit.controller.platform.memory_contract import ContractMemory
+from agents.ports.memory import FieldWrite, check_subject, subject_key
+from controller.platform.memory_sql import SqliteMemoryStores
+from tests.unit.controller.platform.memory_contract import ContractMemory, write
 
 
 @pytest.fixture
@@ -19,6 +21,38 @@ def stores(tmp_path) -> SqliteMemoryStores:  # noqa: ANN001
 
 class TestCommit(ContractMemory):
     """The files' memories."""
+
+
+class TestTwoConversations:
+    def test_two_conversations_of_one_subject_write_in_turn(self, tmp_path):
+        """40 turns from two writers on one file: all kept, each history entry's previous value the
+        entry before it (the file's write lock, waited for up to the busy timeout). Both open the new
+        file at once (two connections switching a new file to WAL at once failed: "database is locked")."""
+        start = threading.Barrier(2)
+
+        def converse(run_id: str) -> None:
+            start.wait()
+            store = SqliteMemoryStores(tmp_path).for_subject("Maria Silva")
+            for turn in range(1, 21):
+                store.commit(write(turn, FieldWrite("Personal", "age", f"{run_id}-{turn}"), run_id=run_id,
+                                   at=f"2026-01-01T00:00:{turn:02d}+00:00"))
+
+        writers = [threading.Thread(target=converse, args=(name,)) for name in ("a", "b")]
+        for writer in writers:
+            writer.start()
+        for writer in writers:
+            writer.join(60)
+        history = SqliteMemoryStores(tmp_path).for_subject("Maria Silva").view().node("Personal").field("age").history
+        assert len(history) == 40
+        assert [h.previous for h in history[1:]] == [h.value for h in history[:-1]]
+
+    def test_forgetting_deletes_the_file_and_asking_creates_none(self, tmp_path):
+        """has_subject makes no file; forget_subject removes the file with its -wal and -shm."""
+        stores = SqliteMemoryStores(tmp_path)
+        assert not stores.has_subject("Maria Silva") and not (tmp_path / "memory").exists()
+        stores.for_subject("Maria Silva").commit(write(1, FieldWrite("Personal", "age", 41)))
+        assert stores.has_subject("Maria Silva") and stores.forget_subject("Maria Silva")
+        assert list((tmp_path / "memory").iterdir()) == [] and not stores.forget_subject("Maria Silva")
 
 
 class TestSubjects:

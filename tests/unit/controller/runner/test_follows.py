@@ -12,7 +12,7 @@ from agents.ports.memory import MemoryWrite
 from agents.ports.run import Follows, Plan
 from agents.ports.sandbox import SandboxLimits
 from controller.entry.cli import main
-from controller.platform.memory_store import SqliteMemoryStores
+from controller.platform.memory_sql import SqliteMemoryStores
 from controller.runner.follows import require_followed
 from tests.unit.controller.entry.service.conftest import make_service
 

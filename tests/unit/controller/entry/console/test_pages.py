@@ -11,7 +11,7 @@ import pytest
 
 from agents.ports.memory import ConflictWrite, FieldWrite, MemoryWrite
 from controller.entry.console.headers import CSP
-from controller.platform.memory_store import SqliteMemoryStores
+from controller.platform.memory_sql import SqliteMemoryStores
 from controller.runner.agent_runner import RUN_RECORD_VERSION
 from tests.unit.controller.entry.console.conftest import Console
 

@@ -13,7 +13,7 @@ import pytest
 from agents.intake.memory import GraphMemory
 from agents.intake.models import FactUpdate, Question, Resolution
 from controller.entry.service.subjects import AUDIT_FILE
-from controller.platform.memory_store import SqliteMemoryStores
+from controller.platform.memory_sql import SqliteMemoryStores
 from controller.runner.dispatch import child
 from tests.unit.controller.entry.service.conftest import Service, make_service
 
