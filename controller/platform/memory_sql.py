@@ -34,12 +34,13 @@ import sqlite3
 import uuid
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import closing, contextmanager, suppress
+from contextlib import closing, contextmanager
 from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
+import structlog
 from sqlalchemy import Connection, Engine, Table, and_, bindparam, create_engine, func, inspect, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
@@ -87,6 +88,8 @@ _HISTORY_COLUMNS = ("node", "field", "value", "at", "source", "previous", "reaso
                     "correction", "run_id", "turn")
 _FIELD_COLUMNS = ("node", "field", "value", "skipped", "updated_at")
 _CONFLICT_COLUMNS = ("id", "node", "field", "old", "new", "at", "run_id", "turn", "resolved", "resolution")
+
+log = structlog.get_logger("sandloop.memory")
 
 
 def _load(text: str | None) -> Any:
@@ -426,9 +429,14 @@ class _File:
             fresh = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
             with closing(sqlite3.connect(fresh)) as db:
                 db.execute("PRAGMA journal_mode=WAL")
-            with suppress(FileExistsError):
+            try:
                 os.link(fresh, path)
-            fresh.unlink()
+            except FileExistsError:
+                pass  # another connection made it first: use theirs
+            except OSError:  # no hard links here (some network or FUSE file systems): made in place, as before
+                log.info("memory.no_hard_links", folder=str(path.parent))
+            finally:
+                fresh.unlink()
         return cls(path.resolve().as_uri(), tables, key)
 
     @classmethod

@@ -79,3 +79,17 @@ class TestSubjects:
     def test_good_names_pass(self, name):
         """Names people have, and e-mail addresses, are subjects."""
         assert check_subject(name) == name
+
+
+def test_a_file_system_without_hard_links_still_gets_its_memory(tmp_path, monkeypatch: pytest.MonkeyPatch):
+    """A new memory file is linked into place; where the file system refuses hard links (some network
+    and FUSE ones), it is made in place instead, and nothing of the attempt is left beside it."""
+
+    def no_links(source, target):  # noqa: ANN001, ANN202
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr("controller.platform.memory_sql.os.link", no_links)
+    store = SqliteMemoryStores(tmp_path).for_subject("Maria Silva")
+    assert store.commit(write(1, FieldWrite("Personal", "age", 41)))
+    assert store.view().node("Personal").fields[0].value == 41  # type: ignore[union-attr]
+    assert [p.name for p in (tmp_path / "memory").iterdir() if p.name.startswith(".")] == []
