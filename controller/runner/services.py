@@ -30,6 +30,7 @@ from controller.platform.sandbox.factory import DockerBackendConfig, backend_con
 from controller.platform.sandbox.instrumented import InstrumentedSandbox
 from controller.platform.sandbox.reaper import reap_leftovers
 from controller.platform.sandbox.retry import guarded
+from controller.platform.sandbox.warm_offer import take_offer
 from controller.platform.settings import Settings
 from controller.runner.kubernetes_services import KubernetesServices
 from controller.runner.no_sandbox import NoSandboxServices
@@ -107,7 +108,8 @@ def open_session(settings: Settings, say: Say, *, min_pool: int = 0) -> Iterator
     Raises:
         EngineUnavailable / ClusterUnavailable: no engine or cluster answers (exit 2).
     """
-    config = backend_config(settings, min_pool=min_pool)
+    # A service's run: the warm containers its worker handed it (taken from the environment once, here).
+    config = backend_config(settings, min_pool=min_pool, offer=take_offer())
     services: Services = (DockerServices.start(settings, config, say) if isinstance(config, DockerBackendConfig)
                           else KubernetesServices.start(settings, config, say))
     try:

@@ -101,7 +101,6 @@ class DockerSandbox:
         pool_max_idle_seconds: float = 120.0,
         remove_in_background: bool = False,
         offer: WarmOffer | None = None,
-        hands_out: bool = False,
         stop: StopSwitch = PROCESS,
         runtime: str = "runc",
     ) -> None:
@@ -118,8 +117,6 @@ class DockerSandbox:
                 execution removes its container before it returns.
             offer: Warm containers the service's worker handed to this process, and where
                 to report the first warm key (:mod:`controller.platform.sandbox.warm_offer`).
-            hands_out: The pool's containers are for other processes (the service's workers):
-                attached without stdin, handed out by :meth:`hand_out`.
             stop: The process's stop switch: once thrown, a running execution's container is
                 killed within :data:`~controller.platform.stop.POLL_SECONDS` and none starts.
             runtime: The engine's OCI runtime every container of this backend runs under
@@ -135,7 +132,6 @@ class DockerSandbox:
         if not remove_in_background:
             self._remover.close()  # a closed remover removes inline
         self._local = threading.local()
-        self._hands_out = hands_out
         self._offered = OfferedContainers(offer)
         self.pool: WarmPool | None = None
         if pool_size > 0:
@@ -217,17 +213,9 @@ class DockerSandbox:
         return WarmContainer(container, volume, ready_at=now, warmup_seconds=offer.warmup_seconds + now - started,
                              session=session)
 
-    def hand_out(self, spec: SandboxSpec) -> WarmContainer | None:
-        """An idle warm container for ``spec``, its attach closed, for another process to take
-        (the caller removes it when that process ended); None if none is idle now (no waiting)."""
-        while self.pool is not None and (warm := self.pool.acquire(spec, wait=False)) is not None:
-            if warm.session is None or warm.session.ended:
-                self._discard(warm)  # it died while waiting: try the next
-                continue
-            warm.session.close()
-            warm.session = None
-            return warm
-        return None
+    def _attach_stdin(self, waits_itself: bool) -> bool:
+        """Whether a new container is attached with stdin (its go line comes through it)."""
+        return True
 
     def _take_warm(self, spec: SandboxSpec) -> WarmContainer | None:
         """A warm container still waiting for work, or None to run cold."""
@@ -296,7 +284,7 @@ class DockerSandbox:
             container = self._create(spec, argv, name, all_labels)
             session = AttachedSession(self._client.api, container.id or name, spec.limits.output_bytes,
                                       OutputFrames(spec.collect, spec.limits.collect_bytes),
-                                      stdin=not (self._hands_out and waits_itself))
+                                      stdin=self._attach_stdin(waits_itself))
             container.start()
         except BaseException:
             if session is not None:

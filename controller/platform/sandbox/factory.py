@@ -16,7 +16,7 @@ from controller.platform.sandbox.docker import DockerSandbox
 from controller.platform.sandbox.kubernetes.backend import KubernetesSandbox
 from controller.platform.sandbox.kubernetes.config import KubernetesSettings
 from controller.platform.sandbox.labels import this_owner
-from controller.platform.sandbox.warm_offer import take_offer
+from controller.platform.sandbox.warm_offer import WarmOffer
 from controller.platform.settings import Settings
 
 
@@ -28,6 +28,8 @@ class DockerBackendConfig:
     pool_size: int
     pool_max_idle_seconds: float
     runtime: str = "runc"
+    offer: WarmOffer | None = None
+    """Warm containers a service's worker handed this process (read once, by the runner)."""
     kind: Literal["docker"] = "docker"
 
 
@@ -44,13 +46,14 @@ BackendConfig = DockerBackendConfig | KubernetesBackendConfig
 Backend = DockerSandbox | KubernetesSandbox
 
 
-def backend_config(settings: Settings, *, min_pool: int = 0) -> BackendConfig:
-    """The backend the settings choose; ``min_pool`` raises the warm pool (``check --jobs``)."""
+def backend_config(settings: Settings, *, min_pool: int = 0, offer: WarmOffer | None = None) -> BackendConfig:
+    """The backend the settings choose; ``min_pool`` raises the warm pool (``check --jobs``); ``offer``:
+    the warm containers a service's worker handed this run (Docker only)."""
     if settings.sandbox_backend == "kubernetes":
         return KubernetesBackendConfig(settings.sandbox_user, settings.kubernetes)
     pool = settings.pool
     size = max(pool.size, min_pool) if pool.enabled else 0
-    return DockerBackendConfig(settings.sandbox_user, size, pool.max_idle_seconds, settings.sandbox_runtime)
+    return DockerBackendConfig(settings.sandbox_user, size, pool.max_idle_seconds, settings.sandbox_runtime, offer)
 
 
 def sandbox_description(settings: Settings) -> dict[str, str]:
@@ -78,4 +81,4 @@ def get_backend(config: BackendConfig, connection: docker.DockerClient | CoreV1A
     return DockerSandbox(connection, user=config.user, owner=this_owner(), pool_size=config.pool_size,
                          pool_max_idle_seconds=config.pool_max_idle_seconds, runtime=config.runtime,
                          remove_in_background=True,  # drained by the session's close
-                         offer=take_offer())  # a service's run: the warm containers its worker handed it
+                         offer=config.offer)

@@ -3,8 +3,8 @@
 A run's process builds its own Docker backend, and its own warm pool warms its first
 container only when the run prewarms, so every run's first execution used to wait for a
 container's start and its imports. The service's workers instead keep, for the service's
-life, one engine connection and a pool (:class:`~controller.platform.sandbox.docker.DockerSandbox`
-with ``hands_out``) of warm containers for each kind of a run's first execution: as many as
+life, one engine connection and a pool (:class:`~controller.platform.sandbox.offering.OfferingSandbox`)
+of warm containers for each kind of a run's first execution: as many as
 ``SBX_PARALLEL_RUNS`` (the workers) times the executions of that kind a run makes (at most
 :data:`MAX_HANDED_PER_RUN`):
 
@@ -47,9 +47,9 @@ import structlog
 
 from agents.ports.errors import EngineUnavailable
 from agents.ports.sandbox import SandboxSpec
-from controller.platform.sandbox.docker import DockerSandbox
 from controller.platform.sandbox.engine import connect, require_runtime
 from controller.platform.sandbox.labels import this_owner
+from controller.platform.sandbox.offering import OfferingSandbox
 from controller.platform.sandbox.pool import WarmContainer, WarmKey
 from controller.platform.sandbox.removal import remove_now
 from controller.platform.sandbox.warm_offer import (
@@ -93,7 +93,7 @@ class WorkerSandboxes:
         self._connection = connection
         self._lock = threading.Lock()
         self._client: docker.DockerClient | None = None
-        self._backend: DockerSandbox | None = None
+        self._backend: OfferingSandbox | None = None
         self._closed = False
         #: The spec of each kind kept warm and how many executions of it the last such run made.
         self._keys: OrderedDict[Entry, tuple[SandboxSpec, int]] = OrderedDict()
@@ -204,7 +204,7 @@ class WorkerSandboxes:
         log.info("service.warm_sandboxes_closed", handed=self.handed, taken=self.taken)
 
     # the engine -----------------------------------------------------------------------------
-    def _start(self) -> DockerSandbox | None:
+    def _start(self) -> OfferingSandbox | None:
         """The backend on the service's one engine connection, opened at the first call."""
         with self._lock:
             if self._backend is not None or self._closed:
@@ -217,9 +217,9 @@ class WorkerSandboxes:
                 self._closed = True
                 return None
             pool = self._settings.pool
-            self._backend = DockerSandbox(self._client, user=self._settings.sandbox_user, owner=this_owner(),
+            self._backend = OfferingSandbox(self._client, user=self._settings.sandbox_user, owner=this_owner(),
                                           pool_size=self.size, pool_max_idle_seconds=pool.max_idle_seconds,
-                                          hands_out=True, runtime=self._settings.sandbox_runtime)
+                                          runtime=self._settings.sandbox_runtime)
             return self._backend
 
     def _image_exists(self, image: str) -> bool:

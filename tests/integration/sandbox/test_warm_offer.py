@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from controller.platform.sandbox.docker import DockerSandbox
+from controller.platform.sandbox.offering import OfferingSandbox
 from controller.platform.sandbox.pool import WarmContainer
 from controller.platform.sandbox.removal import remove_now
 from controller.platform.sandbox.warm_offer import Offer, WarmKeyModel, WarmOffer, read_report
@@ -32,15 +33,15 @@ PROGRAM = """
 
 
 @pytest.fixture
-def giver(docker_client, base_settings, sandbox_runtime) -> Iterator[DockerSandbox]:  # noqa: ANN001
+def giver(docker_client, base_settings, sandbox_runtime) -> Iterator[OfferingSandbox]:  # noqa: ANN001
     """A backend whose pool's containers are for other backends (the service's workers)."""
-    sandbox = DockerSandbox(docker_client, user=base_settings.sandbox_user, owner=TEST_OWNER,
-                            pool_size=1, pool_max_idle_seconds=60, hands_out=True, runtime=sandbox_runtime)
+    sandbox = OfferingSandbox(docker_client, user=base_settings.sandbox_user, owner=TEST_OWNER,
+                              pool_size=1, pool_max_idle_seconds=60, runtime=sandbox_runtime)
     yield sandbox
     sandbox.close()
 
 
-def handed(giver: DockerSandbox, image: str) -> tuple[WarmContainer, Offer]:
+def handed(giver: OfferingSandbox, image: str) -> tuple[WarmContainer, Offer]:
     probe = spec(image, PROGRAM)
     giver.prewarm(probe)
     wait_for_idle(giver)

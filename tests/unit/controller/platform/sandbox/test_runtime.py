@@ -153,9 +153,8 @@ class TestEveryContainer:
             backend._create(spec(), ["python3", "p.py"], "sandloop-test", {})
         assert [c["host_config"]["Runtime"] for c in created] == [runtime]
 
-    def test_the_factorys_backend_and_its_warm_pool_use_it(self, monkeypatch):
+    def test_the_factorys_backend_and_its_warm_pool_use_it(self):
         """The backend every run gets (get_backend): its warm containers too."""
-        monkeypatch.setattr("controller.platform.sandbox.factory.take_offer", lambda: None)
         client, created = offline_client()
         config = backend_config(Settings(_env_file=None, sandbox_runtime="runsc"))
         backend = get_backend(config, client)

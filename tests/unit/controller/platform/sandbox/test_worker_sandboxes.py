@@ -71,7 +71,7 @@ class FakePool:
 
 
 class FakeBackend:
-    """Stands in for DockerSandbox(hands_out=True): hands out numbered containers."""
+    """Stands in for OfferingSandbox: hands out numbered containers."""
 
     made: list[FakeBackend] = []
 
@@ -111,7 +111,7 @@ class FakeClient:
 def fakes(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, Any]]:
     removed: list[tuple[Any, Any]] = []
     FakeBackend.made = []
-    monkeypatch.setattr(worker_sandboxes, "DockerSandbox", FakeBackend)
+    monkeypatch.setattr(worker_sandboxes, "OfferingSandbox", FakeBackend)
     monkeypatch.setattr(worker_sandboxes, "remove_now", lambda c, v: removed.append((c.id, v.name)))
     return removed
 
@@ -128,7 +128,7 @@ def test_no_engine_connection_until_a_key_is_learnt_and_then_the_pool_follows_th
     assert FakeBackend.made == []
     box.learn("run", "bank_parser", key())
     (backend,) = FakeBackend.made
-    assert backend.kwargs["pool_size"] == 3 and backend.kwargs["hands_out"] is True
+    assert backend.kwargs["pool_size"] == 3
     assert backend.pool.sizes == {key().warm_key(): 3}
     box.learn("run", "bank_parser", key(), executions=2)  # its runs make two executions of it
     assert backend.pool.sizes == {key().warm_key(): 6}
