@@ -252,7 +252,8 @@ def _elsewhere(reply: str, question: Question, schemas: dict[str, NodeSchema], u
     for update in updates:
         spec = _spec(schemas, update.node, update.field)
         volunteered = update.node != question.node and update.current and update.value is not None \
-            and update.source == "user_input" and spec is not None
+            and update.source == "user_input" and spec is not None \
+            and not update.reasoning.startswith(_SAID_INSTEAD)  # "3 of us not 2": the held value named as wrong
         why = _why_elsewhere(text, question, schemas, update, spec, updates) if volunteered and spec else ""
         if why and update.value is not None:
             unsure.append(Proposal(update.node, update.field, update.value, update.words, why))
@@ -317,7 +318,7 @@ def _beside(text: str, start: int, end: int, spec: FieldSchema) -> bool:
         for match in re.finditer(rf"(?<!\w){re.escape(word)}(?!\w)", text):
             if match.end() <= start and _CUE_GAP.match(text[match.end():start]):
                 return True
-            if match.start() >= end and re.fullmatch(r"\s{1,3}", text[end:match.start()]):
+            if match.start() >= end and _AFTER_GAP.fullmatch(text[end:match.start()]):
                 return True
             if start <= match.start() and match.end() <= end:
                 return True
@@ -325,6 +326,8 @@ def _beside(text: str, start: int, end: int, spec: FieldSchema) -> bool:
 
 
 _DIGIT = re.compile(r"\d")
+#: Between a value and its field's word after it: spaces, and the period it is paid in ("2,000 a month rent").
+_AFTER_GAP = re.compile(r"\s{1,3}(?:(?:a|per|each|every)\s{1,3}(?:month|year|week|annum|yr|mo)\s{1,3})?")
 #: Right after a number: a length of time ("6 weeks rent"), so no amount or count of the thing named ("42 years
 #: old" is an age).
 _TIME_UNIT = re.compile(r"\s{0,2}(?:days?|weeks?|wks?|months?|mths?|mos?|years?|yrs?)\b(?![\s-]{1,3}old\b)")
@@ -719,11 +722,15 @@ def _not_held(reply: str, inp: ResolverInput, updates: list[FactUpdate]) -> list
             if not any((u.node, u.field) == (node, name) and u.current for u in out):
                 out.append(FactUpdate(node, name, check(name, spec, said[0]).value, is_correction=True, frame=frame,
                                       temporal=cue or frame, words=said[1],
-                                      reasoning=f"said instead of the held {held!r}: {clause[:80]}"))
+                                      reasoning=f"{_SAID_INSTEAD} {held!r}: {clause[:80]}"))
             if isinstance(held, int | float):  # "4 of us not 3": the 3 is the wrong held value, no answer
                 out = [u for u in out if (u.node, u.field) == (node, name) or u.value != held
                        or u.words.strip() != str(int(held))]
     return out
+
+
+#: The reasoning of a value said against the one the graph holds ("3 of us not 2").
+_SAID_INSTEAD = "said instead of the held"
 
 
 def _introduced(reply: str, inp: ResolverInput, updates: list[FactUpdate]) -> list[FactUpdate]:

@@ -644,3 +644,11 @@ class TestElsewhere:
         ("we live in Market Harborough", "Clinic", "town", "Personal.city")])
     def test_a_fact_its_own_words_tie_to_its_node_is_still_stored(self, reply, node, name, kept):
         assert kept in _elsewhere(reply, node, name)[0]
+
+    def test_an_amount_with_its_period_before_its_fields_word_is_still_stored(self):
+        assert "Expenses.rent" in _elsewhere("2,000 a month rent", "Income", "annual_amount")[0]
+
+    def test_a_held_value_named_as_wrong_corrects_another_nodes_field(self):
+        result = resolve(ResolverInput("no, and it will be 3 of us not 2", ask("Clinic", "smoker"), _corpus_forms(),
+                                       {"Rental": {"occupants": 2}}, datetime.date(2026, 6, 15)))
+        assert {(u.node, u.field, u.value) for u in result.updates if u.current} >= {("Rental", "occupants", 3)}
