@@ -980,7 +980,9 @@ def _clause_facts(clause: _Clause, inp: ResolverInput, *, answered: bool,
         done.add((trigger.node, trigger.field))
     concludes = bool(_CONCLUDES.search(clause.lower))  # "..., so 1,500 for me": the sum the reply arrives at
     # A correction whose value went to a field it names ("i said 2 kids before but its 3") corrects that field only.
-    corrects_answer = clause.correction and not updates
+    # An option named in it ("actually make that 1300 to be safe") took no value of the correction's.
+    corrects_answer = clause.correction and not [u for u in updates if (spec := _spec(inp.schemas, u.node, u.field))
+                                                 is None or spec.kind not in ("choice", "boolean")]
     if (not answered or corrects_answer or concludes) and (question.node, question.field) not in done \
             and question.node in inp.schemas and question.kind != "changes":  # "what changed?" asks no field
         spec = inp.schemas[question.node].properties[question.field]
@@ -1105,7 +1107,8 @@ def _triggers(clause: _Clause, schemas: dict[str, NodeSchema]) -> list[_Trigger]
             for how, words in (("keyword", spec.keywords), ("cue", spec.cues)):
                 for word in words:
                     at = patterns.keyword_at(clause.lower, word)
-                    if at >= 0:
+                    cue = patterns.CORRECTION.match(clause.lower, at) if at >= 0 else None
+                    if at >= 0 and not (cue and cue.end() > at + len(word)):  # "make that 1300": a correction's word
                         out.append(_Trigger(at, at + len(word), node, name, spec, how))
             if spec.kind == "choice":
                 out += [_Trigger(m.start, m.end, node, name, spec, "choice", m)

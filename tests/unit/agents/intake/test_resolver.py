@@ -652,3 +652,11 @@ class TestElsewhere:
         result = resolve(ResolverInput("no, and it will be 3 of us not 2", ask("Clinic", "smoker"), _corpus_forms(),
                                        {"Rental": {"occupants": 2}}, datetime.date(2026, 6, 15)))
         assert {(u.node, u.field, u.value) for u in result.updates if u.current} >= {("Rental", "occupants", 3)}
+
+    @pytest.mark.parametrize(("reply", "name", "value"), [
+        ("the 2nd of june... actually make that the 9th", "move_in_date", "2026-06-09"),
+        ("1,100 tops... actually make that 1,000 to be safe", "monthly_rent_budget", 1000)])
+    def test_a_correction_cue_is_no_keyword_and_an_option_in_it_takes_no_number(self, reply, name, value):
+        """"make that" is no income's "make"; "to be safe" (an option) leaves the corrected number to the answer."""
+        result = resolve(ResolverInput(reply, ask("Rental", name), _corpus_forms(), {}, datetime.date(2026, 6, 15)))
+        assert {u.field: u.value for u in result.updates if u.current and u.node == "Rental"} == {name: value}
