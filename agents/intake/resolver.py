@@ -200,6 +200,7 @@ def resolve(inp: ResolverInput) -> Resolution:
     updates = _one_number_of_many(reply, question, inp.schemas, updates, unsure)
     updates = _turning(reply, question, inp.schemas, updates)
     updates = _gated(reply, inp.schemas, updates, unsure)
+    updates = _elsewhere(reply, question, inp.schemas, updates, unsure)
     if len(reply) > LONG_REPLY:
         updates, unsure = _story(updates, unsure, question)
     sure = {(u.node, u.field) for u in updates if u.current}
@@ -238,6 +239,100 @@ def _story(updates: list[FactUpdate], unsure: list[Proposal],
         else:
             kept.append(update)
     return kept, unsure
+
+
+def _elsewhere(reply: str, question: Question, schemas: dict[str, NodeSchema], updates: list[FactUpdate],
+               unsure: list[Proposal]) -> list[FactUpdate]:
+    """A fact volunteered for another node than the asked one is stored only when its own words tie it there;
+    any doubt that it is the answer's value read again, or a weak keyword's, makes it asked (a Proposal)."""
+    if question.kind not in _ASKED_KINDS or _spec(schemas, question.node, question.field) is None:
+        return updates
+    text = reading.digits_for_words(reply).lower()
+    kept = []
+    for update in updates:
+        spec = _spec(schemas, update.node, update.field)
+        volunteered = update.node != question.node and update.current and update.value is not None \
+            and update.source == "user_input" and spec is not None \
+            and not update.reasoning.startswith(_SAID_INSTEAD)  # "3 of us not 2": the held value named as wrong
+        why = _why_elsewhere(text, question, schemas, update, spec, updates) if volunteered and spec else ""
+        if why and update.value is not None:
+            unsure.append(Proposal(update.node, update.field, update.value, update.words, why))
+        else:
+            kept.append(update)
+    return kept
+
+
+def _why_elsewhere(text: str, question: Question, schemas: dict[str, NodeSchema], update: FactUpdate,
+                   spec: FieldSchema, updates: list[FactUpdate]) -> str:
+    """Why a volunteered fact is asked rather than stored (empty: it is stored)."""
+    asked = _spec(schemas, question.node, question.field)
+    assert asked is not None
+    words = update.words.lower()
+    at = text.find(words) if words else -1
+    clause = next((c for c in (reading.digits_for_words(c).lower() for c in patterns.clauses(text))
+                   if words and words in c), "")
+    if spec.kind == "text":
+        # "i'm a big guy", "we want to settle": a phrase field's cue is weak, and the reply answered another question
+        answered = any((u.node, u.field) == (question.node, question.field) and u.current and u.value is not None
+                       for u in updates)
+        return "a phrase volunteered beside the answer" if spec.text == "phrase" and answered else ""
+    if spec.kind == "choice":
+        # "actually make that 1300 to be safe": an option's word in a clause that corrects a number
+        return "an option's word in a correction of a number" \
+            if patterns.is_correction(clause) and _DIGIT.search(clause) else ""
+    if spec.kind not in ("money", "number", "year", "date") or at < 0:
+        return ""
+    end = at + len(words)
+    ours = [u for u in updates if u.node == question.node and u.words and u.value is not None
+            and (s := _spec(schemas, u.node, u.field)) is not None and s.kind in ("money", "number", "year", "date")]
+    if any(u is not update and re.search(rf"(?<![\d.,]){re.escape(words)}(?![\d.,])", u.words.lower())
+           for u in ours):
+        return "read from the words of the answer"  # "18 months" to a lease question; "5'11" to a height
+    if spec.kind in ("year", "date"):
+        # "its a 2015 golf" (by autotrader), "day before yesterday": a date needs its keyword right before it,
+        # in a clause that holds none of the asked node's values ("680 now, over 700 by next year")
+        gap = r"\s{1,3}(?:(?:in|on|since|from|at|of)\s{1,3})?"  # "founded in march 2015"
+        before = any(re.search(rf"\b{re.escape(k)}{gap}$", text[:at]) or re.match(rf"{re.escape(k)}{gap}\S", words)
+                     for k in spec.keywords + spec.cues)
+        mixed = any(u.words.lower() in clause for u in ours)
+        return "" if before and not mixed else "a date not tied to its field's word"
+    if _TIME_UNIT.match(text, end):
+        return "a duration, not this field's value"  # "6 weeks rent", "5 months clean"
+    if _TAKEN_AWAY.search(text[max(0, at - 24):at]):
+        return "an amount taken away in a sum"  # "300k minus the 180k mortgage so 120k"
+    same = asked.kind == spec.kind
+    answers = [u for u in updates if (u.node, u.field) == (question.node, question.field) and u.value is not None]
+    now = [u for u in answers if u.current]
+    if same and answers and not now:
+        return "the asked field's value of now, perhaps"  # "i was 90kg in january, i'm 84 now" to the weight
+    if same and any(u.is_correction and u.words and text.find(u.words.lower()) > at for u in now):
+        return "a value the correction took back"  # "3 of us. actually 4"
+    if not _beside(text, at, end, spec):
+        return "its field's word is not beside it"  # "6, since the kids were little"; "23,000 still on the mortgage"
+    return ""
+
+
+def _beside(text: str, start: int, end: int, spec: FieldSchema) -> bool:
+    """Whether one of the field's keywords or cues stands right beside the value (fillers only between)."""
+    for word in (*spec.keywords, *spec.cues):
+        for match in re.finditer(rf"(?<!\w){re.escape(word)}(?!\w)", text):
+            if match.end() <= start and _CUE_GAP.match(text[match.end():start]):
+                return True
+            if match.start() >= end and _AFTER_GAP.fullmatch(text[end:match.start()]):
+                return True
+            if start <= match.start() and match.end() <= end:
+                return True
+    return False
+
+
+_DIGIT = re.compile(r"\d")
+#: Between a value and its field's word after it: spaces, and the period it is paid in ("2,000 a month rent").
+_AFTER_GAP = re.compile(r"\s{1,3}(?:(?:a|per|each|every)\s{1,3}(?:month|year|week|annum|yr|mo)\s{1,3})?")
+#: Right after a number: a length of time ("6 weeks rent"), so no amount or count of the thing named ("42 years
+#: old" is an age).
+_TIME_UNIT = re.compile(r"\s{0,2}(?:days?|weeks?|wks?|months?|mths?|mos?|years?|yrs?)\b(?![\s-]{1,3}old\b)")
+#: Right before an amount: it is taken away in a sum the reply makes.
+_TAKEN_AWAY = re.compile(r"\b(?:minus|less|take away|takeaway|deduct\w*|subtract\w*)\s(?:the\s|my\s|a\s|our\s)?$")
 
 
 def _one_number_of_many(reply: str, question: Question, schemas: dict[str, NodeSchema],
@@ -627,11 +722,15 @@ def _not_held(reply: str, inp: ResolverInput, updates: list[FactUpdate]) -> list
             if not any((u.node, u.field) == (node, name) and u.current for u in out):
                 out.append(FactUpdate(node, name, check(name, spec, said[0]).value, is_correction=True, frame=frame,
                                       temporal=cue or frame, words=said[1],
-                                      reasoning=f"said instead of the held {held!r}: {clause[:80]}"))
+                                      reasoning=f"{_SAID_INSTEAD} {held!r}: {clause[:80]}"))
             if isinstance(held, int | float):  # "4 of us not 3": the 3 is the wrong held value, no answer
                 out = [u for u in out if (u.node, u.field) == (node, name) or u.value != held
                        or u.words.strip() != str(int(held))]
     return out
+
+
+#: The reasoning of a value said against the one the graph holds ("3 of us not 2").
+_SAID_INSTEAD = "said instead of the held"
 
 
 def _introduced(reply: str, inp: ResolverInput, updates: list[FactUpdate]) -> list[FactUpdate]:
@@ -881,7 +980,9 @@ def _clause_facts(clause: _Clause, inp: ResolverInput, *, answered: bool,
         done.add((trigger.node, trigger.field))
     concludes = bool(_CONCLUDES.search(clause.lower))  # "..., so 1,500 for me": the sum the reply arrives at
     # A correction whose value went to a field it names ("i said 2 kids before but its 3") corrects that field only.
-    corrects_answer = clause.correction and not updates
+    # An option named in it ("actually make that 1300 to be safe") took no value of the correction's.
+    corrects_answer = clause.correction and not [u for u in updates if (spec := _spec(inp.schemas, u.node, u.field))
+                                                 is None or spec.kind not in ("choice", "boolean")]
     if (not answered or corrects_answer or concludes) and (question.node, question.field) not in done \
             and question.node in inp.schemas and question.kind != "changes":  # "what changed?" asks no field
         spec = inp.schemas[question.node].properties[question.field]
@@ -1006,7 +1107,8 @@ def _triggers(clause: _Clause, schemas: dict[str, NodeSchema]) -> list[_Trigger]
             for how, words in (("keyword", spec.keywords), ("cue", spec.cues)):
                 for word in words:
                     at = patterns.keyword_at(clause.lower, word)
-                    if at >= 0:
+                    cue = patterns.CORRECTION.match(clause.lower, at) if at >= 0 else None
+                    if at >= 0 and not (cue and cue.end() > at + len(word)):  # "make that 1300": a correction's word
                         out.append(_Trigger(at, at + len(word), node, name, spec, how))
             if spec.kind == "choice":
                 out += [_Trigger(m.start, m.end, node, name, spec, "choice", m)

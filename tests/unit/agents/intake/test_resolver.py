@@ -577,3 +577,86 @@ class TestSixthRoundMissed:
 
     def test_a_day_and_month_with_a_year_of_their_own_beside_another_year_is_still_asked(self):
         assert _corpus_current("march 3rd 2024, or last year", "Clinic", "last_checkup") == {}
+
+
+def _elsewhere(reply: str, node: str, name: str) -> tuple[set[str], set[str]]:
+    """``Node.field`` stored (current) and asked, of nodes other than ``node``, with every form loaded."""
+    result = resolve(ResolverInput(reply, ask(node, name), _corpus_forms(), {}, datetime.date(2026, 6, 15)))
+    stored = {f"{u.node}.{u.field}" for u in result.updates if u.current and u.value is not None and u.node != node}
+    return stored, {f"{p.node}.{p.field}" for p in result.unsure if p.node != node}
+
+
+class TestElsewhere:
+    """A fact volunteered for another node than the asked one (issue 40): stored only when its own words tie it
+    there; else asked, never stored (the corpus gives the reader one node; a target gives it all)."""
+
+    @pytest.mark.parametrize(("reply", "node", "name", "wrong"), [
+        ("5, since the kids started school", "Rental", "years_at_address", "Family.dependants"),
+        ("roughly 40,000 left, all of it on the mortgage", "Loan", "loan_balance", "Expenses.rent"),
+        ("paid everything off at christmas, so 0 left", "Liabilities", "total_debt", "Income.annual_amount")])
+    def test_a_number_whose_fields_word_is_not_beside_it_is_asked(self, reply, node, name, wrong):
+        stored, asked = _elsewhere(reply, node, name)
+        assert wrong not in stored and wrong in asked
+
+    @pytest.mark.parametrize(("reply", "node", "name", "wrong"), [
+        ("30 months ideally", "Rental", "lease_length", "Savings.months_covered"),
+        ("8 weeks rent, if that is normal", "Rental", "deposit_available", "Expenses.rent"),
+        ("i'm 6'2 in socks", "Clinic", "height", "Personal.age")])
+    def test_a_length_of_time_or_the_answers_own_number_is_asked(self, reply, node, name, wrong):
+        assert wrong not in _elsewhere(reply, node, name)[0]
+
+    def test_an_amount_taken_away_in_a_sum_is_asked_and_the_named_one_kept(self):
+        stored, asked = _elsewhere("flat is worth 250k less the 90k mortgage, so 160k", "Financial", "net_worth")
+        assert "Expenses.rent" not in stored and "Expenses.rent" in asked and "Assets.home_value" in stored
+
+    def test_a_number_of_the_asked_kind_beside_its_value_of_another_time_is_asked(self):
+        assert "Personal.age" not in _elsewhere("i was 70kg in the summer, i'm 76 now", "Clinic", "weight")[0]
+
+    @pytest.mark.parametrize("reply", ["2 of us... no wait, 3, my cousin joins us", "4 of us, sorry, 5 of us"])
+    def test_a_number_a_correction_of_the_answer_took_back_is_asked(self, reply):
+        assert "Family.household_size" not in _elsewhere(reply, "Rental", "occupants")[0]
+
+    @pytest.mark.parametrize(("reply", "node", "name"), [
+        ("900 a month... actually make that 850 to be safe", "Rental", "monthly_rent_budget"),
+        ("the 3rd of may... sorry make that the 20th", "Rental", "move_in_date")])
+    def test_a_correction_of_the_answer_stores_nothing_elsewhere(self, reply, node, name):
+        assert _elsewhere(reply, node, name)[0] == set()
+
+    @pytest.mark.parametrize(("reply", "node", "name"), [
+        ("3.5k by my guess, its a 2011 fiesta", "Assets", "car_value"),
+        ("720 today, should hit 750 by next year", "Financial", "credit_score"),
+        ("850 until april, then 900", "Expenses", "rent"),
+        ("bloods done the day before yesterday", "Clinic", "last_checkup")])
+    def test_a_year_not_tied_to_its_keyword_or_beside_the_answer_is_asked(self, reply, node, name):
+        assert "Goals.target_year" not in _elsewhere(reply, node, name)[0]
+
+    @pytest.mark.parametrize(("reply", "node", "name"), [
+        ("leeds. i'm a night owl btw", "Clinic", "town"),
+        ("three years, we hope to put down roots", "Rental", "lease_length")])
+    def test_a_phrase_beside_the_answer_is_asked(self, reply, node, name):
+        assert not _elsewhere(reply, node, name)[0] & {"UserProfile.occupation", "Goals.goal"}
+
+    @pytest.mark.parametrize(("reply", "node", "name", "kept"), [
+        ("just the three of us", "Rental", "occupants", "Family.household_size"),
+        ("rent is 650. i'm 33 years old btw", "Expenses", "rent", "Personal.age"),
+        ("i'd like to retire before 2045", "Income", "annual_amount", "Goals.target_year"),
+        ("my husband, Idris Bello", "Clinic", "emergency_contact_name", "Personal.marital_status"),
+        ("we live in Market Harborough", "Clinic", "town", "Personal.city")])
+    def test_a_fact_its_own_words_tie_to_its_node_is_still_stored(self, reply, node, name, kept):
+        assert kept in _elsewhere(reply, node, name)[0]
+
+    def test_an_amount_with_its_period_before_its_fields_word_is_still_stored(self):
+        assert "Expenses.rent" in _elsewhere("2,000 a month rent", "Income", "annual_amount")[0]
+
+    def test_a_held_value_named_as_wrong_corrects_another_nodes_field(self):
+        result = resolve(ResolverInput("no, and it will be 3 of us not 2", ask("Clinic", "smoker"), _corpus_forms(),
+                                       {"Rental": {"occupants": 2}}, datetime.date(2026, 6, 15)))
+        assert {(u.node, u.field, u.value) for u in result.updates if u.current} >= {("Rental", "occupants", 3)}
+
+    @pytest.mark.parametrize(("reply", "name", "value"), [
+        ("the 2nd of june... actually make that the 9th", "move_in_date", "2026-06-09"),
+        ("1,100 tops... actually make that 1,000 to be safe", "monthly_rent_budget", 1000)])
+    def test_a_correction_cue_is_no_keyword_and_an_option_in_it_takes_no_number(self, reply, name, value):
+        """"make that" is no income's "make"; "to be safe" (an option) leaves the corrected number to the answer."""
+        result = resolve(ResolverInput(reply, ask("Rental", name), _corpus_forms(), {}, datetime.date(2026, 6, 15)))
+        assert {u.field: u.value for u in result.updates if u.current and u.node == "Rental"} == {name: value}
