@@ -50,7 +50,8 @@ _FUTURE = re.compile(
     r"next (?:week|month|year|spring|summer|autumn|fall|winter)|"
     r"soon|in the future|from next|(?:i|we|she|he) (?:start|begin))\b|'ll\b"
 )
-_PAST = re.compile(r"\b(?:used to|previously|formerly|last (?:year|month)|years? ago|in the past|before that|"
+_PAST = re.compile(r"^\s{0,3}(?:was|were)\b|"  # "was 70kg last summer": the subject left out, as people type
+                   r"\b(?:used to|previously|formerly|last (?:year|month)|years? ago|in the past|before that|"
                    r"back then|at the time|(?:i|it|we|he|she|they) (?:was|were)|when (?:was|were|did)|"
                    r"originally|initially|at first|"
                    r"started (?:off |out )?at(?= [$€£₹]?\d))\b")  # "started at 25k, now 14,300"

@@ -132,6 +132,8 @@ class _Clause:
     """The time of the value just taken, when its own words say it (over the clause's cue)."""
     others: list[tuple[Span, Temporal]] = field(default_factory=list)
     """Values of other times beside the one taken ("used to be 2,700"): kept as history."""
+    options: set[tuple[int, int]] = field(default_factory=set)
+    """The claims that are another field's option word: no end of the asked field's phrase ("the car loan")."""
 
     def take(self, index: int, start: int, end: int) -> Span:
         """Use span ``index`` up, with the part ``[start, end)`` of the clause that held it."""
@@ -174,7 +176,8 @@ def resolve(inp: ResolverInput) -> Resolution:
     for clause in _clauses(reply, inp.today, prefer, (question.node, question.field), held):
         asked_unsure = any((p.node, p.field) == (question.node, question.field) for p in unsure)
         found, refused, event = _clause_facts(clause, inp, answered=has_answer(updates, question) or asked_unsure,
-                                              doubted=asked_unsure and not has_answer(updates, question))
+                                              doubted=asked_unsure and not has_answer(updates, question),
+                                              other_time=_of_other_time(updates, question))
         updates += found
         rejected += refused
         unsure += clause.unsure
@@ -929,8 +932,14 @@ def _dated(text: str, dates: list[Span]) -> list[Span]:
     return out
 
 
-def _clause_facts(clause: _Clause, inp: ResolverInput, *, answered: bool,
-                  doubted: bool = False) -> tuple[list[FactUpdate], list[Rejection], str | None]:
+def _of_other_time(updates: list[FactUpdate], question: Question) -> bool:
+    """Whether the reply so far gave the asked field values of another time only ("i was 90kg in january")."""
+    mine = [u for u in updates if (u.node, u.field) == (question.node, question.field) and u.value is not None]
+    return bool(mine) and not any(u.current for u in mine)
+
+
+def _clause_facts(clause: _Clause, inp: ResolverInput, *, answered: bool, doubted: bool = False,
+                  other_time: bool = False) -> tuple[list[FactUpdate], list[Rejection], str | None]:
     """Facts of one clause: a life event's values, the named fields' values, then the answer."""
     updates, event = _event_facts(clause, inp.schemas)
     rejected: list[Rejection] = []
@@ -947,6 +956,9 @@ def _clause_facts(clause: _Clause, inp: ResolverInput, *, answered: bool,
             # was only a doubt ("on a payroll" in a story), an option said on its own later ("i'm self-employed")
             # is the answer
             continue
+        if not asked and other_time and trigger.how == "cue" and trigger.spec.kind in ("money", "number") \
+                and trigger.spec.kind == getattr(_spec(inp.schemas, question.node, question.field), "kind", None):
+            continue  # "i was 90kg in january, i'm 84 now": the asked field's value of now, not the age's cue's
         story = asked and len(clause.reply) > LONG_REPLY  # in a story even the asked field's option word is asked
         if not asked and not answered and trigger.how == "choice" and trigger.choice is not None \
                 and trigger.choice.how == "exact" and _asks_text(inp):
@@ -954,6 +966,7 @@ def _clause_facts(clause: _Clause, inp: ResolverInput, *, answered: bool,
         if trigger.how == "choice" and trigger.choice is not None \
                 and ((trigger.choice.how == "exact" and not asked) or story) and not _names_alone(clause, trigger):
             clause.claims.append((trigger.at, trigger.end))  # "student" in "my student loan": asked, not stored
+            clause.options.add((trigger.at, trigger.end))
             clause.unsure.append(Proposal(trigger.node, trigger.field, trigger.choice.value,
                                           clause.text[trigger.at:trigger.end], "an option's word, not said as the answer"))
             continue
@@ -1144,6 +1157,7 @@ def _read(clause: _Clause, trigger: _Trigger) -> Scalar | None:
         if trigger.choice is None:
             return None
         clause.claims.append((trigger.at, trigger.end))
+        clause.options.add((trigger.at, trigger.end))
         if _WAS.search(clause.lower[max(0, trigger.at - 24):trigger.at]):
             clause.when = "past"  # "was married, hes passed now": the option of another time
         elif _NOW_AFTER.match(clause.lower[trigger.end:]):
@@ -1223,6 +1237,8 @@ def _near_span(clause: _Clause, trigger: _Trigger) -> Span | None:
             continue  # "60, or rather 62, the state pension moved": both are the answer's, not the pension's
         if _SAID_BEFORE.search(clause.lower[max(0, span.start - 16):span.start]):
             continue  # "i said 2 kids before but its 3": the value taken back is no reading of the keyword
+        if (trigger.node, trigger.field) != clause.asked and _alternative(clause, span):
+            continue  # "6 or 12 months, whatever you offer": one of two values offered is the answer's doubt
         if trigger.spec.kind == "year" and span.kind == "number" and (trigger.node, trigger.field) != clause.asked \
                 and not check(trigger.field, trigger.spec, _span_value(span, "year")).ok:
             continue  # "before tax its 3400": a number no year of the field could be is no year, only an amount
@@ -1237,9 +1253,22 @@ def _near_span(clause: _Clause, trigger: _Trigger) -> Span | None:
     return clause.take(best[1], min(trigger.at, span.start), max(trigger.end, span.end))
 
 
+#: Two values offered as alternatives: "6 or 12", "£900 or £950".
+_OR_AFTER = re.compile(r"\s{0,3}(?:%|k\b)?\s{0,3}or\s{1,3}[$€£₹]?\d")
+_OR_BEFORE = re.compile(r"\d[k%]?\s{1,3}or\s{1,3}[$€£₹]?$")
+
+
+def _alternative(clause: _Clause, span: Span) -> bool:
+    """Whether the value is one of two offered as alternatives ("6 or 12 months"): neither is sure."""
+    return bool(_OR_AFTER.match(clause.lower, span.end) or _OR_BEFORE.search(clause.lower[:span.start]))
+
+
 def _text_after(clause: _Clause, trigger: _Trigger) -> str | None:
     """Free text after a keyword or cue, up to where another field's part of the clause starts."""
-    end = min([start for start, _ in clause.claims if start >= trigger.end] + [len(clause.text)])
+    # the asked field's phrase holds another field's option word ("pay off the car loan"): its claim ends nothing
+    asked = (trigger.node, trigger.field) == clause.asked
+    end = min([start for start, stop in clause.claims if start >= trigger.end
+               and not (asked and (start, stop) in clause.options)] + [len(clause.text)])
     value = _text_value(clause.text[trigger.end:end], trigger.spec, lower_ok=True)
     if value is not None:
         clause.claims.append((trigger.at, end))

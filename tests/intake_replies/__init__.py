@@ -14,6 +14,10 @@ by that turn) are compared:
 - a field of ``expect`` not stored is a **miss** (the agent asked to confirm it, or read nothing);
 - a case passes with no wrong fact and no miss.
 
+``Harness(all_forms=True)`` gives the reader every form (the shipped nodes and the corpus's own), as a
+target does, instead of the asked node's alone; a fact stored then in another node than the asked one
+is a **stray fact** unless the case's ``elsewhere`` (``{"Node.field" = value}``) allows it.
+
 ``python -m tests.intake_replies`` (``make eval-intake``) prints per class the passes, wrong
 facts and misses; ``tests/unit/agents/intake/test_replies_corpus.py`` holds CI to the goals.
 """
@@ -53,6 +57,8 @@ class Case:
     unsure: tuple[str, ...] = ()
     known: dict[str, Any] = field(default_factory=dict)
     today: datetime.date = TODAY
+    elsewhere: dict[str, Any] = field(default_factory=dict)
+    """Facts of other nodes (``Node.field``) the reply may store when every form is loaded."""
 
     @property
     def id(self) -> str:
@@ -70,6 +76,8 @@ class Outcome:
     wrong: tuple[str, ...]
     missed: tuple[str, ...]
     words: dict[str, str] = field(default_factory=dict)
+    stray: tuple[str, ...] = ()
+    """Facts stored in other nodes that ``elsewhere`` does not allow (every form loaded)."""
 
     @property
     def passed(self) -> bool:
@@ -101,7 +109,8 @@ def load(folder: Path = CORPUS) -> list[Case]:
         for raw in document.get("case", ()):
             out.append(Case(klass, str(raw["name"]), str(raw["node"]), str(raw["asks"]), str(raw["reply"]),
                             dict(raw.get("expect", {})), dict(raw.get("may", {})), tuple(raw.get("unsure", ())),
-                            dict(raw.get("known", {})), _date(raw.get("today", TODAY))))
+                            dict(raw.get("known", {})), _date(raw.get("today", TODAY)),
+                            dict(raw.get("elsewhere", {}))))
     return out
 
 
@@ -112,10 +121,12 @@ def _date(value: object) -> datetime.date:
 
 
 class Harness:
-    """Runs cases against one set of schemas (the shipped nodes and the corpus's own forms)."""
+    """Runs cases against one set of schemas (the shipped nodes and the corpus's own forms): the reader is
+    given the asked node's alone, or (``all_forms``) every one, as a target gives it."""
 
-    def __init__(self, folder: Path = CORPUS) -> None:
+    def __init__(self, folder: Path = CORPUS, *, all_forms: bool = False) -> None:
         self.schemas: dict[str, NodeSchema] = available(folder)
+        self.all_forms = all_forms
         self.stores = SqliteMemoryStores(folder)  # only scratch() is used: nothing is written under folder
 
     def run(self, case: Case) -> Outcome:
@@ -127,15 +138,19 @@ class Harness:
         try:
             _preload(memory, case)
             question = Question(case.node, case.asks, schema.question(case.asks))
-            inp = ResolverInput(case.reply, question, {case.node: schema}, memory.get_all_nodes_data(), case.today)
+            schemas = dict(self.schemas) if self.all_forms else {case.node: schema}
+            inp = ResolverInput(case.reply, question, schemas, memory.get_all_nodes_data(), case.today)
             resolution = OfflineRoles().resolve(inp)
             memory.apply_updates(1, question, case.reply, resolution)
             stored = _stored(memory, case.node)
+            elsewhere = {f"{node}.{name}": value for node in schemas if node != case.node
+                         for name, value in _stored(memory, node).items()}
             open_conflicts = tuple(str(c["field"]) for c in memory.conflicts(open_only=True))
         finally:
             memory.close()
         asked = tuple(dict.fromkeys([p.field for p in resolution.unsure if p.node == case.node] + list(open_conflicts)))
-        return Outcome(case, stored, asked, _wrong(case, stored), _missed(case, stored), _words(resolution))
+        return Outcome(case, stored, asked, _wrong(case, stored), _missed(case, stored), _words(resolution),
+                       _stray(case, elsewhere))
 
     def close(self) -> None:
         """Nothing to release (scratch stores close with their memory)."""
@@ -189,13 +204,21 @@ def _wrong(case: Case, stored: dict[str, Scalar | None]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _stray(case: Case, elsewhere: dict[str, Scalar | None]) -> tuple[str, ...]:
+    """Facts stored in other nodes than the asked one that the case's ``elsewhere`` does not allow."""
+    return tuple(f"{name}={value!r} stored, not allowed elsewhere" if name not in case.elsewhere
+                 else f"{name}={value!r} stored, allowed {case.elsewhere[name]!r}"
+                 for name, value in elsewhere.items() if name not in case.elsewhere
+                 or not same(case.elsewhere[name], value))
+
+
 def _missed(case: Case, stored: dict[str, Scalar | None]) -> tuple[str, ...]:
     return tuple(f"{name}={value!r} not stored" for name, value in case.expect.items() if name not in stored)
 
 
-def run_all(cases: list[Case], folder: Path = CORPUS) -> list[Outcome]:
+def run_all(cases: list[Case], folder: Path = CORPUS, *, all_forms: bool = False) -> list[Outcome]:
     """Every case through one harness."""
-    harness = Harness(folder)
+    harness = Harness(folder, all_forms=all_forms)
     return [harness.run(case) for case in cases]
 
 

@@ -660,3 +660,36 @@ class TestElsewhere:
         """"make that" is no income's "make"; "to be safe" (an option) leaves the corrected number to the answer."""
         result = resolve(ResolverInput(reply, ask("Rental", name), _corpus_forms(), {}, datetime.date(2026, 6, 15)))
         assert {u.field: u.value for u in result.updates if u.current and u.node == "Rental"} == {name: value}
+
+
+def _all_forms(reply: str, node: str, name: str) -> tuple[dict, list[str]]:  # type: ignore[type-arg]
+    """Current values as ``Node.field`` and the fields asked, with every form loaded (as a target has)."""
+    result = resolve(ResolverInput(reply, ask(node, name), _corpus_forms(), {}, datetime.date(2026, 6, 15)))
+    return ({f"{u.node}.{u.field}": u.value for u in result.updates if u.current and u.value is not None},
+            [f"{p.node}.{p.field}" for p in result.unsure])
+
+
+class TestAllForms:
+    """With every form loaded, a value that could be the asked field's is not taken from it by another field's
+    word; when two readings compete, the field is asked (issue 40)."""
+
+    @pytest.mark.parametrize("reply", ["9 or 12 months, your call", "18 or 24 months works for us"])
+    def test_one_of_two_values_offered_is_asked_and_no_other_fields_keyword_takes_it(self, reply):
+        stored, asked = _all_forms(reply, "Rental", "lease_length")
+        assert stored == {} and "Rental.lease_length" in asked
+
+    @pytest.mark.parametrize(("reply", "goal"), [
+        ("my big goal is to clear the student loan", "clear the student loan"),
+        ("the main goal is paying off the car loan early", "paying off the car loan early")])
+    def test_another_fields_option_word_does_not_cut_the_asked_phrase(self, reply, goal):
+        assert _all_forms(reply, "Goals", "goal")[0]["Goals.goal"] == goal
+
+    @pytest.mark.parametrize(("reply", "now"), [("was 82kg at christmas, i'm 79 now", 79),
+                                                ("i was 95 kilos in march, i'm 88 these days", 88)])
+    def test_the_asked_fields_value_of_now_after_one_of_another_time_is_not_anothers_cue(self, reply, now):
+        assert _all_forms(reply, "Clinic", "weight")[0] == {"Clinic.weight": now}
+
+    def test_a_clause_opening_with_was_is_of_the_past(self):
+        result = resolve(ResolverInput("was 64kg before the baby", ask("Clinic", "weight"), _corpus_forms(), {},
+                                       datetime.date(2026, 6, 15)))
+        assert [(u.value, u.temporal) for u in result.updates if u.field == "weight"] == [(64, "past")]
