@@ -100,7 +100,7 @@ FUZZ_SECONDS ?= 60
 fuzz: $(STAMP) ## Fuzz every decoder of untrusted bytes for FUZZ_SECONDS (60) in all; ends "N passed, M failed"
 	@$(PY) -m tests.fuzz.run --seconds "$(FUZZ_SECONDS)" $(ARGS)
 
-lint: $(STAMP) ## ruff (unused or undefined names, bugbear, sorted imports, pyupgrade, simplify), vulture (dead code: vulture_allowlist.py), import-linter (the layers of docs/architecture.md), mypy --strict
+lint: $(STAMP) ## ruff (unused or undefined names, bugbear, sorted imports, pyupgrade, simplify, lines of 120 at most), vulture (dead code: vulture_allowlist.py), import-linter (the layers of docs/architecture.md), mypy --strict
 	@$(PY) -m ruff check controller agents sandbox_images tests tools
 	@$(PY) -m vulture
 	@$(VENV)/bin/lint-imports --no-cache

@@ -449,7 +449,8 @@ def _people_in(item: str) -> int | None:
         return 1
     if re.fullmatch(r"(?:(?:my|our|the) )?(?:twins|triplets)", item):
         return 2 if item.endswith("twins") else 3
-    many = re.fullmatch(r"(?:(?:my|our|his|her|their) )?(\d{1,2}) (?:kids|children|boys|girls|sons|daughters|teenagers)", item)
+    many = re.fullmatch(r"(?:(?:my|our|his|her|their) )?(\d{1,2}) "
+                        r"(?:kids|children|boys|girls|sons|daughters|teenagers)", item)
     return int(many.group(1)) if many else None
 
 
@@ -480,7 +481,8 @@ _SETTLES = re.compile(r"\b(?:so(?=\s(?:like\s|about\s|around\s|roughly\s)?[$€�
                       rf"from(?=\s(?:[$€£]?\d|next|last|this|now|then|{reading.MONTH}))|until|ago|last|this year)\b|="
                       rf"|{_MORE_LIKE}")
 #: A part of the amount the person cannot put a number on.
-_OPEN_PART = re.compile(r"\b(?:not sure|(?:i )?(?:don'?t|do not) know|no idea|not certain) (?:how much|what (?:those|that|they|it)"
+_OPEN_PART = re.compile(r"\b(?:not sure|(?:i )?(?:don'?t|do not) know|no idea|not certain) "
+                        r"(?:how much|what (?:those|that|they|it)"
                         r"(?:'?s| are| is)? worth)\b")
 _ADDS = re.compile(r"\b(?:on top|plus|in addition|as well as|extra)\b")
 _EVERY_N = re.compile(r"\bevery (?:\d+|other) (?:weeks?|months?)\b|\bfortnight|\bbi-?weekly\b")
@@ -588,7 +590,8 @@ def _whole_name(reply: str, update: FactUpdate, schemas: dict[str, NodeSchema],
         # "people call me Sam but it's Samantha Ortiz officially", "full name devendra kumar rao": the form
         # asks for the name, and the reply itself says which of its two names is the official one.
         return update if official.casefold() == update.value.casefold() else replace(
-            update, value=official, words=official, reasoning=f"{update.reasoning}; the name said to be the official one")
+            update, value=official, words=official,
+            reasoning=f"{update.reasoning}; the name said to be the official one")
     first = _NAME_BEFORE_NICKNAME.match(reply)
     named = text_values.person(first.group(1), lower_ok=True) if first else None
     if first and named and len(named.split()) == len(first.group(1).split()) and not _OTHER_NAME.search(lower) \
@@ -968,7 +971,8 @@ def _clause_facts(clause: _Clause, inp: ResolverInput, *, answered: bool, doubte
             clause.claims.append((trigger.at, trigger.end))  # "student" in "my student loan": asked, not stored
             clause.options.add((trigger.at, trigger.end))
             clause.unsure.append(Proposal(trigger.node, trigger.field, trigger.choice.value,
-                                          clause.text[trigger.at:trigger.end], "an option's word, not said as the answer"))
+                                          clause.text[trigger.at:trigger.end],
+                                          "an option's word, not said as the answer"))
             continue
         if trigger.spec.kind == "text":
             _sibling_date(clause, trigger, inp, done, updates, rejected)
@@ -1416,9 +1420,11 @@ _CAPITALISED = re.compile(r"^\s*[A-Z][\w'’.-]{0,40}(?:\s{1,2}[A-Z][\w'’.-]{0
 #: A refusal is not an answer.
 _REFUSAL = re.compile(r"\b(?:rather not|prefer not|not telling|won't say|none of your)\b|"
                       r"^\W*(?:why|what|how|who)\b[^?]{0,60}\?|"  # a question back ("why does that matter?")
-                      r"\bwhy (?:does|do|would|is|are) (?:that|it|this|you)\b|\bwhat(?:'s| is| does) it (?:to|matter)\b")
+                      r"\bwhy (?:does|do|would|is|are) (?:that|it|this|you)\b"
+                      r"|\bwhat(?:'s| is| does) it (?:to|matter)\b")
 #: Words of time around a free-text answer ("still glasgow", "birmingham now").
-_TEXT_TIME = re.compile(r"^\s*(?:still|currently|at the moment|right now)\s|\s(?:now|these days|at the moment|currently|nowadays)\b", re.IGNORECASE)
+_TEXT_TIME = re.compile(r"^\s*(?:still|currently|at the moment|right now)\s"
+                        r"|\s(?:now|these days|at the moment|currently|nowadays)\b", re.IGNORECASE)
 
 
 #: A whole answer that says the amount is none ("nothing at the moment", "zero, i'm between jobs").
@@ -1431,7 +1437,8 @@ _REPLACES = re.compile(r"\b(?:sorry|i meant|i mean|make (?:that|it)|or rather|sc
 _TOTAL_BEFORE = re.compile(r"\b(?:so|total(?: of)?|comes to|making|which is)\b|=")
 _TOTAL_AFTER = re.compile(r"^\s{0,2}(?:in total|all in|altogether|total|between us|all together|combined)\b")
 #: Two values offered for one ("2 or 3", "between 75 and 80", "6-12"): the person is unsure, so is the agent.
-_HEDGE = re.compile(r"\b(?:or(?! so\b| thereabouts\b)|either|between|maybe(?=\s\d)|depending|depends|somewhere|early|late|mid|"
+_HEDGE = re.compile(r"\b(?:or(?! so\b| thereabouts\b)|either|between|maybe(?=\s\d)|depending|depends|"
+                    r"somewhere|early|late|mid|"
                     r"couple|few|several|half|quarter|quarters|dozen|odd)\b|\d\s?-\s?\d|\d0s\b|"
                     r"\bplus\b|\bdue\b|\d\s?-?\s?something\b")  # "400 something": 400 to 499
 _BIRTH = re.compile(r"\bbirth|\bborn\b")
@@ -1446,7 +1453,8 @@ _AMBIGUOUS_DATE = re.compile(r"^(\d{1,2})[/.](\d{1,2})[/.]\d{2,4}$")
 _BEFORE_PAST = re.compile(r"\b(?:used to(?: be)?|was|were|from|previously|before(?!\s(?:tax|deductions))|"
                           r"last (?:year|month|week)|started(?: off| out)?(?: at)?|originally|initially|began at)"
                           r"\W{0,3}(?:\w+\W{1,3}){0,2}$")
-_BEFORE_NOW = re.compile(r"\b(?:this year|now|these days|at the moment|currently|nowadays)\W{0,3}(?:[\w']+\W{1,3}){0,4}$")
+_BEFORE_NOW = re.compile(r"\b(?:this year|now|these days|at the moment|currently|nowadays)"
+                         r"\W{0,3}(?:[\w']+\W{1,3}){0,4}$")
 _MORE_LIKE_RE = re.compile(_MORE_LIKE)
 _BEFORE_FUTURE = re.compile(r"\b(?:will|'ll|going to|once|should be|goes up to|rising to|up to|more like|"
                             r"aim(?:ing)? (?:for|at)|hoping for|hope to (?:get to|be|hit)|target(?: is| of)?|"

@@ -299,7 +299,8 @@ class TestReadingRules:
     def test_a_day_said_against_the_held_date_corrects_the_day(self):
         result = resolve(ResolverInput("no. oh and my birthday is the 9th not the 19th", ask("Clinic", "smoker"),
                                        _corpus_forms(), {"Clinic": {"date_of_birth": "1990-07-19"}}))
-        assert {u.field: u.value for u in result.updates if u.current} == {"smoker": False, "date_of_birth": "1990-07-09"}
+        assert {u.field: u.value for u in result.updates if u.current} == {"smoker": False,
+                                                                           "date_of_birth": "1990-07-09"}
 
     def test_in_a_story_an_option_said_alone_after_its_doubt_is_the_answer(self):
         """A story's first option word ("part time" at a café, years ago) is a doubt; "it's retired" said
@@ -339,7 +340,8 @@ class TestReadingRules:
         found = _current("i'll retire at christmas, employed until then", "Income", "employment_status")
         assert found["employment_status"] == "employed"
 
-    @pytest.mark.parametrize(("reply", "name"), [("hiya, Priyanka here - 44", "Priyanka"), ("tom reed here.", "tom reed")])
+    @pytest.mark.parametrize(("reply", "name"), [("hiya, Priyanka here - 44", "Priyanka"),
+                                                 ("tom reed here.", "tom reed")])
     def test_a_name_and_here_opening_a_reply_introduces_the_person(self, reply, name):
         assert _current(reply, "Personal", "age")["name"].casefold() == name.casefold()
 
@@ -433,7 +435,8 @@ class TestSixthRound:
     def test_a_list_of_people_without_commas_is_counted(self, reply, size):
         assert _current(reply, "Family", "household_size")["household_size"] == size
 
-    @pytest.mark.parametrize("reply", ["me my wife her dad and our 3 kids", "me, my husband, his mum and our 2 children"])
+    @pytest.mark.parametrize("reply", ["me my wife her dad and our 3 kids",
+                                       "me, my husband, his mum and our 2 children"])
     def test_a_count_of_children_in_a_list_of_the_household_is_asked_as_dependants(self, reply):
         result = resolve(ResolverInput(reply, ask("Family", "household_size"), shipped(), {}))
         assert "dependants" not in {u.field for u in result.updates if u.current}
@@ -502,7 +505,8 @@ class TestSixthRound:
         assert _corpus_current(reply, "Rental", "applicant_name")["applicant_name"].casefold() == name
 
     def test_a_second_name_with_another_surname_is_not_taken(self):
-        assert _corpus_current("its smith, john brown", "Rental", "applicant_name").get("applicant_name") != "john brown"
+        said = _corpus_current("its smith, john brown", "Rental", "applicant_name")
+        assert said.get("applicant_name") != "john brown"
 
     def test_a_unit_carries_and_the_value_said_now_is_the_present(self):
         found = _corpus_current("was 80kg in january, 76 now, hoping for 70", "Clinic", "weight")
@@ -530,7 +534,8 @@ class TestSixthRoundMissed:
         assert [u.field for u in result.updates if u.current] == ["retirement_age"]
 
     def test_a_person_named_beside_a_count_of_people_is_still_asked(self):
-        result = resolve(ResolverInput("4, me and my wife and the kids", ask("Family", "household_size"), shipped(), {}))
+        result = resolve(ResolverInput("4, me and my wife and the kids", ask("Family", "household_size"),
+                                       shipped(), {}))
         assert "household_size" not in {u.field for u in result.updates if u.current}
 
     @pytest.mark.parametrize("reply", ["about 4k right now but it'll be cleared by next spring",
@@ -554,8 +559,9 @@ class TestSixthRoundMissed:
     def test_a_percentage_is_no_other_amount_beside_a_sum(self, reply):
         assert _current(reply, "Loan", "loan_balance").get("loan_balance") in (11200, 9400)
 
-    @pytest.mark.parametrize(("reply", "amount"), [("roughly 2,100 a month into my account, 2,900 a month before tax", 34800),
-                                                   ("2k a month take home, gross is 2,600 a month", 31200)])
+    @pytest.mark.parametrize(("reply", "amount"), [
+        ("roughly 2,100 a month into my account, 2,900 a month before tax", 34800),
+        ("2k a month take home, gross is 2,600 a month", 31200)])
     def test_the_amount_said_before_tax_answers_a_field_before_tax(self, reply, amount):
         assert _current(reply, "Income", "annual_amount") == {"annual_amount": amount}
 

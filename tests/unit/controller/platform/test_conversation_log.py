@@ -54,7 +54,8 @@ def test_two_runs_logs_are_apart(tmp_path: Path):
     store = SqliteStore(tmp_path / "service.sqlite")
     stores = SqlMemoryStores(store.engine)
     stores.conversation("run-1").put("turns", 1, "{}", "t")
-    assert stores.read_conversation("run-2", "turns", 10) == [] and len(stores.read_conversation("run-1", "turns", 10)) == 1
+    assert stores.read_conversation("run-2", "turns", 10) == []
+    assert len(stores.read_conversation("run-1", "turns", 10)) == 1
     store.engine.dispose()
 
 
