@@ -70,10 +70,11 @@ serve: $(STAMP) ## The service on 127.0.0.1:9466: runs over HTTP (/docs), /metri
 # make test: first the host programs a few tests drive (Tesseract, PostgreSQL, Chromium), installed
 # with apt-get when missing on a Debian machine as root, else named in one line (tools/host_packages.py).
 # --durations: the 25 slowest tests, printed before the summary line (where CI's time goes).
-# XDIST: the parallel run (pytest-xdist): the unit tests over a worker per core, then every integration
-# test on one worker in order (one work unit: tests/conftest.py; docs/development.md). XDIST= runs serially.
-XDIST ?= -n auto --dist loadgroup --no-loadscope-reorder
-test: $(STAMP) ## Run the whole test suite (unit tests over the cores, then integration against the Docker engine, in order) [XDIST= for a serial run]
+# XDIST: an opt-in parallel run (pytest-xdist), e.g. XDIST="-n auto --dist loadgroup --no-loadscope-reorder":
+# the unit tests over the workers, then every integration test on one worker in order (one work unit:
+# tests/conftest.py). Serial by default: a unit test failed beside another in parallel (docs/development.md).
+XDIST ?=
+test: $(STAMP) ## Run the whole test suite (unit, then integration against the Docker engine) [XDIST="-n auto --dist loadgroup --no-loadscope-reorder"]
 	@$(PY) -m tools.host_packages
 	@$(PY) -m pytest $(XDIST) --durations=25 -m "not gvisor"
 
