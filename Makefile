@@ -72,7 +72,8 @@ serve: $(STAMP) ## The service on 127.0.0.1:9466: runs over HTTP (/docs), /metri
 # --durations: the 25 slowest tests, printed before the summary line (where CI's time goes).
 # XDIST: an opt-in parallel run (pytest-xdist), e.g. XDIST="-n auto --dist loadgroup --no-loadscope-reorder":
 # the unit tests over the workers, then every integration test on one worker in order (one work unit:
-# tests/conftest.py). Serial by default: a whole run that way silently left 18 tests unrun (docs/development.md).
+# tests/conftest.py). Serial by default: a whole run that way ran 1 of test_schema.py's 19 items, which share
+# one node id (docs/development.md).
 XDIST ?=
 test: $(STAMP) ## Run the whole test suite (unit, then integration against the Docker engine) [XDIST="-n auto --dist loadgroup --no-loadscope-reorder"]
 	@$(PY) -m tools.host_packages
