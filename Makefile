@@ -70,12 +70,12 @@ serve: $(STAMP) ## The service on 127.0.0.1:9466: runs over HTTP (/docs), /metri
 # make test: first the host programs a few tests drive (Tesseract, PostgreSQL, Chromium), installed
 # with apt-get when missing on a Debian machine as root, else named in one line (tools/host_packages.py).
 # --durations: the 25 slowest tests, printed before the summary line (where CI's time goes).
-# XDIST: an opt-in parallel run (pytest-xdist), e.g. XDIST="-n auto --dist loadgroup --no-loadscope-reorder":
-# the unit tests over the workers, then every integration test on one worker in order (one work unit:
-# tests/conftest.py). Serial by default: a whole run that way ran 1 of test_schema.py's 19 items, which share
-# one node id (docs/development.md).
-XDIST ?=
-test: $(STAMP) ## Run the whole test suite (unit, then integration against the Docker engine) [XDIST="-n auto --dist loadgroup --no-loadscope-reorder"]
+# XDIST: parallel by default (pytest-xdist): the integration tests that use the engine in order on one
+# worker, started first; the unit tests and the engine-free integration folders on the others meanwhile
+# (tests/conftest.py). Every item has an id of its own, or the run stops (a shared id ran once).
+# XDIST= runs it serially.
+XDIST ?= -n auto --dist loadgroup
+test: $(STAMP) ## Run the whole test suite (unit and integration against the Docker engine, in parallel) [XDIST= serially]
 	@$(PY) -m tools.host_packages
 	@$(PY) -m pytest $(XDIST) --durations=25 -m "not gvisor"
 
@@ -94,7 +94,7 @@ test-gvisor: $(STAMP) ## The hostile suites, the sandbox's limits, warm pool and
 gvisor: $(STAMP) ## Install gVisor's runsc (Debian) and register it with the Docker engine [GVISOR_PLATFORM=ptrace]
 	@$(PY) -m tools.gvisor
 
-test-unit: $(STAMP) ## Run only the tests that need no Docker [XDIST="-n auto"]
+test-unit: $(STAMP) ## Run only the tests that need no Docker, in parallel [XDIST= serially]
 	@$(PY) -m pytest $(XDIST) tests/unit
 
 FUZZ_SECONDS ?= 60

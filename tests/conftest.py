@@ -33,36 +33,71 @@ def _docker_required() -> bool:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark every test under tests/integration as needing Docker."""
+    """Mark every test under tests/integration as needing Docker; give every item a node id of its own."""
     for item in items:
         if "integration" in item.path.parts:
             item.add_marker(pytest.mark.docker)
+    _own_node_ids(items)
 
 
-#: The one xdist work unit that holds every integration test: one worker runs them in order.
+def _own_node_ids(items: list[pytest.Item]) -> None:
+    """Re-id the items whose node id another item has, then refuse the session if any id is still shared.
+
+    pytest 9.2 builds a function's id from its ``originalname`` and its callspec; schemathesis 4 makes
+    one item per API operation with the operation only in ``name`` (``test_x[GET /v1/runs]``), so all
+    19 of test_schema.py's items had one id. xdist keys its scope queue by id: a parallel run silently
+    ran 1 of the 19. Such an item gets its name's bracket as its params; any other clash stops the run.
+    """
+    from collections import Counter
+
+    shared = {nodeid for nodeid, count in Counter(item.nodeid for item in items).items() if count > 1}
+    for item in items:
+        params = item.name.partition("[")[2].removesuffix("]")
+        if item.nodeid in shared and params and item.parent is not None and not item.nodeid.endswith("]"):
+            # _id: pytest's own field for the structured id (nodes.py); no public setter exists
+            item._id = item.parent.id.child(getattr(item, "originalname", item.name)).with_params(params)
+    still = sorted(nodeid for nodeid, count in Counter(item.nodeid for item in items).items() if count > 1)
+    if still:
+        raise pytest.UsageError(f"{len(still)} node id(s) shared by several tests, which xdist would run once: "
+                                f"{still[:5]}; give each test an id of its own")
+
+
+#: The xdist work unit that holds the integration tests that use the engine: one worker runs them in order.
 INTEGRATION_GROUP = "tests/integration"
+#: Integration tests that need no engine (a PostgreSQL server of their worker's own): a unit apart.
+ENGINE_FREE = ("tests/integration/store",)
+
+
+def work_unit(nodeid: str) -> str:
+    """The xdist work unit of a test: its engine group, an engine-free folder, or the test alone (unit tests)."""
+    for folder in ENGINE_FREE:
+        if nodeid.startswith(folder + "/"):
+            return folder
+    return INTEGRATION_GROUP if nodeid.startswith(INTEGRATION_GROUP + "/") else nodeid
 
 
 @pytest.hookimpl(optionalhook=True)  # an xdist hook: no error where xdist is not loaded
 def pytest_xdist_make_scheduler(config: pytest.Config, log):  # noqa: ANN001, ANN201 - xdist's types
-    """``--dist loadgroup`` (make test's opt-in XDIST): the unit tests spread over the workers,
-    and every integration test in one work unit, so they stay serial on one worker as before.
+    """``--dist loadgroup`` (make test's default XDIST): the integration tests that use the engine in one
+    work unit, run in order by one worker; every other test spread over the other workers meanwhile.
 
-    They share one engine, session servers (PostgreSQL, the observability stack), built images
-    and fixtures that count what is left on the engine, and the chaos tests kill services; none
-    of that was shown safe side by side (docs/development.md). The group is the path, not an
-    ``xdist_group`` mark: xdist 3.8 carries a mark's group in the node id, which pytest 9.2's
-    structured node ids silently drop (pytest-xdist issue 1386), so every test ran on any worker.
+    xdist sends the largest unit first, so the engine's unit starts at once and the unit tests and
+    the engine-free folders run beside it. The engine's tests stay together: they share session
+    servers and built images, fixtures count what is left on the engine, each run's start reaps
+    leftovers engine-wide, and several tests kill controllers and services on purpose, leaving
+    containers that another test's leftover check would count (docs/development.md). The unit is
+    the path, not an ``xdist_group`` mark: xdist 3.8 carries a mark's group in the node id, which
+    pytest 9.2's structured node ids silently drop (pytest-xdist issue 1386).
     """
     if config.getoption("dist", None) != "loadgroup":
         return None
     from xdist.scheduler import LoadScopeScheduling  # lazy: only under xdist
 
-    class IntegrationTogether(LoadScopeScheduling):
+    class EngineTogether(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return INTEGRATION_GROUP if nodeid.startswith(INTEGRATION_GROUP + "/") else nodeid
+            return work_unit(nodeid)
 
-    return IntegrationTogether(config, log)
+    return EngineTogether(config, log)
 
 
 @pytest.fixture(autouse=True)

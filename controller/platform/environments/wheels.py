@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from controller.platform.environments.resolution import EnvironmentFailure
+from controller.platform.images.build_lock import building, lock_path
 from controller.platform.images.wheelhouse import IMAGE_PYTHON
 
 COMPLETE_MARKER = ".complete"
@@ -33,11 +34,14 @@ def wheels_for(pins: tuple[str, ...], arch: str, cache_dir: Path) -> Path:
     folder = cache_dir / "environments" / "wheels" / key
     if (folder / COMPLETE_MARKER).exists():
         return folder
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    (folder / REQUIREMENTS_TXT).write_text("".join(f"{pin}\n" for pin in pins), encoding="utf-8")
-    _download(folder, arch)
-    (folder / COMPLETE_MARKER).touch()
+    # locked: the rmtree of a half-made folder must never be another process's download in progress
+    with building(lock_path(cache_dir, f"env-wheels-{key}"), lambda _line: None, "its wheels"):
+        if not (folder / COMPLETE_MARKER).exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+            (folder / REQUIREMENTS_TXT).write_text("".join(f"{pin}\n" for pin in pins), encoding="utf-8")
+            _download(folder, arch)
+            (folder / COMPLETE_MARKER).touch()
     return folder
 
 

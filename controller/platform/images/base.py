@@ -20,6 +20,7 @@ import docker.errors
 
 from agents.ports.errors import ImageBuildError
 from controller.platform import apt
+from controller.platform.images.build_lock import building, lock_path
 from controller.platform.settings import Settings
 
 Say = Callable[[str], None]
@@ -36,13 +37,16 @@ def ensure_base_image(client: docker.DockerClient, settings: Settings, say: Say)
     """Make sure ``settings.base_image`` exists in the engine, pulling or bootstrapping it."""
     if image_exists(client, settings.base_image):
         return
-    say(f"base image {settings.base_image} is missing; trying to pull it")
-    try:
-        client.images.pull(settings.base_image)
-        return
-    except docker.errors.APIError as exc:
-        say(f"pull failed ({_first_line(exc)}); bootstrapping it from Debian's packages")
-    bootstrap_base_image(client, settings, say)
+    with building(lock_path(settings.cache_dir, settings.base_image), say, settings.base_image):
+        if image_exists(client, settings.base_image):  # made by another process meanwhile
+            return
+        say(f"base image {settings.base_image} is missing; trying to pull it")
+        try:
+            client.images.pull(settings.base_image)
+            return
+        except docker.errors.APIError as exc:
+            say(f"pull failed ({_first_line(exc)}); bootstrapping it from Debian's packages")
+        bootstrap_base_image(client, settings, say)
 
 
 def bootstrap_base_image(client: docker.DockerClient, settings: Settings, say: Say) -> None:

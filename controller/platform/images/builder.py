@@ -21,6 +21,7 @@ import docker.errors
 from agents.ports.errors import ImageBuildError, UsageError
 from agents.ports.images import pin_requirements
 from controller.platform.images.base import ensure_base_image, image_exists
+from controller.platform.images.build_lock import building, lock_path
 from controller.platform.images.wheelhouse import (
     WheelhouseSpec,
     engine_arch,
@@ -81,11 +82,14 @@ def ensure_image(client: docker.DockerClient, spec: ImageSpec, settings: Setting
     """Return ``spec.tag``, building the image (and its base) first if the engine lacks it."""
     if image_exists(client, spec.tag):
         return spec.tag
-    say(f"building image {spec.tag}")
-    ensure_base_image(client, settings, say)
-    with tempfile.TemporaryDirectory(prefix=f"sandloop-build-{spec.name}-") as staging:
-        _stage_context(client, spec, settings, Path(staging))
-        _build(client, spec, Path(staging), settings, say)
+    with building(lock_path(settings.cache_dir, spec.tag), say, spec.tag):
+        if image_exists(client, spec.tag):  # another process built it while this one waited
+            return spec.tag
+        say(f"building image {spec.tag}")
+        ensure_base_image(client, settings, say)
+        with tempfile.TemporaryDirectory(prefix=f"sandloop-build-{spec.name}-") as staging:
+            _stage_context(client, spec, settings, Path(staging))
+            _build(client, spec, Path(staging), settings, say)
     return spec.tag
 
 

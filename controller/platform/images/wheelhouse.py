@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agents.ports.errors import ImageBuildError
+from controller.platform.images.build_lock import building, lock_path
 
 #: Interpreter of the images' Debian release (bookworm ships CPython 3.11).
 IMAGE_PYTHON = "3.11"
@@ -56,6 +57,13 @@ def ensure_wheelhouse(spec: WheelhouseSpec, cache_dir: Path, constraints: Path |
     folder = cache_dir / "wheelhouse" / spec.key
     if (folder / COMPLETE_MARKER).exists():
         return folder
+    with building(lock_path(cache_dir, f"wheelhouse-{spec.key}"), lambda _line: None, "its wheelhouse"):
+        if not (folder / COMPLETE_MARKER).exists():  # else downloaded by another process meanwhile
+            _download(spec, folder, constraints)
+    return folder
+
+
+def _download(spec: WheelhouseSpec, folder: Path, constraints: Path | None) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "requirements.txt").write_text(spec.requirements_txt, encoding="utf-8")
     command = [
@@ -75,4 +83,3 @@ def ensure_wheelhouse(spec: WheelhouseSpec, cache_dir: Path, constraints: Path |
             hint="the host's pip must reach a package index (or set PIP_INDEX_URL/PIP_FIND_LINKS)",
         )
     (folder / COMPLETE_MARKER).touch()
-    return folder
