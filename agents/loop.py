@@ -19,11 +19,13 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import structlog
 from langgraph.runtime import Runtime
 
+from agents.ports.artefacts import SUMMARY_FILE, ArtefactStore
 from agents.ports.errors import PlatformError, RunPaused, refused
 from agents.ports.events import NodeEvent, OnEvent
 from agents.spans import NodeSpan
@@ -36,6 +38,17 @@ Update = dict[str, Any]
 
 #: Called with the last state the graph reached and the error the run ends with.
 OnCrash = Callable[[dict[str, Any], PlatformError], None]
+
+
+def summary_on_crash(artefacts: ArtefactStore, summarise: Callable[[Any], Any]) -> OnCrash:
+    """Write ``summary.json`` with status ``error`` for a loop that stopped on an exception:
+    ``summarise`` makes the agent's summary (a dataclass with ``status`` and ``last_problem``) of the last state."""
+
+    def write(state: dict[str, Any], error: PlatformError) -> None:
+        summary = replace(summarise(state), status="error", last_problem=error.one_line())
+        artefacts.write_json(SUMMARY_FILE, summary.to_json())
+
+    return write
 
 
 class LoopCrashed(PlatformError):

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,15 +16,13 @@ from agents.bank_parser.report import ParserRunSummary
 from agents.bank_parser.state import ParserContext, ParserState
 from agents.bank_parser.target import Target
 from agents.lessons import LessonBook, lessons_markdown
-from agents.loop import OnCrash, stream_graph
+from agents.loop import stream_graph, summary_on_crash
 from agents.ports.artefacts import SUMMARY_FILE, ArtefactStore
 from agents.ports.config import AnalysisLimits
-from agents.ports.errors import PlatformError
-from agents.ports.events import NodeEvent
+from agents.ports.events import OnEvent
 from agents.ports.run import CheckpointHandle
 from agents.ports.sandbox import Sandbox, SandboxLimits
 
-OnEvent = Callable[[NodeEvent], None]
 LESSONS_MD = "lessons.md"
 
 
@@ -64,31 +60,16 @@ def run_parser_agent(
     if history is not None and not (checkpoint and checkpoint.resume):
         lessons = history.lessons(AGENT, target.name)
         artefacts.write(LESSONS_MD, lessons_markdown(AGENT, target.name, lessons))
-    final = _stream(context, max_attempts, on_event,
-                    _on_crash(context, coder.name, started), checkpoint)
+    on_crash = summary_on_crash(artefacts, lambda state: _summary(context, state, coder.name,
+                                                                  time.monotonic() - started))
+    graph = build_graph(max_attempts, checkpoint.saver if checkpoint else None)
+    final: ParserState = stream_graph(  # type: ignore[assignment]
+        graph, context, recursion_backstop(max_attempts), on_event, on_crash, checkpoint)
     if history is not None:
         history.record(run_record(run_id, target.name, coder.name, final))
     summary = _summary(context, final, coder.name, time.monotonic() - started)
     artefacts.write_json(SUMMARY_FILE, summary.to_json())
     return summary
-
-
-def _stream(context: ParserContext, max_attempts: int, on_event: OnEvent, on_crash: OnCrash,
-            checkpoint: CheckpointHandle | None = None) -> ParserState:
-    graph = build_graph(max_attempts, checkpoint.saver if checkpoint else None)
-    final = stream_graph(graph, context, recursion_backstop(max_attempts), on_event, on_crash, checkpoint)
-    return final  # type: ignore[return-value]
-
-
-def _on_crash(context: ParserContext, coder: str, started: float) -> OnCrash:
-    """Write ``summary.json`` with status ``error`` for a loop that stopped on an exception."""
-
-    def write(state: dict[str, Any], error: PlatformError) -> None:
-        summary = _summary(context, state, coder, time.monotonic() - started)  # type: ignore[arg-type]
-        context.artefacts.write_json(SUMMARY_FILE,
-                                     replace(summary, status="error", last_problem=error.one_line()).to_json())
-
-    return write
 
 
 def _summary(context: ParserContext, state: ParserState, coder: str, wall: float) -> ParserRunSummary:

@@ -14,16 +14,14 @@ folder lists them).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, field
 
 from agents.blueprint.graph import build_graph, recursion_backstop
 from agents.blueprint.nodes import AGENT
 from agents.blueprint.state import BlueprintContext, BlueprintState
 from agents.lessons import FailedAttempt, LessonBook, RunOutcome, lessons_markdown
-from agents.loop import OnCrash, stream_graph
+from agents.loop import stream_graph, summary_on_crash
 from agents.ports.artefacts import SUMMARY_FILE
-from agents.ports.errors import PlatformError
 from agents.ports.events import OnEvent
 from agents.ports.outcome import RunSummary
 from agents.ports.run import CheckpointHandle
@@ -73,8 +71,9 @@ def run_blueprint_agent(context: BlueprintContext, *, on_event: OnEvent, history
     if not (checkpoint and checkpoint.resume):
         context.artefacts.write(LESSONS_MD, lessons_markdown(AGENT, context.target, context.lessons))
     graph = build_graph(context.max_attempts, checkpoint.saver if checkpoint else None)
+    on_crash = summary_on_crash(context.artefacts, lambda state: _summary(context, state, time.monotonic() - started))
     final: BlueprintState = stream_graph(  # type: ignore[assignment]
-        graph, context, recursion_backstop(context.max_attempts), on_event, _on_crash(context, started), checkpoint)
+        graph, context, recursion_backstop(context.max_attempts), on_event, on_crash, checkpoint)
     if history is not None:
         history.record(run_record(context, final))
     summary = _summary(context, final, time.monotonic() - started)
@@ -90,17 +89,6 @@ def run_record(context: BlueprintContext, state: BlueprintState) -> RunOutcome:
     fixed_by = f"attempt {state.get('attempt', 0)}" if status == "passed" and failures else ""
     return RunOutcome(AGENT, context.target, context.run_id, context.coder, status, state.get("attempt", 0),
                      failures, fixed_by)
-
-
-def _on_crash(context: BlueprintContext, started: float) -> OnCrash:
-    """Write ``summary.json`` with status ``error`` for a loop that stopped on an exception."""
-
-    def write(state: dict[str, Any], error: PlatformError) -> None:
-        summary = _summary(context, state, time.monotonic() - started)  # type: ignore[arg-type]
-        context.artefacts.write_json(SUMMARY_FILE,
-                                     replace(summary, status="error", last_problem=error.one_line()).to_json())
-
-    return write
 
 
 def _summary(context: BlueprintContext, state: BlueprintState, wall: float) -> BlueprintRunSummary:

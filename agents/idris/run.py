@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from agents.idris.coder import IdrisCoder
 from agents.idris.diagnostics import Category
@@ -14,15 +12,13 @@ from agents.idris.document import DocumentText
 from agents.idris.graph import build_graph, recursion_backstop
 from agents.idris.nodes import AGENT
 from agents.idris.state import IdrisContext, IdrisState
-from agents.loop import OnCrash, stream_graph
+from agents.loop import stream_graph, summary_on_crash
 from agents.ports.artefacts import SUMMARY_FILE, ArtefactStore
-from agents.ports.errors import PlatformError
-from agents.ports.events import NodeEvent
+from agents.ports.events import OnEvent
 from agents.ports.outcome import RunSummary
 from agents.ports.run import CheckpointHandle
 from agents.ports.sandbox import Sandbox, SandboxLimits
 
-OnEvent = Callable[[NodeEvent], None]
 #: Why an attempt can fail, as run summaries and metrics label it: an error category, or the
 #: outcome of a check that produced no error block.
 IDRIS_REASONS = tuple(c.value for c in Category) + ("timeout", "oom", "crashed")
@@ -90,29 +86,14 @@ def run_idris_agent(request: IdrisRunRequest, *, sandbox: Sandbox, image: str, c
         coder=coder, limits=request.limits, max_attempts=request.max_attempts, artefacts=artefacts,
         output_dir=request.output_dir,
     )
-    final = _stream(context, request.max_attempts, on_event,
-                    _on_crash(context, coder.name, started), checkpoint)
+    on_crash = summary_on_crash(artefacts, lambda state: _summary(context, state, coder.name,
+                                                                  time.monotonic() - started))
+    graph = build_graph(request.max_attempts, checkpoint.saver if checkpoint else None)
+    final: IdrisState = stream_graph(  # type: ignore[assignment]
+        graph, context, recursion_backstop(request.max_attempts), on_event, on_crash, checkpoint)
     summary = _summary(context, final, coder.name, time.monotonic() - started)
     artefacts.write_json(SUMMARY_FILE, summary.to_json())
     return summary
-
-
-def _stream(context: IdrisContext, max_attempts: int, on_event: OnEvent, on_crash: OnCrash,
-            checkpoint: CheckpointHandle | None = None) -> IdrisState:
-    graph = build_graph(max_attempts, checkpoint.saver if checkpoint else None)
-    final = stream_graph(graph, context, recursion_backstop(max_attempts), on_event, on_crash, checkpoint)
-    return final  # type: ignore[return-value]
-
-
-def _on_crash(context: IdrisContext, coder: str, started: float) -> OnCrash:
-    """Write ``summary.json`` with status ``error`` for a loop that stopped on an exception."""
-
-    def write(state: dict[str, Any], error: PlatformError) -> None:
-        summary = _summary(context, state, coder, time.monotonic() - started)  # type: ignore[arg-type]
-        context.artefacts.write_json(SUMMARY_FILE,
-                                     replace(summary, status="error", last_problem=error.one_line()).to_json())
-
-    return write
 
 
 def _summary(context: IdrisContext, state: IdrisState, coder: str, wall: float) -> IdrisRunSummary:
