@@ -35,8 +35,8 @@ from pydantic import TypeAdapter
 from sqlalchemy import Engine
 
 from agents.ports.config import AgentConfig
-from agents.ports.errors import EnvironmentFault
-from agents.sqlrows import AnyConnection, execute, first_line, rows
+from agents.ports.errors import EnvironmentFault, first_line
+from agents.sqlrows import AnyConnection, execute, rows
 
 LOGGER = "sandloop.lessons"
 

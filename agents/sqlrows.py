@@ -42,10 +42,3 @@ def execute_many(conn: AnyConnection, sql: str, many: Sequence[Params]) -> None:
         conn.executemany(sql, [dict(p) for p in many])
     else:
         conn.execute(text(sql), [dict(p) for p in many])
-
-
-def first_line(exc: BaseException) -> str:
-    """The driver's first line of ``exc`` (SQLAlchemy's own text adds the statement and its parameters)."""
-    original = getattr(exc, "orig", None) or exc
-    said = str(original).strip()
-    return (said.splitlines()[0] if said else type(original).__name__)[:200]

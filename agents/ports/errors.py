@@ -68,6 +68,15 @@ class UsageError(PlatformError):
     exit_code = 2
 
 
+def first_line(exc: BaseException, limit: int = 200) -> str:
+    """The first line of ``exc``'s message (its type's name if it has none), at most ``limit`` characters;
+    of a driver's error wrapped by SQLAlchemy, the driver's (SQLAlchemy's text adds the statement and its
+    parameters)."""
+    original = getattr(exc, "orig", None) or exc
+    text = str(original).strip()
+    return (text.splitlines()[0] if text else type(original).__name__)[:limit]
+
+
 def refused(exc: BaseException) -> bool:
     """Whether ``exc`` refuses the user's input or request (a :class:`UsageError`, exit 2).
 

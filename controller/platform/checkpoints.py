@@ -49,7 +49,7 @@ from langgraph.checkpoint.serde.jsonplus import (
 )
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from agents.ports.errors import EnvironmentFault
+from agents.ports.errors import EnvironmentFault, first_line
 from controller.platform.fence import FencedSaver, read_fence
 
 CHECKPOINT_FILE = "checkpoints.sqlite"
@@ -164,14 +164,14 @@ def postgres_saver(dsn: str, serde: JsonPlusSerializer | None = None) -> Postgre
     try:
         conn = psycopg.connect(dsn, autocommit=True, prepare_threshold=0, row_factory=dict_row, connect_timeout=10)
     except psycopg.Error as exc:
-        raise EnvironmentFault(f"cannot reach the checkpoint database: {_first_line(exc)}",
+        raise EnvironmentFault(f"cannot reach the checkpoint database: {first_line(exc)}",
                                hint="check SBX_STATE_DSN") from None
     saver = PostgresSaver(conn, serde=serde)
     try:
         _set_up(saver, conn)
     except psycopg.Error as exc:
         conn.close()
-        raise EnvironmentFault(f"cannot set up the checkpoint tables: {_first_line(exc)}",
+        raise EnvironmentFault(f"cannot set up the checkpoint tables: {first_line(exc)}",
                                hint="the role of SBX_STATE_DSN needs them made once (docs/kubernetes.md)") from None
     return saver
 
@@ -199,11 +199,6 @@ def _current(conn: Any) -> bool:
         return False
     newest = conn.execute("SELECT MAX(v) AS v FROM checkpoint_migrations").fetchone()["v"]
     return newest is not None and int(newest) >= len(PostgresSaver.MIGRATIONS) - 1
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return (text.splitlines()[0] if text else type(exc).__name__)[:200]
 
 
 def strict_serializer(types: Iterable[Any]) -> StrictSerializer:

@@ -47,7 +47,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import NullPool
 from sqlalchemy.sql.elements import BindParameter
 
-from agents.ports.errors import EnvironmentFault
+from agents.ports.errors import EnvironmentFault, first_line
 from agents.ports.memory import (
     Conflict,
     ConflictWrite,
@@ -63,7 +63,7 @@ from agents.ports.memory import (
     subject_key,
 )
 from controller.platform.settings import Settings, state_dsn
-from controller.platform.store.engine import WRITES, postgres_engine, reason, sqlite_unpooled_engine
+from controller.platform.store.engine import WRITES, postgres_engine, sqlite_unpooled_engine
 from controller.platform.store.schema import (
     memory_commits,
     memory_conflicts,
@@ -337,7 +337,7 @@ class SqlMemoryStores(_Stores):
             with self.engine.connect() as conn:
                 conn.execute(select(memory_subjects.c.key).limit(1)).first()
         except SQLAlchemyError as exc:
-            raise EnvironmentFault(f"cannot read the graph memories: {reason(exc)}",
+            raise EnvironmentFault(f"cannot read the graph memories: {first_line(exc)}",
                                    hint="SBX_STATE_DSN names the store's database, upgraded (db upgrade), "
                                         "with the memory tables granted (docs/kubernetes.md)") from None
 

@@ -21,7 +21,7 @@ from agents.bank_parser.coders.base import (
 )
 from agents.lessons import Lesson
 from agents.ports.config import LLM_CODERS, AgentConfig
-from agents.ports.errors import ConfigError
+from agents.ports.errors import ConfigError, first_line
 
 __all__ = ["Coder", "CoderExhausted", "CoderFailed", "FailureKind", "Feedback", "GeneratedCode",
            "check_coder", "make_coder"]
@@ -54,7 +54,7 @@ def _llm_coder(settings: AgentConfig, lessons: Sequence[Lesson]) -> Coder:
     try:
         model = build_chat_model(config)
     except (ValidationError, ValueError) as exc:
-        raise ConfigError(f"the {config.provider} client refused the llm settings: {_first_line(exc)}",
+        raise ConfigError(f"the {config.provider} client refused the llm settings: {first_line(exc)}",
                           hint="see SBX_LLM__* in docs/llm.md") from None
     return LLMCoder(ChatClient(config, model), lessons=lessons)
 
@@ -76,7 +76,3 @@ def check_coder(coder: Coder) -> str:
         return ""
     lessons = f"; {len(coder.lessons)} lesson(s) from earlier runs" if coder.lessons else ""
     return f"coder {preflight(coder.client.config)}{lessons}"
-
-
-def _first_line(exc: Exception) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]

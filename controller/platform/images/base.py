@@ -18,7 +18,7 @@ from pathlib import Path
 import docker
 import docker.errors
 
-from agents.ports.errors import ImageBuildError
+from agents.ports.errors import ImageBuildError, first_line
 from controller.platform import apt
 from controller.platform.images.build_lock import building, lock_path
 from controller.platform.settings import Settings
@@ -45,7 +45,7 @@ def ensure_base_image(client: docker.DockerClient, settings: Settings, say: Say)
             client.images.pull(settings.base_image)
             return
         except docker.errors.APIError as exc:
-            say(f"pull failed ({_first_line(exc)}); bootstrapping it from Debian's packages")
+            say(f"pull failed ({first_line(exc, 160)}); bootstrapping it from Debian's packages")
         bootstrap_base_image(client, settings, say)
 
 
@@ -127,7 +127,3 @@ def image_exists(client: docker.DockerClient, reference: str) -> bool:
         return True
     except docker.errors.ImageNotFound:
         return False
-
-
-def _first_line(exc: Exception) -> str:
-    return str(exc).strip().splitlines()[0][:160] if str(exc).strip() else type(exc).__name__

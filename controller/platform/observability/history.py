@@ -28,9 +28,9 @@ from pathlib import Path
 import sqlalchemy.exc
 from sqlalchemy import Engine
 
-from agents.ports.errors import EnvironmentFault
+from agents.ports.errors import EnvironmentFault, first_line
 from agents.ports.status import FINAL
-from agents.sqlrows import AnyConnection, execute_many, first_line, rows
+from agents.sqlrows import AnyConnection, execute_many, rows
 
 SCHEMA_VERSION = 3
 #: Warm-pool use of one execution: served warm, asked for warm but ran cold, or not poolable.

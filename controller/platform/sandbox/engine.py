@@ -6,7 +6,7 @@ import docker
 import docker.errors
 import requests.exceptions
 
-from agents.ports.errors import EngineUnavailable
+from agents.ports.errors import EngineUnavailable, first_line
 
 START_HINT = (
     "start it (sudo systemctl start docker, or sudo service docker start) "
@@ -26,7 +26,7 @@ def connect(timeout: int = 60) -> docker.DockerClient:
         return client
     except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
         raise EngineUnavailable(
-            f"no Docker engine is reachable ({_reason(exc)})", hint=START_HINT
+            f"no Docker engine is reachable ({first_line(exc, 160)})", hint=START_HINT
         ) from exc
 
 
@@ -59,7 +59,7 @@ def require_runtime(client: docker.DockerClient, runtime: str) -> None:
     try:
         known = engine_runtimes(client)
     except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
-        raise EngineUnavailable(f"no Docker engine is reachable ({_reason(exc)})", hint=START_HINT) from exc
+        raise EngineUnavailable(f"no Docker engine is reachable ({first_line(exc, 160)})", hint=START_HINT) from exc
     if runtime not in known:
         raise RuntimeMissing(
             f"the Docker engine has no runtime {runtime!r} "
@@ -79,8 +79,3 @@ def check_engine(runtime: str, timeout: int = 5) -> None:
         require_runtime(client, runtime)
     finally:
         client.close()
-
-
-def _reason(exc: Exception) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return text[:160]

@@ -24,7 +24,7 @@ from typing import Any
 import docker.errors
 import requests.exceptions
 
-from agents.ports.errors import InfraFault, SandboxError
+from agents.ports.errors import InfraFault, SandboxError, first_line
 
 #: Exit statuses of a container stopped by a signal from outside (SIGKILL, SIGTERM).
 KILLED_FROM_OUTSIDE = frozenset({137, 143})
@@ -35,7 +35,7 @@ _RESTART_HINT = "check the engine (docker info); the run can be resumed with run
 
 def engine_fault(image: str, exc: Exception) -> SandboxError:
     """The error an engine failure during an execution in ``image`` becomes."""
-    text = _first_line(exc)
+    text = first_line(exc, 300)
     if isinstance(exc, docker.errors.ImageNotFound):
         return InfraFault("image_missing", f"the image {image} is no longer in the engine ({text})",
                           hint="make images rebuilds it; a run's image is rebuilt when the run starts or resumes")
@@ -69,8 +69,3 @@ def lost_container(state: Mapping[str, Any]) -> InfraFault | None:
         return InfraFault("container_killed", f"the sandbox container was stopped from outside (exit {code}) "
                           "before its program ended")
     return None
-
-
-def _first_line(exc: Exception) -> str:
-    text = str(exc).strip()
-    return (text.splitlines()[0] if text else type(exc).__name__)[:300]

@@ -22,6 +22,7 @@ import sqlalchemy.exc
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.pool import NullPool
 
+from agents.ports.errors import first_line
 from controller.platform.store.models import StoreError
 
 #: Execution option of a connection whose transaction writes (SQLite: BEGIN IMMEDIATE).
@@ -85,11 +86,4 @@ def translated(where: str) -> Iterator[None]:
     try:
         yield
     except sqlalchemy.exc.SQLAlchemyError as exc:
-        raise StoreError(f"{where}: {reason(exc)}") from exc
-
-
-def reason(exc: BaseException) -> str:
-    """The driver's first line of ``exc`` (SQLAlchemy's own text adds the SQL and its parameters)."""
-    original = getattr(exc, "orig", None) or exc
-    text = str(original).strip()
-    return (text.splitlines()[0] if text else type(original).__name__)[:200]
+        raise StoreError(f"{where}: {first_line(exc)}") from exc

@@ -14,7 +14,8 @@ from collections.abc import Callable
 
 import sqlalchemy.exc
 
-from controller.platform.store.engine import postgres_engine, reason
+from agents.ports.errors import first_line
+from controller.platform.store.engine import postgres_engine
 from controller.platform.store.migrate import upgrade
 from controller.platform.store.models import StoreError
 from controller.platform.store.sql import POSTGRES, SqlStore
@@ -33,7 +34,7 @@ class PostgresStore(SqlStore):
                 pass
         except sqlalchemy.exc.SQLAlchemyError as exc:
             self.engine.dispose()
-            raise StoreError(f"cannot reach the run store (PostgreSQL): {reason(exc)}",
+            raise StoreError(f"cannot reach the run store (PostgreSQL): {first_line(exc)}",
                              hint="check SBX_SERVICE__POSTGRES_DSN") from None
         if migrate:
             upgrade(self.engine, label=LABEL)

@@ -39,7 +39,7 @@ import urllib3.exceptions
 from kubernetes.client import CoreV1Api
 from kubernetes.client.exceptions import ApiException
 
-from agents.ports.errors import InfraFault, SandboxError
+from agents.ports.errors import InfraFault, SandboxError, first_line
 from agents.ports.sandbox import CapturedStream, SandboxResult, SandboxSpec
 from controller.platform.sandbox.kubernetes.config import KubernetesSettings
 from controller.platform.sandbox.kubernetes.frame import Frame, decode_frame
@@ -115,7 +115,7 @@ class KubernetesSandbox:
             raise SandboxError(f"the Kubernetes API refused {name}: {exc.status} {exc.reason}") from exc
         except urllib3.exceptions.HTTPError as exc:
             raise InfraFault("api_unreachable", f"the Kubernetes API server did not answer for {name}: "
-                             f"{_first_line(exc)}") from exc
+                             f"{first_line(exc, 300)}") from exc
         finally:
             self._delete(name)
 
@@ -214,8 +214,3 @@ class KubernetesSandbox:
             with contextlib.suppress(ApiException, urllib3.exceptions.HTTPError):
                 delete(name, ns, grace_period_seconds=0, propagation_policy="Background",
                        _preload_content=False, _request_timeout=self._timeout)
-
-
-def _first_line(exc: Exception) -> str:
-    text = str(exc).strip()
-    return (text.splitlines()[0] if text else type(exc).__name__)[:300]
