@@ -1,7 +1,8 @@
 """Errors as pages: every refusal is the service's one line, on a page with a way on.
 
-The console's own exceptions (sign-in needed, not local, a page error) and the service's
-(:class:`~controller.entry.service.problems.Problem`, the platform errors) become HTML pages
+The console's own exceptions (sign-in needed, not local) and the service's
+(:class:`~controller.entry.service.problems.Problem`, which the console's routes raise too, and the
+platform errors) become HTML pages
 with the same status and the same one line the API would answer. A path under ``/v1`` that no
 API route matched keeps the API's problem+json.
 """
@@ -26,15 +27,6 @@ from controller.entry.service.loopback import REFUSAL
 from controller.entry.service.problems import Problem, problem_response, status_of, validation_line
 
 log = structlog.get_logger("sandloop.console")
-
-
-class PageError(Exception):
-    """A page that cannot be shown, with its status and one line saying why."""
-
-    def __init__(self, status: int, detail: str) -> None:
-        super().__init__(detail)
-        self.status = status
-        self.detail = detail
 
 
 def error_page(request: Request, status: int, detail: str) -> Response:
@@ -67,10 +59,6 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(NotLocal)
     async def _not_local(request: Request, exc: NotLocal) -> Response:
         return not_local_page(request)
-
-    @app.exception_handler(PageError)
-    async def _page(request: Request, exc: PageError) -> Response:
-        return error_page(request, exc.status, exc.detail)
 
     @app.exception_handler(Problem)
     async def _problem(request: Request, exc: Problem) -> Response:

@@ -11,8 +11,8 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 
 from controller.entry.console import sessions
-from controller.entry.console.errors import PageError
 from controller.entry.console.viewer import host_name
+from controller.entry.service.problems import Problem
 
 MAX_FIELD_BYTES = 4096
 MAX_FIELDS = 16
@@ -33,10 +33,10 @@ def check_csrf(request: Request, form: FormData) -> None:
     """Refuse (403) a form without this browser's token or from another origin.
 
     Raises:
-        PageError: 403.
+        Problem: 403.
     """
     if not same_origin(request) or not sessions.csrf_ok(request, form.get(sessions.CSRF_FIELD)):
-        raise PageError(403, CSRF_REFUSED)
+        raise Problem(403, CSRF_REFUSED)
 
 
 async def posted(request: Request) -> FormData:

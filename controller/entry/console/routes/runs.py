@@ -4,30 +4,29 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
 from agents.registry import AGENTS
-from controller.entry.console.errors import PageError
+from controller.entry.console.routes.deps import Viewer
 from controller.entry.console.templating import page
-from controller.entry.console.viewer import state_of, viewer
+from controller.entry.console.viewer import state_of
 from controller.entry.console.views.run_rows import MAX_TEXT, STATUSES, Filters, runs_page
-from controller.entry.service.auth import Principal
+from controller.entry.service.problems import Problem
 
 router = APIRouter()
-Viewer = Annotated[Principal, Depends(viewer)]
 
 
 def filters_of(status: str, agent: str, target: str, q: str, cursor: str) -> Filters:
     """The list's filters, each checked (422 with the field's line otherwise).
 
     Raises:
-        PageError: 422.
+        Problem: 422.
     """
     if status and status not in STATUSES:
-        raise PageError(422, f"unknown status {status[:40]!r} (one of: {', '.join(STATUSES)})")
+        raise Problem(422, f"unknown status {status[:40]!r} (one of: {', '.join(STATUSES)})")
     if agent and agent not in AGENTS:
-        raise PageError(422, f"unknown agent {agent[:40]!r} (one of: {', '.join(sorted(AGENTS))})")
+        raise Problem(422, f"unknown agent {agent[:40]!r} (one of: {', '.join(sorted(AGENTS))})")
     return Filters(status=status, agent=agent, target=target.strip(), q=q.strip(), cursor=cursor)
 
 

@@ -9,11 +9,9 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import Response
 
-from controller.entry.console.errors import PageError
 from controller.entry.console.routes.deps import Viewer
 from controller.entry.console.templating import page
 from controller.entry.console.viewer import state_of
-from controller.entry.service.problems import Problem
 from controller.entry.service.subjects import subject_memory
 
 router = APIRouter()
@@ -23,8 +21,5 @@ SubjectName = Annotated[str, Path(min_length=1, max_length=80)]
 @router.get("/subjects/{name}")
 def subject_page(name: SubjectName, request: Request, who: Viewer) -> Response:
     """The subject's facts, history and conflicts."""
-    try:
-        memory = subject_memory(state_of(request).settings, who, name)
-    except Problem as exc:
-        raise PageError(exc.status, exc.detail) from None
+    memory = subject_memory(state_of(request).settings, who, name)  # a Problem is the console's error page too
     return page(request, "subject.html", title=f"Subject {name}", viewer=who, memory=memory)

@@ -20,7 +20,6 @@ from agents.ports.errors import PlatformError
 from agents.registry import agent_for_target
 from agents.targets import known_targets
 from controller.entry.console import forms
-from controller.entry.console.errors import PageError
 from controller.entry.console.routes.deps import Viewer
 from controller.entry.console.templating import page
 from controller.entry.console.viewer import state_of
@@ -112,7 +111,7 @@ def _accepted(request: Request, row: RunRow, kind: str = "runs") -> Response:
 
 def not_draining(request: Request) -> None:
     if state_of(request).draining.is_set():
-        raise PageError(503, "the service is shutting down and accepts no runs; try again in a minute")
+        raise Problem(503, "the service is shutting down and accepts no runs; try again in a minute")
 
 
 @router.post("/submit/run")

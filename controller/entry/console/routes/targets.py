@@ -14,12 +14,12 @@ from agents.ports.errors import PlatformError
 from agents.registry import AGENTS, agent_for_target
 from agents.targets import known_targets
 from controller.entry.console import forms
-from controller.entry.console.errors import PageError
 from controller.entry.console.routes.deps import Viewer
 from controller.entry.console.templating import page
 from controller.entry.console.viewer import state_of
 from controller.entry.console.views.target_page import own_runs, target_view
 from controller.entry.service.history import ADMIN_ONLY, delete_history
+from controller.entry.service.problems import Problem
 from controller.entry.service.stats import success_rate
 from controller.platform.shared_state import lessons_of, run_history
 
@@ -50,7 +50,7 @@ def target_page(agent: AgentName, target: TargetName, request: Request, who: Vie
     """Success rate over time, attempts needed, failure kinds and the next run's lessons; counted over
     the viewer's own runs (an admin's: the whole history), as ``/targets`` counts them."""
     if agent not in AGENTS:
-        raise PageError(404, f"no agent called {agent[:64]!r} (agents: {', '.join(sorted(AGENTS))})")
+        raise Problem(404, f"no agent called {agent[:64]!r} (agents: {', '.join(sorted(AGENTS))})")
     state = state_of(request)
     own = None if who.admin else own_runs(state.store, who.name, agent, target)
     view = target_view(run_history(state.settings, state.store), lessons_of(state.settings, state.store),
@@ -63,7 +63,7 @@ def target_page(agent: AgentName, target: TargetName, request: Request, who: Vie
 def forget_form(agent: AgentName, target: TargetName, request: Request, who: Viewer) -> Response:
     """Ask before forgetting (a form, so it works without a script; admins only, as the forgetting)."""
     if not who.admin:
-        raise PageError(403, ADMIN_ONLY)
+        raise Problem(403, ADMIN_ONLY)
     where = f"/targets/{quote(agent, safe='')}/{quote(target, safe='')}"
     return page(request, "confirm.html", title=f"Forget {target}?", viewer=who,
                 question=f"Forget the lessons and ended service runs of {target} ({agent})?",

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from controller.entry.service.check_models import CheckOut, CheckSummary
+from controller.entry.service.check_models import CheckSummary
 from controller.platform.settings import Settings
 from controller.platform.store import RunRow
 from controller.platform.uploads import kept_dir, upload_dir
@@ -46,11 +46,6 @@ def verdict_lines(summary: CheckSummary | None) -> list[VerdictLine]:
         return []
     return [VerdictLine(v.name, v.status, v.rows, v.seconds, v.first_difference, f"{SUBMISSIONS}/{v.name}")
             for v in summary.verdicts]
-
-
-def check_document(row: RunRow) -> CheckOut:
-    """The API's document of the check (its summary validated)."""
-    return CheckOut.of(row)
 
 
 def submission_files(settings: Settings, row: RunRow, name: str) -> list[tuple[str, Path]]:
