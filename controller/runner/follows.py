@@ -10,6 +10,7 @@ The refusal is one line (exit 2; the service's 422) saying what to run first.
 from __future__ import annotations
 
 import shlex
+from contextlib import closing
 
 from agents.ports.errors import TargetError
 from agents.ports.run import Plan
@@ -40,9 +41,6 @@ def _targets(stores: MemoryBackend, subject: str) -> tuple[str, ...]:
     """The targets whose conversations wrote to ``subject``'s memory (none: no memory, and none is made)."""
     if not stores.has_subject(subject):
         return ()
-    store = stores.for_subject(subject)
-    try:
+    with closing(stores.for_subject(subject)) as store:
         return store.view().targets
-    finally:
-        store.close()
 

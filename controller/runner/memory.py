@@ -10,6 +10,7 @@ subject's memory: every conversation with that person, this one among them.
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -35,10 +36,8 @@ def run_memory(settings: Settings, run_id: str) -> MemoryView:
     subject = record.get("subject")
     stores = memory_stores(settings)
     store = stores.for_subject(subject) if isinstance(subject, str) and subject else stores.for_run(run_dir.name)
-    try:
+    with closing(store):
         return store.view()
-    finally:
-        store.close()
 
 
 def run_turns(settings: Settings, run_id: str, limit: int) -> list[LogEntry]:
@@ -62,8 +61,5 @@ def subject_memory(settings: Settings, subject: str) -> MemoryView:
         where = settings.runs_dir if state_dsn(settings) is None else "the state database (SBX_STATE_DSN)"
         raise TargetError(f"no memory of subject {name!r} in {where}",
                           hint="a conversation run with --subject NAME starts one")
-    store = stores.for_subject(name)
-    try:
+    with closing(stores.for_subject(name)) as store:
         return store.view()
-    finally:
-        store.close()

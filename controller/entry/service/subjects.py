@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import closing
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
@@ -106,11 +107,8 @@ def subject_memory(settings: Settings, caller: Principal, name: str) -> SubjectM
     key = _memory_name(caller, name)
     if not stores.has_subject(key):
         raise Problem(404, f"no subject {name!r}")
-    store = stores.for_subject(key)
-    try:
+    with closing(stores.for_subject(key)) as store:
         view = store.view()
-    finally:
-        store.close()
     return SubjectMemory(
         subject=name, nodes=view.values(),
         history={f"{node.name}.{f.name}": [asdict(change) for change in f.history[-MAX_HISTORY:]]
