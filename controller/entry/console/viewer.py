@@ -18,7 +18,7 @@ from starlette.requests import Request
 from controller.entry.console import sessions
 from controller.entry.service.auth import Principal
 from controller.entry.service.loopback import host_name, is_loopback_host, local_request
-from controller.entry.service.state import ServiceState
+from controller.entry.service.state import state_of
 from controller.platform.store import LOCAL_OWNER
 
 __all__ = ["NotLocal", "SignInRequired", "host_name", "is_loopback_host", "local_request", "state_of", "viewer"]
@@ -30,12 +30,6 @@ class SignInRequired(Exception):
 
 class NotLocal(Exception):
     """A no-token console was asked by a host or client that is not loopback (403)."""
-
-
-def state_of(request: Request) -> ServiceState:
-    """The service's shared state."""
-    state: ServiceState = request.app.state.service
-    return state
 
 
 def viewer(request: Request) -> Principal:

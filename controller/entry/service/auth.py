@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from fastapi import Request
 
 from controller.entry.service.problems import Problem
-from controller.entry.service.state import ServiceState
+from controller.entry.service.state import state_of
 from controller.platform.store import LOCAL_OWNER, RunRow
 from controller.platform.store.tokens import token_hash
 
@@ -40,7 +40,7 @@ def principal(request: Request) -> Principal:
     Raises:
         Problem: 401 without a valid bearer token while tokens exist.
     """
-    state: ServiceState = request.app.state.service
+    state = state_of(request)
     if not state.store.has_tokens():
         return Principal(LOCAL_OWNER, admin=True)
     scheme, _, token = request.headers.get("authorization", "").partition(" ")

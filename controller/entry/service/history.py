@@ -35,7 +35,7 @@ from agents.registry import AGENTS
 from controller.entry.service.auth import Principal, principal
 from controller.entry.service.problems import Problem
 from controller.entry.service.schemas import PROBLEMS
-from controller.entry.service.state import ServiceState
+from controller.entry.service.state import ServiceState, state_of
 from controller.platform.shared_state import lessons_of
 from controller.platform.store import TERMINAL, RunRow
 from controller.runner.dispatch import remove_kept
@@ -132,11 +132,6 @@ KEPT = ["run folders under runs/ (artefacts, checkpoints, events; not what they 
 Agent = Annotated[str | None, Query(max_length=64, description="Only this agent's runs.")]
 
 
-def _state(request: Request) -> ServiceState:
-    state: ServiceState = request.app.state.service
-    return state
-
-
 def _lessons_store(state: ServiceState) -> ExecutionHistory:
     """The lessons the agents read and write: the store's on PostgreSQL, else the runs folder's file."""
     return lessons_of(state.settings, state.store)
@@ -148,7 +143,7 @@ def get_history(request: Request, caller: Caller, agent: Agent = None,
                 limit: Annotated[int, Query(ge=1, le=100)] = 20,
                 cursor: Annotated[str | None, Query(max_length=20)] = None) -> History:
     """The caller's ended runs (an admin: everyone's), newest first, paginated."""
-    page = _state(request).store.history(owner=None if caller.admin else caller.name, agent=agent, target=target,
+    page = state_of(request).store.history(owner=None if caller.admin else caller.name, agent=agent, target=target,
                                          limit=limit, cursor=cursor)
     return History(runs=[HistoryEntry.of(row) for row in page.runs], next_cursor=page.cursor)
 
@@ -162,7 +157,7 @@ def get_lessons(request: Request, caller: Caller,
     """The learning context the agents read, shared by every tenant (see the module doc)."""
     if agent not in AGENTS:
         raise Problem(422, f"unknown agent {agent[:64]!r} (known agents: {', '.join(sorted(AGENTS))})")
-    store = _lessons_store(_state(request))
+    store = _lessons_store(state_of(request))
     lessons = store.lessons(agent, target)
     return Lessons(
         agent=agent, target=target, runs=store.outcomes(agent, target),
@@ -186,7 +181,7 @@ def delete_history(request: Request, caller: Caller,
     """Delete the target's lessons and its ended service runs; run folders and metrics stay."""
     if not caller.admin:
         raise Problem(403, ADMIN_ONLY)
-    state = _state(request)
+    state = state_of(request)
     lessons = _lessons_store(state).forget(target, agent)
     forgotten = state.store.forget(target=target, agent=agent)
     remove_kept(state.settings, forgotten)  # what their pages kept of their uploads (issue 43)

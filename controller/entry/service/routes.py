@@ -19,7 +19,7 @@ from controller.entry.service.check_models import CheckOut
 from controller.entry.service.idempotency import REPLAYED, idempotency
 from controller.entry.service.problems import Problem, refuse_while_draining, validation_line
 from controller.entry.service.schemas import PROBLEMS, ArtefactEntry, RunList, RunOut, RunRequest
-from controller.entry.service.state import ServiceState
+from controller.entry.service.state import ServiceState, state_of
 from controller.entry.service.submit import accept, accept_upload
 from controller.entry.service.uploads import read_upload
 from controller.platform.store import Idempotency, RunRow, RunStatus
@@ -30,11 +30,6 @@ router = APIRouter(prefix="/v1/runs", tags=["runs"], responses=PROBLEMS)
 Caller = Annotated[Principal, Depends(principal)]
 RunId = Annotated[str, Path(min_length=1, max_length=128, description="The run's id.")]
 _TEXT = {".py", ".txt", ".md", ".csv", ".jsonl", ".idr", ".diff", ".log", ".toml"}
-
-
-def _state(request: Request) -> ServiceState:
-    state: ServiceState = request.app.state.service
-    return state
 
 
 def visible_run(state: ServiceState, caller: Principal, run_id: str) -> RunRow:
@@ -70,7 +65,7 @@ async def submit_run(request: Request, caller: Caller) -> JSONResponse:
     (multipart), or on a blueprint sent with its files (JSON with ``blueprint``, or multipart with a
     ``blueprint`` part: docs/api.md); 202 once it is stored durably. With an ``Idempotency-Key`` a
     repeated request gets the run the first one made (200)."""
-    state = _state(request)
+    state = state_of(request)
     refuse_while_draining(state.draining.is_set(), "runs")
     submission = await _submission(request, state, caller)
     key = idempotency(request, "/v1/runs", submission.fields, submission.files)
@@ -155,7 +150,7 @@ def list_runs(request: Request, caller: Caller,
               limit: Annotated[int, Query(ge=1, le=100)] = 20,
               cursor: Annotated[str | None, Query(max_length=20)] = None) -> RunList:
     """The caller's runs (an admin: everyone's), filtered by target and status."""
-    page = _state(request).store.list_runs(owner=None if caller.admin else caller.name, target=target,
+    page = state_of(request).store.list_runs(owner=None if caller.admin else caller.name, target=target,
                                       status=status, limit=limit, cursor=cursor)
     return RunList(runs=[RunOut.of(r) for r in page.runs], next_cursor=page.cursor)
 
@@ -163,13 +158,13 @@ def list_runs(request: Request, caller: Caller,
 @router.get("/{run_id}", response_model=RunOut, summary="A run's status and summary")
 def get_run(run_id: RunId, request: Request, caller: Caller) -> RunOut:
     """Status, attempts and, once it ended, the summary the CLI prints."""
-    return RunOut.of(visible_run(_state(request), caller, run_id))
+    return RunOut.of(visible_run(state_of(request), caller, run_id))
 
 
 @router.post("/{run_id}/cancel", status_code=202, response_model=RunOut, summary="Cancel a run")
 def cancel_run(run_id: RunId, request: Request, caller: Caller) -> RunOut:
     """A queued run is cancelled at once; a running one is interrupted (its containers removed)."""
-    state = _state(request)
+    state = state_of(request)
     row = visible_run(state, caller, run_id)
     if row.ended:
         raise Problem(409, f"run {run_id} has ended already ({row.status})")
@@ -184,7 +179,7 @@ def cancel_run(run_id: RunId, request: Request, caller: Caller) -> RunOut:
 def resume_run(run_id: RunId, request: Request, caller: Caller) -> RunOut:
     """Queue an ``error`` or ``cancelled`` run again; a worker continues it from its last checkpoint
     (the CLI's ``run --resume``). A run that never started, or that finished, cannot be resumed (409)."""
-    state = _state(request)
+    state = state_of(request)
     row = visible_run(state, caller, run_id)
     run_dir = state.settings.runs_dir / row.id
     if row.status not in ("error", "cancelled"):
@@ -212,7 +207,7 @@ def run_events(run_id: RunId, request: Request, caller: Caller,
                    description="Resume after this id (anything else: from the start).")] = None,
                ) -> StreamingResponse:
     """From the run's first event (or after ``Last-Event-ID`` / ``after``); ends when the run ends."""
-    state = _state(request)
+    state = state_of(request)
     row = visible_run(state, caller, run_id)
     body = event_stream(state, row.id, events.last_event_id(last_event_id, after))
     return StreamingResponse(body, media_type="text/event-stream",
@@ -230,7 +225,7 @@ def event_stream(state: ServiceState, run_id: str, after: int) -> AsyncIterator[
 @router.get("/{run_id}/artefacts", response_model=list[ArtefactEntry], summary="The files of a run")
 def list_artefacts(run_id: RunId, request: Request, caller: Caller) -> list[ArtefactEntry]:
     """Every regular file in the run's folder (symlinks are neither listed nor followed)."""
-    state = _state(request)
+    state = state_of(request)
     row = visible_run(state, caller, run_id)
     return [ArtefactEntry(path=p, bytes=n) for p, n in artefacts.listing(state.settings.runs_dir / row.id)]
 
@@ -240,7 +235,7 @@ def list_artefacts(run_id: RunId, request: Request, caller: Caller) -> list[Arte
             responses={200: {"content": {"text/plain": {}, "application/octet-stream": {}}}})
 def get_artefact(run_id: RunId, path: str, request: Request, caller: Caller) -> StreamingResponse:
     """A file under the run's folder: parser.py, result.json, diff.txt, summary.json, …"""
-    state = _state(request)
+    state = state_of(request)
     row = visible_run(state, caller, run_id)
     run_dir = state.settings.runs_dir / row.id
     file = artefacts.safe_file(run_dir, path)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 import structlog
+from starlette.requests import Request
 
 from agents.ports.errors import EngineUnavailable
 from controller.entry.service.notify import RunSignals
@@ -73,3 +74,9 @@ class ServiceState:
     submitted: threading.Event = field(default_factory=threading.Event)
     #: Wakes a run's event streams when a worker of this process wrote to it or ended it.
     signals: RunSignals = field(default_factory=RunSignals)
+
+
+def state_of(request: Request) -> ServiceState:
+    """The service's shared state (the API's and the console's)."""
+    state: ServiceState = request.app.state.service
+    return state

@@ -14,7 +14,7 @@ from fastapi import APIRouter, Depends, Request
 
 from controller.entry.service.auth import Principal, principal
 from controller.entry.service.schemas import PROBLEMS, Stats, TargetStats
-from controller.entry.service.state import ServiceState
+from controller.entry.service.state import state_of
 
 router = APIRouter(prefix="/v1", tags=["stats"], responses=PROBLEMS)
 
@@ -22,7 +22,7 @@ router = APIRouter(prefix="/v1", tags=["stats"], responses=PROBLEMS)
 @router.get("/stats", response_model=Stats, summary="Success rates per agent and target")
 def get_stats(request: Request, caller: Annotated[Principal, Depends(principal)]) -> Stats:
     """Runs per status and the success rate, per agent and target."""
-    state: ServiceState = request.app.state.service
+    state = state_of(request)
     grouped: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
     for (agent, target, status), count in state.store.stats(None if caller.admin else caller.name).items():
         grouped[(agent, target)][status] = count

@@ -33,7 +33,7 @@ from agents.ports.memory import check_subject, subject_key
 from controller.entry.service.auth import Principal, principal
 from controller.entry.service.problems import Problem
 from controller.entry.service.schemas import PROBLEMS, RunRequest
-from controller.entry.service.state import ServiceState
+from controller.entry.service.state import state_of
 from controller.platform.memory_sql import memory_stores
 from controller.platform.settings import Settings
 
@@ -79,11 +79,6 @@ class Erased(BaseModel):
     erased: bool
 
 
-def _state(request: Request) -> ServiceState:
-    state: ServiceState = request.app.state.service
-    return state
-
-
 def _memory_name(caller: Principal, name: str) -> str:
     try:
         return scoped(caller.name, name)
@@ -94,7 +89,7 @@ def _memory_name(caller: Principal, name: str) -> str:
 @router.get("/subjects/{name}", response_model=SubjectMemory, summary="A subject's facts, history and conflicts")
 def get_subject(request: Request, caller: Caller, name: Name) -> SubjectMemory:
     """The caller's subject ``name``: 404 if the caller has none of that name."""
-    return subject_memory(_state(request).settings, caller, name)
+    return subject_memory(state_of(request).settings, caller, name)
 
 
 def subject_memory(settings: Settings, caller: Principal, name: str) -> SubjectMemory:
@@ -119,7 +114,7 @@ def subject_memory(settings: Settings, caller: Principal, name: str) -> SubjectM
 @router.delete("/subjects/{name}", response_model=Erased, summary="Erase everything about a subject (audited)")
 def delete_subject(request: Request, caller: Caller, name: Name) -> Erased:
     """Erase the caller's subject ``name``; the audit log records it (by key). 404 if there is none."""
-    state = _state(request)
+    state = state_of(request)
     key = _memory_name(caller, name)
     if not memory_stores(state.settings).forget_subject(key):
         raise Problem(404, f"no subject {name!r}")
