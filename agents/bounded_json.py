@@ -18,8 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from agents.ports.errors import first_line
-
 #: A complete JSON string literal (escapes included); unrolled so it never backtracks.
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _STRUCTURE = b"[]{},"
@@ -68,7 +66,7 @@ def loads_bounded(raw: bytes, bounds: JSONBounds) -> Any:
     except UnicodeDecodeError as exc:
         raise BoundedJSONError(f"not UTF-8 (byte {exc.start})") from exc
     except (ValueError, RecursionError) as exc:  # JSONDecodeError, int digit limit, repeated keys
-        raise BoundedJSONError(f"not valid JSON: {first_line(exc)}") from exc
+        raise BoundedJSONError(f"not valid JSON: {_first_line(exc)}") from exc
 
 
 def structure_of(raw: bytes) -> tuple[int, int]:
@@ -96,3 +94,9 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         repeated = next(key for key, _ in pairs if key in seen or seen.add(key))  # type: ignore[func-returns-value]
         raise ValueError(f"the key {repeated[:40]!r} appears more than once in an object")
     return document
+
+
+def _first_line(exc: BaseException) -> str:
+    # not agents.ports.errors.first_line: the environment images copy this file without agents/ports
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return text[:200]
