@@ -11,16 +11,14 @@ from __future__ import annotations
 import hashlib
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 from controller.platform.environments.resolution import EnvironmentFailure
 from controller.platform.images.build_lock import building, lock_path
-from controller.platform.images.wheelhouse import IMAGE_PYTHON
+from controller.platform.images.wheelhouse import IMAGE_PYTHON, pip_download
 
 COMPLETE_MARKER = ".complete"
 REQUIREMENTS_TXT = "requirements.txt"
-_GLIBC_TAGS = ("manylinux_2_36", "manylinux_2_28", "manylinux_2_17", "manylinux2014")
 DOWNLOAD_TIMEOUT_SECONDS = 900
 
 
@@ -46,13 +44,7 @@ def wheels_for(pins: tuple[str, ...], arch: str, cache_dir: Path) -> Path:
 
 
 def _download(folder: Path, arch: str) -> None:
-    command = [
-        sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
-        "--no-deps", "--only-binary=:all:", "--implementation", "cp",
-        "--python-version", IMAGE_PYTHON, "--abi", f"cp{IMAGE_PYTHON.replace('.', '')}",
-        *[arg for tag in _GLIBC_TAGS for arg in ("--platform", f"{tag}_{arch}")],
-        "--dest", str(folder), "-r", str(folder / REQUIREMENTS_TXT),
-    ]
+    command = pip_download(folder, arch, "--no-deps")
     try:
         proc = subprocess.run(command, capture_output=True, text=True, check=False,
                               timeout=DOWNLOAD_TIMEOUT_SECONDS)

@@ -63,16 +63,20 @@ def ensure_wheelhouse(spec: WheelhouseSpec, cache_dir: Path, constraints: Path |
     return folder
 
 
+def pip_download(folder: Path, arch: str, *options: str) -> list[str]:
+    """The host pip's command that downloads the wheels of ``folder``'s requirements.txt into ``folder``,
+    for the images' interpreter on ``arch`` (``options``: pip's own, such as ``--no-deps``)."""
+    return [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", *options,
+            "--only-binary=:all:", "--implementation", "cp",
+            "--python-version", IMAGE_PYTHON, "--abi", f"cp{IMAGE_PYTHON.replace('.', '')}",
+            *[arg for tag in _GLIBC_TAGS for arg in ("--platform", f"{tag}_{arch}")],
+            "--dest", str(folder), "-r", str(folder / "requirements.txt")]
+
+
 def _download(spec: WheelhouseSpec, folder: Path, constraints: Path | None) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "requirements.txt").write_text(spec.requirements_txt, encoding="utf-8")
-    command = [
-        sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
-        "--only-binary=:all:", "--implementation", "cp",
-        "--python-version", IMAGE_PYTHON, "--abi", f"cp{IMAGE_PYTHON.replace('.', '')}",
-        *[arg for tag in _GLIBC_TAGS for arg in ("--platform", f"{tag}_{spec.arch}")],
-        "--dest", str(folder), "-r", str(folder / "requirements.txt"),
-    ]
+    command = pip_download(folder, spec.arch)
     if constraints is not None and constraints.exists():
         command += ["-c", str(constraints)]
     proc = subprocess.run(command, capture_output=True, text=True, check=False)
