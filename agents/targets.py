@@ -266,6 +266,19 @@ def load_target_config(data_dir: Path, name: str) -> TargetConfig | None:
         raise invalid_target_file(path, exc) from exc
 
 
+def agent_target_config(data_dir: Path, target: str, agent: str) -> TargetConfig:
+    """``target``'s ``target.toml``, which must name ``agent``.
+
+    Raises:
+        TargetError: it has none, or it names another agent. ConfigError: as :func:`load_target_config`.
+    """
+    config = load_target_config(data_dir, target)
+    if config is None or config.agent != agent:
+        raise TargetError(f"{target} is not a target of the {agent} agent "
+                          f"(its target.toml must say agent = \"{agent}\")")
+    return config
+
+
 def invalid_target_file(path: Path, exc: ValidationError, prefix: str = "") -> ConfigError:
     """One line for the first thing wrong in ``path`` (a section's own model: ``prefix`` its name)."""
     first = exc.errors()[0]

@@ -32,7 +32,7 @@ from agents.ports.errors import TargetError
 from agents.ports.outcome import RunSummary
 from agents.ports.run import CheckContext, CheckRequest, Plan, ReplayOutcome, RunContext
 from agents.ports.sandbox import Sandbox, SandboxLimits
-from agents.targets import TargetConfig, load_target_config, target_limits
+from agents.targets import TargetConfig, agent_target_config, target_limits
 
 if TYPE_CHECKING:  # the LLM roles import the LLM client libraries; offline plans never load them
     from agents.blueprint.llm_roles import LLMRoles
@@ -58,7 +58,7 @@ class BlueprintAgent:
 
     def plan(self, target: str, config: AgentConfig, max_attempts: int | None) -> Plan:
         """target.toml, the blueprint, its data files and the target's lessons, before any engine call."""
-        toml = _config(config, target)
+        toml = agent_target_config(config.data_dir, target, AGENT)
         roles = llm_roles(config)
         loaded = load_target(config.data_dir, target, prose=roles.prose if roles is not None else None)
         history = open_lessons(config)
@@ -92,7 +92,7 @@ class BlueprintAgent:
 
     def check(self, request: CheckRequest, ctx: CheckContext) -> int:
         """Judge stored reports with the blueprint's QA; exit 0 when all pass, 1 otherwise."""
-        toml = _config(ctx.config, request.target)
+        toml = agent_target_config(ctx.config.data_dir, request.target, AGENT)
         roles = llm_roles(ctx.config)
         loaded = load_target(ctx.config.data_dir, request.target, prose=roles.prose if roles is not None else None)
         reports = collect_reports(request.paths)
@@ -153,14 +153,6 @@ def llm_roles(settings: AgentConfig) -> LLMRoles | None:
 
 def _facts(verdict: Verdict) -> dict[str, Any]:
     return {"passed": verdict["passed"], "issues": [f"{i['code']}: {i['message']}" for i in verdict["issues"]]}
-
-
-def _config(settings: AgentConfig, target: str) -> TargetConfig:
-    config = load_target_config(settings.data_dir, target)
-    if config is None or config.agent != AGENT:
-        raise TargetError(f"{target} is not a target of the blueprint agent "
-                          "(its target.toml must say agent = \"blueprint\")")
-    return config
 
 
 def blueprint_limits(settings: AgentConfig, config: TargetConfig) -> SandboxLimits:

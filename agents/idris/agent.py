@@ -30,7 +30,7 @@ from agents.ports.outcome import RunSummary
 from agents.ports.run import CheckContext, CheckRequest, Plan, ReplayOutcome, RunContext
 from agents.ports.sandbox import Sandbox, SandboxLimits
 from agents.python_program import IMAGE_NAME as PDF_IMAGE
-from agents.targets import TargetConfig, load_target_config, resolve_document_target, target_limits
+from agents.targets import TargetConfig, agent_target_config, resolve_document_target, target_limits
 
 #: The seed's limit of checks (compile attempts) when nothing else says otherwise.
 DEFAULT_MAX_ATTEMPTS = 5
@@ -50,7 +50,7 @@ class IdrisAgent:
 
     def plan(self, target: str, config: AgentConfig, max_attempts: int | None) -> Plan:
         """The target.toml, the document, the limits and the coder, checked before any engine call."""
-        toml = _config(config, target)
+        toml = agent_target_config(config.data_dir, target, AGENT)
         resolved = resolve_document_target(target, config.data_dir, toml)
         check_document(resolved.document)  # kind and header now; a PDF's text is read in a sandbox by run
         attempts = idris_max_attempts(config, toml, max_attempts)
@@ -81,7 +81,7 @@ class IdrisAgent:
 
     def check(self, request: CheckRequest, ctx: CheckContext) -> int:
         """Type-check hand-written modules; exit 0 when all check, 1 otherwise."""
-        toml = _config(ctx.config, request.target)
+        toml = agent_target_config(ctx.config.data_dir, request.target, AGENT)
         modules = collect_modules(request.paths)
         with ctx.open_session(1) as session:
             image = session.image(IMAGE_NAME)
@@ -114,13 +114,6 @@ class IdrisAgent:
 def _facts(outcome: str, message: str, exit_code: int | None, transcript: str) -> dict[str, Any]:
     return {"outcome": outcome, "message": message, "exit_code": exit_code,
             "transcript_sha256": hashlib.sha256(transcript.encode("utf-8")).hexdigest()}
-
-
-def _config(settings: AgentConfig, target: str) -> TargetConfig:
-    config = load_target_config(settings.data_dir, target)
-    if config is None or config.agent != AGENT:
-        raise TargetError(f"{target} is not a target of the idris agent (its target.toml must say agent = \"idris\")")
-    return config
 
 
 def idris_limits(settings: AgentConfig, config: TargetConfig) -> SandboxLimits:
