@@ -1,8 +1,7 @@
 """The service's durable run queue and token store (issue 21).
 
-:class:`~controller.platform.store.protocol.RunStore` is the interface, implemented once in
-SQLAlchemy Core (:mod:`~controller.platform.store.sql`) over SQLite (WAL, under the runs
-folder: the embedded default) or PostgreSQL (several replicas). The schema is Alembic's
+:data:`RunStore` is the store, written once in SQLAlchemy Core (:mod:`~controller.platform.store.sql`)
+over SQLite (WAL, under the runs folder: the embedded default) or PostgreSQL (several replicas). The schema is Alembic's
 (``migrations/``); ``open_store`` picks the database from the settings and migrates it.
 """
 
@@ -28,7 +27,10 @@ from controller.platform.store.models import (
     StoreError,
     TokenRow,
 )
-from controller.platform.store.protocol import RunStore
+from controller.platform.store.sql import SqlStore
+
+#: The run store as its callers name it: one class serves SQLite and PostgreSQL alike.
+RunStore = SqlStore
 
 __all__ = [
     "ACTIVE", "LOCAL_OWNER", "OPEN", "TERMINAL", "DuplicateRunId", "Idempotency", "IdempotencyConflict", "NewRun",

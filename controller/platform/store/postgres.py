@@ -24,7 +24,7 @@ LABEL = "run store (PostgreSQL)"
 
 
 class PostgresStore(SqlStore):
-    """:class:`~controller.platform.store.protocol.RunStore` on a PostgreSQL database."""
+    """The run store on a PostgreSQL database."""
 
     def __init__(self, dsn: str, *, clock: Callable[[], float] = time.time, timeout: float = 10.0,
                  migrate: bool = True) -> None:

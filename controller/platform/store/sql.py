@@ -3,7 +3,8 @@
 Every state change is one transaction, so that several workers (threads, processes, replicas)
 can share one database: a claim is one ``UPDATE … WHERE seq = (SELECT … FOR UPDATE SKIP
 LOCKED) RETURNING …`` (SQLite renders no ``FOR UPDATE``: its ``BEGIN IMMEDIATE`` already holds
-the only write lock), so a run is claimed by exactly one worker.
+the only write lock), so a run is claimed by exactly one worker; ``renew`` keeps a worker's leases
+alive, and ``expired`` / ``take_over`` let any worker pick up the runs of one that died.
 
 Each change of a run's status writes its event to the run's journal (``run_events``) in the
 same transaction, numbered by the run's ``last_event`` counter: the journal is the run's whole
@@ -98,7 +99,8 @@ def status(value: str, **more: Any) -> Entry:
 
 
 class SqlStore:
-    """:class:`~controller.platform.store.protocol.RunStore` on a SQLAlchemy engine."""
+    """A durable queue of runs and a table of hashed bearer tokens, on a SQLAlchemy engine (the service's
+    :data:`~controller.platform.store.RunStore`)."""
 
     def __init__(self, engine: Engine, dialect: Dialect, *, label: str,
                  clock: Callable[[], float] = time.time) -> None:
@@ -146,10 +148,14 @@ class SqlStore:
         return int(last)
 
     def append_events(self, run_id: str, entries: Sequence[Entry], *, holder: str | None = None) -> int:
+        """Journal ``entries`` (kind, data) for the run, numbered on (with ``holder``: only while that
+        worker runs it, so a worker whose run was taken over writes nothing more); the last number
+        (0: nothing appended)."""
         with self._write() as conn:
             return self._journal(conn, run_id, entries, holder)
 
     def events(self, run_id: str, *, after: int, limit: int) -> list[RunEvent]:
+        """The run's journal after number ``after``, oldest first, at most ``limit``."""
         query = (select(run_events.c.seq, run_events.c.kind, run_events.c.data, run_events.c.at)
                  .where(run_events.c.run_id == run_id, run_events.c.seq > after)
                  .order_by(run_events.c.seq).limit(limit))
@@ -167,6 +173,18 @@ class SqlStore:
     # runs -------------------------------------------------------------------------------
     def submit(self, run: NewRun, *, quota: int, queue_limit: int, idempotency: Idempotency | None = None,
                upload_quota_bytes: int | None = None, idempotency_seconds: float = 86400.0) -> RunRow:
+        """Store ``run`` as queued, durably, unless its owner's quota or the queue is full.
+
+        With ``idempotency``, a key its owner used in the last ``idempotency_seconds`` with the
+        same request gives back that request's run (its id is not ``run.id``: nothing was written).
+
+        Raises:
+            QuotaExceeded: the owner has ``quota`` open runs (or ended ones still holding an upload)
+                already, or its uploads would hold more than ``upload_quota_bytes``.
+            QueueFull: ``queue_limit`` runs are queued already.
+            DuplicateRunId: a run with ``run.id`` exists (nothing was written).
+            IdempotencyConflict: the key came with a different request.
+        """
         try:
             with self._write() as conn:
                 self._lock_submissions(conn)
@@ -194,6 +212,11 @@ class SqlStore:
         return self._require(run.id)
 
     def replay(self, owner: str, idempotency: Idempotency, *, keep_seconds: float = 86400.0) -> RunRow | None:
+        """The run ``owner``'s earlier submission with this key made (None: the key is new or expired).
+
+        Raises:
+            IdempotencyConflict: the key came with a different request.
+        """
         with self._write() as conn:
             return self._idempotent(conn, owner, idempotency, keep_seconds)
 
@@ -243,12 +266,15 @@ class SqlStore:
                                 "until Forget), or cancel one")
 
     def get(self, run_id: str) -> RunRow | None:
+        """The run, or None."""
         with self._read() as conn:
             row = conn.execute(select(*RUN_COLUMNS).where(runs.c.id == run_id)).fetchone()
         return row_to_run(tuple(row)) if row else None
 
     def list_runs(self, *, owner: str | None, target: str | None, status: RunStatus | None, limit: int,
                   cursor: str | None, agent: str | None = None, text: str | None = None) -> RunPage:
+        """Runs newest first, filtered (``owner`` None: everyone's; ``text``: a case-insensitive substring
+        of the id, target, agent, owner or error); ``cursor`` from a previous page."""
         query = _filtered(select(*RUN_COLUMNS), owner=owner, target=target, status=status, agent=agent)
         if text:
             query = query.where(_containing(text))
@@ -263,6 +289,7 @@ class SqlStore:
         return RunPage(found, str(found[-1].seq) if len(rows) > limit else None)
 
     def claim(self, worker: str, lease_seconds: float) -> RunRow | None:
+        """Atomically take the oldest queued run for ``worker`` (status running, leased); None if none."""
         now = self._clock()
         oldest = (select(runs.c.seq).where(runs.c.status == "queued").order_by(runs.c.seq).limit(1)
                   .with_for_update(skip_locked=True).scalar_subquery())
@@ -277,6 +304,7 @@ class SqlStore:
         return self.get(str(row[0])) if row else None
 
     def renew(self, worker: str, lease_seconds: float, run_ids: Collection[str]) -> int:
+        """Extend ``worker``'s leases on ``run_ids`` (the runs it still works on); how many it renewed."""
         ids = list(run_ids)
         if not ids:
             return 0
@@ -286,18 +314,23 @@ class SqlStore:
                                 .values(lease_until=self._clock() + lease_seconds)).rowcount
 
     def expired(self) -> list[RunRow]:
+        """Running runs whose lease has run out (their worker died or hangs)."""
         query = (select(*RUN_COLUMNS).where(runs.c.status == "running", runs.c.lease_until < self._clock())
                  .order_by(runs.c.seq))
         with self._read() as conn:
             return [row_to_run(tuple(r)) for r in conn.execute(query)]
 
     def running(self) -> list[RunRow]:
+        """Every running run (a starting service looks for those its dead predecessor held)."""
         query = select(*RUN_COLUMNS).where(runs.c.status == "running").order_by(runs.c.seq)
         with self._read() as conn:
             return [row_to_run(tuple(r)) for r in conn.execute(query)]
 
     def take_over(self, run_id: str, dead_worker: str, *, requeue: bool, error: str = "",
                   force: bool = False) -> bool:
+        """Atomically end ``dead_worker``'s hold of an expired run (any run of its, with ``force``:
+        the worker is known dead): back to queued (``requeue``), else ended as ``error`` with
+        ``error``. False when another worker got there first."""
         now = self._clock()
         where = [runs.c.worker == dead_worker, runs.c.status == "running"]
         if not force:  # force: the worker is known dead (its process is gone), its lease need not run out
@@ -313,15 +346,20 @@ class SqlStore:
                                 takeovers=runs.c.takeovers + 1, **values)
 
     def release(self, run_id: str, worker: str) -> bool:
+        """Give a running run back to the queue (a draining worker); False if not ``worker``'s."""
         return self._held(run_id, worker, [status("queued", reason=RELEASED)], status="queued")
 
     def finish(self, run_id: str, worker: str, status: RunStatus, *, exit_code: int | None,
                summary: dict[str, Any] | None, error: str = "") -> bool:
+        """Record the end of ``worker``'s run; False if the worker no longer holds it."""
         entry = ("end", {"status": status, "exit_code": exit_code, "error": error})
         return self._held(run_id, worker, [entry], status=status, finished_at=self._clock(), exit_code=exit_code,
                           summary=None if summary is None else json.dumps(summary), error=error)
 
     def wait(self, run_id: str, worker: str, question: dict[str, Any] | None = None) -> bool:
+        """``worker``'s run stopped, checkpointed, to wait for a reply (``question``, journaled): status
+        waiting, no worker, no lease (nothing expires; it still counts against its owner's quota).
+        False if not ``worker``'s."""
         entries = [status("waiting"), *([("question", question)] if question is not None else [])]
         return self._held(run_id, worker, entries, status="waiting")
 
@@ -332,6 +370,11 @@ class SqlStore:
                                 worker=None, lease_until=None, **values)
 
     def requeue(self, run_id: str, *, quota: int) -> RunRow | None:
+        """Queue an ended ``error`` or ``cancelled`` run again (to resume it); None if it is not one.
+
+        Raises:
+            QuotaExceeded: its owner has ``quota`` queued + running runs already.
+        """
         with self._write() as conn:
             self._lock_submissions(conn)
             row = conn.execute(select(runs.c.owner, runs.c.status).where(runs.c.id == run_id)
@@ -344,12 +387,14 @@ class SqlStore:
         return self.get(run_id)
 
     def answer(self, run_id: str) -> RunRow | None:
+        """A waiting run's reply has arrived: queue it (to resume); the row after, None if it was not waiting."""
         with self._write() as conn:
             answered = self._change(conn, run_id, [runs.c.status == "waiting"],
                                     [status("queued", reason="the reply arrived")], status="queued")
         return self.get(run_id) if answered else None
 
     def cancel(self, run_id: str) -> RunRow | None:
+        """Cancel a queued or waiting run at once, or ask the worker of a running one to stop; the row after."""
         with self._write() as conn:
             for was, reason in (("queued", "cancelled before it started"),
                                 ("waiting", "cancelled while it waited for a reply")):
@@ -360,6 +405,7 @@ class SqlStore:
         return self.get(run_id)
 
     def cancel_requested(self, worker: str) -> list[str]:
+        """Ids of ``worker``'s running runs whose cancellation was asked for."""
         query = select(runs.c.id).where(runs.c.worker == worker, runs.c.status == "running",
                                         runs.c.cancel_requested == 1)
         with self._read() as conn:
@@ -367,11 +413,15 @@ class SqlStore:
 
     # uploads ------------------------------------------------------------------------------
     def upload_removed(self, run_id: str, *, kept_bytes: int = 0) -> bool:
+        """The run's upload is gone from disk: it no longer counts against its owner's quotas, but
+        ``kept_bytes`` (what the run kept of it, ``runs/<id>/kept/``) counts against the upload quota
+        until the run is forgotten."""
         with self._write() as conn:
             return conn.execute(update(runs).where(runs.c.id == run_id, runs.c.upload_held == 1)
                                 .values(upload_held=0, kept_bytes=max(0, kept_bytes))).rowcount == 1
 
     def held_uploads(self, *, ended_only: bool) -> list[str]:
+        """Ids of the runs whose upload is still on disk (of ended runs only, with ``ended_only``)."""
         query = select(runs.c.id).where(runs.c.upload_held == 1)
         if ended_only:
             query = query.where(runs.c.status.in_(ENDED))
@@ -379,11 +429,14 @@ class SqlStore:
             return [str(r[0]) for r in conn.execute(query)]
 
     def forget_keys(self, *, older_than: float) -> int:
+        """Delete idempotency keys made before ``older_than``; how many."""
         with self._write() as conn:
             return conn.execute(delete(idempotency_keys).where(idempotency_keys.c.created_at < older_than)).rowcount
 
     # listings ---------------------------------------------------------------------------
     def stats(self, owner: str | None) -> dict[tuple[str, str, str], int]:
+        """Runs per (agent, target, status), of ``owner`` (None: everyone's); checks
+        (``options.kind`` "check") are not an agent's runs and are not counted."""
         query = (select(runs.c.agent, runs.c.target, runs.c.status, func.count())
                  .where(runs.c.kind != "check").group_by(runs.c.agent, runs.c.target, runs.c.status))
         if owner is not None:
@@ -393,10 +446,12 @@ class SqlStore:
 
     def history(self, *, owner: str | None, agent: str | None, target: str | None, limit: int,
                 cursor: str | None) -> RunPage:
+        """Ended runs newest first (the execution history), filtered (``owner`` None: everyone's)."""
         query = _filtered(select(*RUN_COLUMNS), owner=owner, agent=agent, target=target)
         return self._page(query.where(runs.c.status.in_(ENDED)), limit, cursor)
 
     def forget(self, *, target: str, agent: str | None) -> list[str]:
+        """Delete the ended runs of ``target`` (of ``agent`` if given); their ids. Open runs stay."""
         condition = (runs.c.status.in_(ENDED), *_conditions(agent=agent, target=target))
         with self._write() as conn:
             ids = [str(r[0]) for r in conn.execute(select(runs.c.id).where(*condition))]
@@ -404,16 +459,23 @@ class SqlStore:
         return ids
 
     def counts(self) -> dict[str, int]:
+        """Runs per status."""
         with self._read() as conn:
             rows = conn.execute(select(runs.c.status, func.count()).group_by(runs.c.status))
             return {str(status): int(n) for status, n in rows}
 
     def ping(self) -> None:
+        """Raise :class:`StoreError` unless the store answers."""
         with self._read() as conn:
             conn.execute(select(func.count()).select_from(tokens)).fetchone()
 
     # tokens -----------------------------------------------------------------------------
     def add_token(self, name: str, token_hash: str, *, admin: bool) -> TokenRow:
+        """Store a token's hash under ``name``.
+
+        Raises:
+            ConfigError: ``name`` exists already.
+        """
         now = self._clock()
         try:
             with self._write() as conn:
@@ -432,27 +494,33 @@ class SqlStore:
         return TokenRow(name, admin, now)
 
     def remove_token(self, name: str) -> bool:
+        """Remove the token ``name`` and its console sessions; False if there was none."""
         with self._write() as conn:
             conn.execute(delete(sessions).where(sessions.c.token == name))
             return conn.execute(delete(tokens).where(tokens.c.name == name)).rowcount == 1
 
     def tokens(self) -> list[TokenRow]:
+        """Every token's name and rights."""
         with self._read() as conn:
             rows = conn.execute(select(tokens.c.name, tokens.c.admin, tokens.c.created_at).order_by(tokens.c.name))
             return [TokenRow(str(n), bool(a), float(c)) for n, a, c in rows]
 
     def token_by_hash(self, token_hash: str) -> TokenRow | None:
+        """The token whose hash is ``token_hash``, compared in constant time."""
         query = select(tokens.c.name, tokens.c.admin, tokens.c.created_at, tokens.c.hash).where(
             tokens.c.hash == token_hash)
         with self._read() as conn:
             return _token_of(conn.execute(query).fetchone(), token_hash)
 
     def has_tokens(self) -> bool:
+        """Whether any token exists (then every request must carry one)."""
         with self._read() as conn:
             return conn.execute(select(tokens.c.name).limit(1)).fetchone() is not None
 
     # console sessions -------------------------------------------------------------------
     def add_session(self, session_hash: str, token_name: str, expires_at: float) -> None:
+        """Keep a signed-in browser's session (its hash) for the token ``token_name`` until ``expires_at``;
+        sessions that have expired are removed on the way."""
         now = self._clock()
         with self._write() as conn:
             conn.execute(delete(sessions).where(sessions.c.expires_at <= now))
@@ -460,6 +528,8 @@ class SqlStore:
                                                  expires_at=expires_at))
 
     def session_token(self, session_hash: str) -> TokenRow | None:
+        """The token of the live session ``session_hash``: None if it is unknown, has expired, or its
+        token was removed."""
         query = (select(tokens.c.name, tokens.c.admin, tokens.c.created_at, sessions.c.hash)
                  .join_from(sessions, tokens, tokens.c.name == sessions.c.token)
                  .where(sessions.c.hash == session_hash, sessions.c.expires_at > self._clock()))
@@ -467,6 +537,7 @@ class SqlStore:
             return _token_of(conn.execute(query).fetchone(), session_hash)
 
     def remove_session(self, session_hash: str) -> None:
+        """End the session ``session_hash`` (signing out); nothing if there is none."""
         with self._write() as conn:
             conn.execute(delete(sessions).where(sessions.c.hash == session_hash))
 

@@ -17,7 +17,7 @@ from controller.platform.store.sql import SQLITE, SqlStore
 
 
 class SqliteStore(SqlStore):
-    """:class:`~controller.platform.store.protocol.RunStore` on one SQLite file."""
+    """The run store on one SQLite file."""
 
     def __init__(self, path: Path, *, clock: Callable[[], float] = time.time, timeout: float = 30.0,
                  migrate: bool = True) -> None:
