@@ -11,6 +11,7 @@ are :class:`~agents.ports.errors.ConfigError`, an endpoint that does not answer 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import closing
 
 from agents.llm.classify import classify, root_cause
 from agents.llm.client import ChatClient
@@ -93,10 +94,8 @@ def _ollama_models(config: LLMConfig) -> list[str]:
 
     auth = BearerAuth(config.api_key) if config.api_key is not None else None
     client = ollama.Client(host=config.base_url, timeout=min(config.timeout_seconds, PREFLIGHT_TIMEOUT), auth=auth)
-    try:
+    with closing(client):
         return [m.model for m in client.list().models if m.model]
-    finally:
-        client.close()
 
 
 def _gemini_model(config: LLMConfig) -> list[str] | None:
@@ -107,11 +106,8 @@ def _gemini_model(config: LLMConfig) -> list[str] | None:
     assert config.api_key is not None  # require_key() ran
     options = types.HttpOptions(base_url=config.base_url,
                                 timeout=int(min(config.timeout_seconds, PREFLIGHT_TIMEOUT) * 1000))
-    client = genai.Client(api_key=config.api_key.get_secret_value(), http_options=options)
-    try:
+    with closing(genai.Client(api_key=config.api_key.get_secret_value(), http_options=options)) as client:
         client.models.get(model=config.model)
-    finally:
-        client.close()
     return [config.model]  # found: a missing model raised 404 above
 
 

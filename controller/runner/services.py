@@ -9,7 +9,7 @@ is what agents know as the :class:`~agents.ports.run.Session` port.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 
 import docker
@@ -112,7 +112,5 @@ def open_session(settings: Settings, say: Say, *, min_pool: int = 0) -> Iterator
     config = backend_config(settings, min_pool=min_pool, offer=take_offer())
     services: Services = (DockerServices.start(settings, config, say) if isinstance(config, DockerBackendConfig)
                           else KubernetesServices.start(settings, config, say))
-    try:
+    with closing(services):
         yield services
-    finally:
-        services.close()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from contextlib import closing
 
 from agents.ports.errors import PlatformError
 from agents.registry import AGENTS
@@ -63,11 +64,8 @@ def docker_images_check(tags: list[str]) -> Callable[[], None]:
     """A check that the Docker engine holds every image in ``tags``."""
 
     def check() -> None:
-        client = connect(timeout=ENGINE_TIMEOUT_SECONDS)
-        try:
+        with closing(connect(timeout=ENGINE_TIMEOUT_SECONDS)) as client:
             check_present(client, tags)
-        finally:
-            client.close()
 
     return check
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextlib import closing
+
 import docker
 import docker.errors
 import requests.exceptions
@@ -74,8 +76,5 @@ def check_engine(runtime: str, timeout: int = 5) -> None:
     Raises:
         EngineUnavailable: no engine answers, or it lacks ``runtime``.
     """
-    client = connect(timeout=timeout)
-    try:
+    with closing(connect(timeout=timeout)) as client:
         require_runtime(client, runtime)
-    finally:
-        client.close()

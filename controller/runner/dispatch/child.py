@@ -48,11 +48,7 @@ def command(row: RunRow, run_dir: Path) -> list[str]:
     base = [sys.executable, "-m", "controller", "run", "--watch-stdin"]
     if resumable(run_dir):
         return [*base, "--resume", row.id]
-    options: list[str] = []
-    for key, option in FORWARDED.items():
-        value = row.options.get(key)
-        if value is not None:
-            options += [option, str(value)]
+    options = _forwarded(row, FORWARDED)
     if row.options.get("interactive"):  # replies over the service (a resumed run reads this from run.json)
         options.append("--await-replies")
     return [*base, "--target", row.target, "--run-id", row.id, *options]
@@ -79,13 +75,14 @@ def check_command(row: RunRow, run_dir: Path) -> list[str]:
     paths = row.options.get("paths")  # each under SUBMISSIONS: uploads_prefix leaves it out of the lines
     if not isinstance(paths, list) or not paths or not all(_own_path(p) for p in paths):
         raise ValueError(f"check {row.id} has no valid paths")
-    options: list[str] = []
-    for key, option in CHECK_FORWARDED.items():
-        value = row.options.get(key)
-        if value is not None:
-            options += [option, str(value)]
     return [sys.executable, "-m", "controller", "check", "--watch-stdin", "--run-id", row.id,
-            "--target", row.target, *options, "--parser", *(str(upload / p) for p in paths)]
+            "--target", row.target, *_forwarded(row, CHECK_FORWARDED), "--parser", *(str(upload / p) for p in paths)]
+
+
+def _forwarded(row: RunRow, options: dict[str, str]) -> list[str]:
+    """The row's options that ``options`` maps to the command line's (key -> option), each with its value."""
+    return [arg for key, option in options.items() if row.options.get(key) is not None
+            for arg in (option, str(row.options[key]))]
 
 
 def scrubber(settings: Settings, row: RunRow) -> Scrubber:
