@@ -20,8 +20,8 @@ import docker
 from agents.ports.environments import ENV_IMAGE_NAME as IMAGE_NAME
 from agents.ports.environments import JUDGE_DIR
 from controller.platform.environments.resolution import EnvironmentFailure
-from controller.platform.environments.wheels import COMPLETE_MARKER
 from controller.platform.images.builder import build_context
+from controller.platform.images.wheelhouse import COMPLETE_MARKER
 from controller.platform.settings import PROJECT_ROOT
 
 ENV_PREFIX = "/opt/sandloop/env"

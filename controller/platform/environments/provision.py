@@ -10,19 +10,17 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import docker
 
 from agents.ports.environments import DeclaredEnv, Environment
+from agents.ports.events import Say
 from controller.platform.environments.image import EnvImageSpec, build_env_image
 from controller.platform.environments.resolution import EnvironmentFailure, resolve
 from controller.platform.environments.wheels import wheels_for
 from controller.platform.images.base import image_exists
 from controller.platform.settings import Settings
-
-Say = Callable[[str], None]
 
 
 class Provisioner:

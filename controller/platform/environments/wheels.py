@@ -15,9 +15,8 @@ from pathlib import Path
 
 from controller.platform.environments.resolution import EnvironmentFailure
 from controller.platform.images.build_lock import building, lock_path
-from controller.platform.images.wheelhouse import IMAGE_PYTHON, pip_download
+from controller.platform.images.wheelhouse import COMPLETE_MARKER, IMAGE_PYTHON, pip_download
 
-COMPLETE_MARKER = ".complete"
 REQUIREMENTS_TXT = "requirements.txt"
 DOWNLOAD_TIMEOUT_SECONDS = 900
 

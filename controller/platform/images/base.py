@@ -12,18 +12,16 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 import docker
 import docker.errors
 
 from agents.ports.errors import ImageBuildError, first_line
+from agents.ports.events import Say
 from controller.platform import apt
 from controller.platform.images.build_lock import building, lock_path
 from controller.platform.settings import Settings
-
-Say = Callable[[str], None]
 
 #: Packages added to the bootstrapped base so that sandbox images build without network.
 BOOTSTRAP_INCLUDE = ("python3", "ca-certificates")

@@ -19,6 +19,7 @@ import docker
 import docker.errors
 
 from agents.ports.errors import ImageBuildError, UsageError
+from agents.ports.events import Say
 from agents.ports.images import pin_requirements
 from controller.platform.images.base import ensure_base_image, image_exists
 from controller.platform.images.build_lock import building, lock_path
@@ -29,7 +30,6 @@ from controller.platform.images.wheelhouse import (
 )
 from controller.platform.settings import PROJECT_ROOT, Settings
 
-Say = Callable[[str], None]
 REQUIREMENTS_IN = "requirements.in"
 HASH_LABEL = "org.sandloop.context-hash"
 

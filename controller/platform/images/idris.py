@@ -27,10 +27,10 @@ import requests
 #: The image folder (sandbox_images/idris2) whose build needs the Idris2 source archive.
 IMAGE_NAME = "idris2"
 from agents.ports.errors import ImageBuildError, ImageSourceMissing
+from agents.ports.events import Say
 from controller.platform.images.builder import ImageSpec, ensure_image, image_spec
 from controller.platform.settings import Settings
 
-Say = Callable[[str], None]
 SOURCE_ARCHIVE = "idris2-0.8.0.tar.gz"
 PROBE_SECONDS = 5.0
 _URL_ARG = re.compile(r"^ARG IDRIS2_URL=(?P<url>\S+)\s*$", re.M)
