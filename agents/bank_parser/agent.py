@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agents.bank_parser.checking import check_many, collect_parsers, print_report, verdicts
+from agents.bank_parser.checking import check_many, print_report, verdicts
 from agents.bank_parser.coders import check_coder, make_coder
 from agents.bank_parser.coders.base import FailureKind
 from agents.bank_parser.evaluate import (
@@ -38,7 +38,7 @@ from agents.ports.errors import TargetError, invalid_setting
 from agents.ports.outcome import RunSummary
 from agents.ports.run import CheckContext, CheckRequest, Plan, ReplayOutcome, RunContext
 from agents.ports.sandbox import SandboxLimits, SandboxSpec
-from agents.targets import TARGET_FILE, TargetConfig, invalid_target_file, load_target_config
+from agents.targets import TARGET_FILE, TargetConfig, collect_files, invalid_target_file, load_target_config
 
 #: Attempts when neither --max-attempts, target.toml nor SBX_MAX_ATTEMPTS says otherwise.
 DEFAULT_MAX_ATTEMPTS = 3
@@ -105,12 +105,12 @@ class BankParserAgent:
         if submissions is None and toml is not None and toml.environment is not None:
             # issue 13: plain parsers of a target with [environment] run (and are judged) in it
             submissions = [Submission(p.name, p.parent, p, toml.environment.declared(), None)
-                           for p in collect_parsers(request.paths)]
+                           for p in collect_files(request.paths, ".py", "parser")]
             as_of = request.options.get("as_of") or toml.environment.as_of
             return check_submissions_command(as_of, request.jobs, ctx, target, submissions)
         if submissions is not None:
             return check_submissions_command(request.options.get("as_of"), request.jobs, ctx, target, submissions)
-        parsers = collect_parsers(request.paths)
+        parsers = collect_files(request.paths, ".py", "parser")
         jobs = request.jobs or config.parallel_checks
         if len(parsers) > 1:
             ctx.say(f"checking {len(parsers)} parser(s) against {target.name}, {jobs} at a time")

@@ -27,7 +27,6 @@ from agents.ports.errors import TargetError
 from agents.ports.events import Say
 from agents.ports.run import CheckVerdict
 from agents.ports.sandbox import Sandbox
-from agents.targets import collect_files
 
 FIRST_DIFF_WIDTH = 60
 
@@ -63,15 +62,6 @@ class CheckOutcome:
             cell = cells[0]
             return f"row {cell.row} {cell.column!r}: expected {cell.expected}, got {cell.actual}"
         return self.comparison.summary()
-
-
-def collect_parsers(paths: list[str]) -> list[Path]:
-    """Expand files and folders into the parser files to check, in a stable order.
-
-    Raises:
-        TargetError: a path does not exist, or nothing to check was found.
-    """
-    return collect_files(paths, ".py", "parser")
 
 
 def read_parser(path: Path) -> str:
@@ -196,4 +186,4 @@ def _print_table(outcomes: list[CheckOutcome]) -> None:
         if o.execution.limits:
             print(f"limits hit by {o.parser}: {o.execution.limits}")
 
-__all__ = ["CheckOutcome", "check_many", "collect_parsers", "print_report", "verdicts"]
+__all__ = ["CheckOutcome", "check_many", "print_report", "verdicts"]

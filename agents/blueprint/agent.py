@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agents.base import AgentInfo, RunSections
-from agents.blueprint.checking import check_reports, collect_reports, print_report_checks
+from agents.blueprint.checking import check_reports, print_report_checks
 from agents.blueprint.checks import REASONS, Verdict, judge
 from agents.blueprint.editor import BlueprintEditor
 from agents.blueprint.graph import NODES, build_graph
@@ -32,7 +32,7 @@ from agents.ports.errors import TargetError
 from agents.ports.outcome import RunSummary
 from agents.ports.run import CheckContext, CheckRequest, Plan, ReplayOutcome, RunContext
 from agents.ports.sandbox import Sandbox, SandboxLimits
-from agents.targets import TargetConfig, agent_target_config, target_limits
+from agents.targets import TargetConfig, agent_target_config, collect_files, target_limits
 
 if TYPE_CHECKING:  # the LLM roles import the LLM client libraries; offline plans never load them
     from agents.blueprint.llm_roles import LLMRoles
@@ -95,7 +95,7 @@ class BlueprintAgent:
         toml = agent_target_config(ctx.config.data_dir, request.target, AGENT)
         roles = llm_roles(ctx.config)
         loaded = load_target(ctx.config.data_dir, request.target, prose=roles.prose if roles is not None else None)
-        reports = collect_reports(request.paths)
+        reports = collect_files(request.paths, ".md", "report")
         with ctx.open_session(0) as session:
             image = session.image(IMAGE_NAME) if loaded.blueprint.qa.validators else IMAGE_NAME
             outcomes = check_reports(loaded, reports, session.sandbox, image, blueprint_limits(ctx.config, toml),

@@ -14,7 +14,6 @@ from agents.blueprint.research import research
 from agents.ports.errors import TargetError
 from agents.ports.events import Say
 from agents.ports.sandbox import Sandbox, SandboxLimits
-from agents.targets import collect_files
 
 MAX_REPORT_BYTES = 1 << 20
 
@@ -25,11 +24,6 @@ class ReportCheck:
 
     path: str
     verdict: Verdict
-
-
-def collect_reports(paths: list[str]) -> list[Path]:
-    """Expand files and folders into the ``.md`` reports to check, in a stable order."""
-    return collect_files(paths, ".md", "report")
 
 
 def read_report(path: Path) -> str:

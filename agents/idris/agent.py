@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import AgentInfo
-from agents.idris.checking import check_modules, collect_modules, print_module_report
+from agents.idris.checking import check_modules, print_module_report
 from agents.idris.coder import IdrisCoder, OfflineIdrisCoder
 from agents.idris.document import check_document, load_document
 from agents.idris.document_reader import SandboxPdfText
@@ -30,7 +30,7 @@ from agents.ports.outcome import RunSummary
 from agents.ports.run import CheckContext, CheckRequest, Plan, ReplayOutcome, RunContext
 from agents.ports.sandbox import Sandbox, SandboxLimits
 from agents.python_program import IMAGE_NAME as PDF_IMAGE
-from agents.targets import TargetConfig, agent_target_config, resolve_document_target, target_limits
+from agents.targets import TargetConfig, agent_target_config, collect_files, resolve_document_target, target_limits
 
 #: The seed's limit of checks (compile attempts) when nothing else says otherwise.
 DEFAULT_MAX_ATTEMPTS = 5
@@ -82,7 +82,7 @@ class IdrisAgent:
     def check(self, request: CheckRequest, ctx: CheckContext) -> int:
         """Type-check hand-written modules; exit 0 when all check, 1 otherwise."""
         toml = agent_target_config(ctx.config.data_dir, request.target, AGENT)
-        modules = collect_modules(request.paths)
+        modules = collect_files(request.paths, ".idr", "module")
         with ctx.open_session(1) as session:
             image = session.image(IMAGE_NAME)
             outcomes = check_modules(session.sandbox, image, idris_limits(ctx.config, toml), request.target,

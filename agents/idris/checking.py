@@ -13,7 +13,6 @@ from agents.idris.typecheck import CheckResult, check_spec, run_check
 from agents.ports.errors import TargetError
 from agents.ports.events import Say
 from agents.ports.sandbox import Sandbox, SandboxLimits
-from agents.targets import collect_files
 
 _MODULE_LINE = re.compile(r"^module\s+([A-Z][A-Za-z0-9_]*(?:\.[A-Z][A-Za-z0-9_]*)*)\s*$", re.M)
 
@@ -30,15 +29,6 @@ class ModuleCheck:
     def passed(self) -> bool:
         """``idris2 --check`` found no error."""
         return self.check.outcome == "passed"
-
-
-def collect_modules(paths: list[str]) -> list[Path]:
-    """Expand files and folders into the ``.idr`` files to check, in a stable order.
-
-    Raises:
-        TargetError: a path does not exist, or no module was found.
-    """
-    return collect_files(paths, ".idr", "module")
 
 
 def module_name(path: Path, source: str) -> str:
