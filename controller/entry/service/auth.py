@@ -10,8 +10,9 @@ like a run that does not exist, so ids do not leak.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
-from fastapi import Request
+from fastapi import Depends, Request
 
 from controller.entry.service.problems import Problem
 from controller.entry.service.state import state_of
@@ -51,3 +52,7 @@ def principal(request: Request) -> Principal:
     if found is None:
         raise Problem(401, "the bearer token is not valid", headers=_CHALLENGE)
     return Principal(found.name, found.admin)
+
+
+#: An endpoint's caller (the FastAPI dependency on :func:`principal`).
+Caller = Annotated[Principal, Depends(principal)]

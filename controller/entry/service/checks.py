@@ -9,23 +9,22 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Request
+from fastapi import APIRouter, Path, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
-from controller.entry.service.auth import Principal, principal
+from controller.entry.service.auth import Caller
 from controller.entry.service.check_models import CheckOut, CheckRequest
 from controller.entry.service.check_submit import accept_check, read_check_upload
 from controller.entry.service.idempotency import idempotency
 from controller.entry.service.problems import Problem, refuse_while_draining
 from controller.entry.service.routes import replayed, submitted, visible_run
 from controller.entry.service.schemas import PROBLEMS
-from controller.entry.service.state import ServiceState
+from controller.entry.service.state import state_of
 from controller.entry.service.uploads import FILES
 from controller.runner.dispatch import is_check
 
 router = APIRouter(prefix="/v1/checks", tags=["checks"], responses=PROBLEMS)
-Caller = Annotated[Principal, Depends(principal)]
 CheckId = Annotated[str, Path(min_length=1, max_length=128, description="The check's id.")]
 _BINARY: dict[str, Any] = {"type": "string", "format": "binary"}
 _FORM = {
@@ -48,7 +47,7 @@ _BODY = {"requestBody": {"required": True, "content": {"multipart/form-data": {"
 async def submit_check(request: Request, caller: Caller) -> JSONResponse:
     """Queue a check: ``target`` (a folder of the service's data/) or an uploaded target (``statement``,
     ``result``, ``target_toml``), and ``parser`` (.py) or ``submission`` (.zip) file parts; 202 once stored."""
-    state: ServiceState = request.app.state.service
+    state = state_of(request)
     refuse_while_draining(state.draining.is_set(), "checks")
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind != "multipart/form-data":
@@ -67,7 +66,7 @@ async def submit_check(request: Request, caller: Caller) -> JSONResponse:
 @router.get("/{check_id}", response_model=CheckOut, summary="A check's status and verdicts")
 def get_check(check_id: CheckId, request: Request, caller: Caller) -> CheckOut:
     """Status and, once it ended, each parser's or submission's verdict."""
-    row = visible_run(request.app.state.service, caller, check_id)
+    row = visible_run(state_of(request), caller, check_id)
     if not is_check(row):
         raise Problem(404, f"no check {check_id[:128]} (it is a run: see /v1/runs/{check_id[:128]})")
     return CheckOut.of(row)

@@ -13,17 +13,15 @@ does not exist.
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Depends, Path, Request
+from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.ports.replies import MAX_REPLY_CHARS, read_question, write_reply
-from controller.entry.service.auth import Principal, principal
+from controller.entry.service.auth import Caller
 from controller.entry.service.problems import Problem
-from controller.entry.service.routes import visible_run
+from controller.entry.service.routes import RunId, visible_run
 from controller.entry.service.schemas import PROBLEMS, RunOut
-from controller.entry.service.state import ServiceState
+from controller.entry.service.state import ServiceState, state_of
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"], responses=PROBLEMS)
 
@@ -38,10 +36,9 @@ class ReplyIn(BaseModel):
 
 
 @router.post("/{run_id}/input", status_code=202, response_model=RunOut, summary="Reply to a waiting run's question")
-def send_input(run_id: Annotated[str, Path(min_length=1, max_length=128, description="The run's id.")],
-               body: ReplyIn, request: Request, caller: Annotated[Principal, Depends(principal)]) -> RunOut:
+def send_input(run_id: RunId, body: ReplyIn, request: Request, caller: Caller) -> RunOut:
     """Store the reply to the question a ``waiting`` run asked and queue the run to continue with it."""
-    state: ServiceState = request.app.state.service
+    state = state_of(request)
     row = visible_run(state, caller, run_id)
     if row.status != "waiting":
         raise Problem(409, f"run {run_id} is {row.status}, not waiting for a reply")

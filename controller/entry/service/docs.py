@@ -26,12 +26,12 @@ from starlette.staticfiles import StaticFiles
 
 from controller.entry.console.sessions import session_token
 from controller.entry.service.auth import Principal, principal
-from controller.entry.service.state import ServiceState
+from controller.entry.service.state import state_of
 
 
 def reader(request: Request) -> Principal:
     """Who reads the API's documents: the console's signed-in user, else the bearer token's."""
-    state: ServiceState = request.app.state.service
+    state = state_of(request)
     signed_in = session_token(state.store, request) if state.store.has_tokens() else None
     return Principal(signed_in.name, signed_in.admin) if signed_in is not None else principal(request)
 

@@ -27,12 +27,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
 from agents.lessons import DEFAULT_LIMIT, ExecutionHistory, lessons_markdown
 from agents.registry import AGENTS
-from controller.entry.service.auth import Principal, principal
+from controller.entry.service.auth import Caller
 from controller.entry.service.problems import Problem
 from controller.entry.service.schemas import PROBLEMS
 from controller.entry.service.state import ServiceState, state_of
@@ -41,7 +41,6 @@ from controller.platform.store import TERMINAL, RunRow
 from controller.runner.dispatch import remove_kept
 
 router = APIRouter(prefix="/v1", tags=["history"], responses=PROBLEMS)
-Caller = Annotated[Principal, Depends(principal)]
 #: Most failure kinds one history entry lists (a summary is our own file, but bounded all the same).
 MAX_KINDS = 50
 

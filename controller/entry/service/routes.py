@@ -7,14 +7,14 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Header, Path, Query, Request
+from fastapi import APIRouter, Header, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import ValidationError
 
 from agents.ports.artefacts import SUMMARY_FILE
 from controller.entry.service import artefacts, blueprint_submit, events
-from controller.entry.service.auth import Principal, principal
+from controller.entry.service.auth import Caller, Principal
 from controller.entry.service.check_models import CheckOut
 from controller.entry.service.idempotency import REPLAYED, idempotency
 from controller.entry.service.problems import Problem, refuse_while_draining, validation_line
@@ -27,7 +27,6 @@ from controller.runner import dispatch
 from controller.runner.dispatch import remove_upload
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"], responses=PROBLEMS)
-Caller = Annotated[Principal, Depends(principal)]
 RunId = Annotated[str, Path(min_length=1, max_length=128, description="The run's id.")]
 _TEXT = {".py", ".txt", ".md", ".csv", ".jsonl", ".idr", ".diff", ".log", ".toml"}
 

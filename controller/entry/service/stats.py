@@ -8,11 +8,10 @@ dashboard count those too, from the run history.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 
-from controller.entry.service.auth import Principal, principal
+from controller.entry.service.auth import Caller
 from controller.entry.service.schemas import PROBLEMS, Stats, TargetStats
 from controller.entry.service.state import state_of
 
@@ -20,7 +19,7 @@ router = APIRouter(prefix="/v1", tags=["stats"], responses=PROBLEMS)
 
 
 @router.get("/stats", response_model=Stats, summary="Success rates per agent and target")
-def get_stats(request: Request, caller: Annotated[Principal, Depends(principal)]) -> Stats:
+def get_stats(request: Request, caller: Caller) -> Stats:
     """Runs per status and the success rate, per agent and target."""
     state = state_of(request)
     grouped: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)

@@ -24,13 +24,13 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi import Path as PathParam
 from pydantic import BaseModel, Field
 
 from agents.ports.errors import ConfigError
 from agents.ports.memory import check_subject, subject_key
-from controller.entry.service.auth import Principal, principal
+from controller.entry.service.auth import Caller, Principal
 from controller.entry.service.problems import Problem
 from controller.entry.service.schemas import PROBLEMS, RunRequest
 from controller.entry.service.state import state_of
@@ -38,7 +38,6 @@ from controller.platform.memory_sql import memory_stores
 from controller.platform.settings import Settings
 
 router = APIRouter(prefix="/v1", tags=["subjects"], responses=PROBLEMS)
-Caller = Annotated[Principal, Depends(principal)]
 Name = Annotated[str, PathParam(min_length=1, max_length=80, description="The subject's name, as submitted.")]
 AUDIT_FILE = "audit.jsonl"
 #: Most history entries returned per field (the newest).
