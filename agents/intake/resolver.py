@@ -1121,7 +1121,10 @@ def _triggers(clause: _Clause, schemas: dict[str, NodeSchema]) -> list[_Trigger]
     out = []
     for node, schema in schemas.items():
         for name, spec in schema.properties.items():
-            for how, words in (("keyword", spec.keywords), ("cue", spec.cues)):
+            implied = implied_keywords(name, spec) if node == clause.asked[0] and not spec.keywords else ((), ())
+            if (node, name) == clause.asked:
+                implied = (implied[0], ())  # the answer itself is read as one, corrections and all ("10, well 15")
+            for how, words in (("keyword", spec.keywords or implied[0]), ("cue", spec.cues), ("per", implied[1])):
                 for word in words:
                     at = patterns.keyword_at(clause.lower, word)
                     cue = patterns.CORRECTION.match(clause.lower, at) if at >= 0 else None
@@ -1132,6 +1135,44 @@ def _triggers(clause: _Clause, schemas: dict[str, NodeSchema]) -> list[_Trigger]
                         for m in find_choices(spec, clause.lower, near=False)
                         if not patterns.negated(clause.lower[max(0, m.start - 16): m.start])]
     return out
+
+
+#: Words of a field's name that name no subject of their own ("pet_type", "move_in_date", "parking_needed").
+_NAME_FILLER = frozenset({"a", "an", "the", "of", "to", "in", "at", "on", "per", "is", "has", "have", "needed", "need",
+                          "available", "type", "kind", "name", "date", "day", "days", "week", "month", "year", "years",
+                          "months", "last", "current", "previous", "monthly", "annual", "yearly", "weekly", "length",
+                          "number", "amount", "total", "first", "full", "new", "old", "move", "count", "value"})
+
+
+@lru_cache(maxsize=1024)
+def _implied(name: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    parts = name.lower().split("_")
+    words = [w for w in parts if len(w) > 2 and w not in _NAME_FILLER]
+    out: list[str] = []
+    for word in words:
+        out.append(word)
+        if word.endswith("ies"):
+            out.append(word[:-3] + "y")
+        elif word.endswith("s") and not word.endswith("ss"):
+            out.append(word[:-1])
+    per = next((parts[i + 1] for i in range(len(parts) - 1) if parts[i] in ("per", "a") and parts[i + 1] in _PERIODS),
+               None)
+    return tuple(dict.fromkeys(out)), tuple(f"{lead} {per}" for lead in ("a", "per", "each", "every")) if per else ()
+
+
+#: The periods a field's name may count per ("cigarettes_per_day").
+_PERIODS = ("day", "week", "month", "year")
+
+
+def implied_keywords(name: str, spec: FieldSchema) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A form of a user's own names no keywords ("parking_needed" as written): the words of a field's own name
+    are its keywords then, when it names no cue either and is no choice (whose options name it), and a count
+    per a period ("cigarettes_per_day") is the number said right before "a day". Only for the asked node's form:
+    another form's name may name the same thing ("smoker" and "smokers")."""
+    if spec.cues or spec.enum or spec.kind == "text":
+        return (), ()
+    keywords, per = _implied(name)
+    return keywords, per if spec.kind in ("number", "money") else ()
 
 
 def _sibling_date(clause: _Clause, trigger: _Trigger, inp: ResolverInput, done: set[tuple[str, str]],
@@ -1166,6 +1207,8 @@ def _read(clause: _Clause, trigger: _Trigger) -> Scalar | None:
             clause.when = "past"  # "was married, hes passed now": the option of another time
         elif _NOW_AFTER.match(clause.lower[trigger.end:]):
             clause.when = "present"  # "i was a nurse for 30 years, retired now": the option's own time
+        elif _OVER.search(clause.lower) and not _NOW_REPLACES.search(clause.lower):
+            clause.when = "past"  # "we dont have pets anymore, the cat died": the option of what ended
         return trigger.choice.value
     if kind == "boolean":
         clause.claims.append((trigger.at, trigger.end))
@@ -1187,6 +1230,8 @@ _NOW_AFTER = re.compile(r"\s{0,3}(?:now|these days|nowadays|at the moment|curren
 #: Right after a value: it is of the present, whatever else the clause says of other times.
 _NOW_RIGHT_AFTER = re.compile(r"\s{0,3}(?:right now|now|at the moment|currently|these days|nowadays|as of now|"
                               r"at present)\b")
+#: A clause that says something ended ("we dont have pets anymore"): an option in it is of the past.
+_OVER = re.compile(r"\b(?:anymore|any more|no longer|any longer)\b")
 #: Right before an option: it is of the past ("was married, hes passed now").
 _WAS = re.compile(r"\b(?:was|were|used to be|previously)\s(?:an?\s)?$")
 
@@ -1246,6 +1291,10 @@ def _near_span(clause: _Clause, trigger: _Trigger) -> Span | None:
         if trigger.spec.kind == "year" and span.kind == "number" and (trigger.node, trigger.field) != clause.asked \
                 and not check(trigger.field, trigger.spec, _span_value(span, "year")).ok:
             continue  # "before tax its 3400": a number no year of the field could be is no year, only an amount
+        if trigger.how == "per" and clause.lower[span.end:trigger.at].strip():
+            continue  # "10 a day": a count per a period is the number right before it ("8 hours a day" is none)
+        if trigger.spec.kind == "money" and _TIME_UNIT.match(clause.lower, span.end):
+            continue  # "6 weeks rent": a length of time, no amount
         after, before = span.start - trigger.end, trigger.at - span.end
         distance = (0 if span.overlaps(trigger.at, trigger.end) else after if 0 <= after <= KEYWORD_AFTER
                     else 2 * before if 0 <= before <= KEYWORD_BEFORE else None)
@@ -1313,9 +1362,14 @@ def _answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | 
         return yes
     if kind == "choice":
         masked = _masked(clause)
-        match = next(iter(find_choices(spec, masked, near=True)), None)
+        # "we don't keep a dog any more": an option said as not had is no answer, as for a named option
+        match = next((m for m in find_choices(spec, masked, near=True)
+                      if patterns.is_correction(clause.lower)  # "wait no its A-": that no takes back the one before
+                      or not patterns.negated(clause.lower[max(0, m.start - 16):m.start])), None)
         if match is not None and _NOW_AFTER.match(clause.lower[match.end:]):
             clause.when = "present"  # "i was a nurse for 30 years, retired now": the option's own time
+        elif match is not None and _OVER.search(clause.lower) and not _NOW_REPLACES.search(clause.lower):
+            clause.when = "past"
         return None if match is None else match.value
     before = min([start for start, _ in clause.claims] + [len(clause.text)])
     if (clause.claims and spec.text != "person") or _REFUSAL.search(clause.lower) \
