@@ -996,18 +996,19 @@ def _clause_facts(clause: _Clause, inp: ResolverInput, *, answered: bool, doubte
         rejected += refused
         done.add((trigger.node, trigger.field))
     concludes = bool(_CONCLUDES.search(clause.lower))  # "..., so 1,500 for me": the sum the reply arrives at
+    lands = _lands(clause, inp)
     # A correction whose value went to a field it names ("i said 2 kids before but its 3") corrects that field only.
     # An option named in it ("actually make that 1300 to be safe") took no value of the correction's.
     corrects_answer = clause.correction and not [u for u in updates if (spec := _spec(inp.schemas, u.node, u.field))
                                                  is None or spec.kind not in ("choice", "boolean")]
-    if (not answered or corrects_answer or concludes) and (question.node, question.field) not in done \
+    if (not answered or corrects_answer or concludes or lands) and (question.node, question.field) not in done \
             and question.node in inp.schemas and question.kind != "changes":  # "what changed?" asks no field
         spec = inp.schemas[question.node].properties[question.field]
         value = _answer(clause, spec, question)
         if isinstance(value, str) and spec.kind == "text" and _an_option(value, inp.schemas[question.node]):
             value = None  # "I'm self employed" to "who do you work for?": another field's option, not a name
         measured = bool(spec.unit) and units.names_dimension(clause.words, str(spec.unit))  # "78.4 kg" names it
-        if value is not None and len(clause.reply) > LONG_REPLY and not measured:  # a story: its first value is a guess
+        if value is not None and len(clause.reply) > LONG_REPLY and not measured and not lands:  # a story: a guess
             clause.unsure.append(Proposal(question.node, question.field, value, (clause.words or clause.text)[:120],
                                           "a value in a long story, not named as the answer"))
             clause.words, clause.others = "", []
@@ -1019,6 +1020,41 @@ def _clause_facts(clause: _Clause, inp: ResolverInput, *, answered: bool, doubte
                       f"is of another time ({when})", updates, [])
             clause.others = []
     return updates, rejected, event
+
+
+def _lands(clause: _Clause, inp: ResolverInput) -> bool:
+    """Whether a long story lands on its answer in this clause: a sentence that opens with "so" or "anyway"
+    ("so ideally we'd move in on the 29th", "so yeah before tax its the 42,500"), or a clause that ends on
+    "so 78", holding one value (said once or more) of the asked number's kind, of the field's time, no condition
+    before it; the
+    last such clause of the reply only."""
+    spec = _spec(inp.schemas, inp.question.node, inp.question.field)
+    if len(clause.reply) <= LONG_REPLY or spec is None or spec.kind not in ("money", "number", "year", "date") \
+            or clause.lower not in (story := _story_text(clause.reply)):
+        return False
+    at = story.find(clause.lower)
+    sentence = story[max(story.rfind(end, 0, at) for end in ".!?\n") + 1:]  # "so for the right place, we can ..."
+    if not (_LANDS.match(sentence) or _CONCLUDES.search(clause.lower)):
+        return False
+    values = [span for _, span in clause.free(answer=True) if fits(span, spec)]
+    frame = _frame(inp.schemas, inp.question.node, inp.question.field)
+    if len({span.value for span in values}) != 1 or clause.cue not in (None, frame) \
+            or _IF.search(clause.lower[:values[0].start]):  # "78 kilos on the new scales, so 78": one value
+        return False
+    rest = story[at + len(clause.lower):]
+    return not any(_LANDS.match(later) or _CONCLUDES.search(later) for later in re.split(r"[.!?\n]", rest))
+
+
+@lru_cache(maxsize=8)
+def _story_text(reply: str) -> str:
+    """The reply as its clauses read it (number words as digits), lower-cased: read once per reply."""
+    return reading.digits_for_words(reply).lower()
+
+
+#: A sentence that opens on what a story comes to ("so ideally ...", "anyway ...", "in the end ...").
+_LANDS = re.compile(r"^\s*(?:so|anyway|in the end|all in all|overall)\b(?!\s(?:much|many|far|long|that)\b)")
+#: A condition: a value after it is a case, not the answer ("so if it goes up we'd pay 1,200").
+_IF = re.compile(r"\b(?:if|unless)\b")
 
 
 def _an_option(text: str, schema: NodeSchema) -> bool:

@@ -63,3 +63,34 @@ class TestDurationsAndEndings:
         found = _current("we don't keep a dog any more, she went to my sister's", "Rental", "pet_type",
                          {"has_pets": True})
         assert "Rental.pet_type" not in found
+
+
+_BEFORE = ("we've been in this flat since 2021 and it started at 875 a month, then went to 940, and the agent says "
+           "it will be 1,010 from october, which is why we're looking. my partner's commute is 40 minutes and mine "
+           "is about 25, we have 2 bikes and no car, and honestly the whole thing has been a bit stressful. ")
+
+
+class TestAStoryLandsOnItsAnswer:
+    """A long story's values are asked, not guessed; but a sentence opening with "so" or "anyway", holding one
+    value of the asked kind, is where the story lands: the answer."""
+
+    @pytest.mark.parametrize(("end", "value"), [("so realistically we can manage 1,250 a month.", 1250),
+                                                ("anyway, having done the sums, we can stretch to 1,180.", 1180)])
+    def test_the_value_of_the_sentence_a_story_lands_on_is_the_answer(self, end, value):
+        assert _current(_BEFORE + end, "Rental", "monthly_rent_budget") == {"Rental.monthly_rent_budget": value}
+
+    def test_a_date_a_story_lands_on_is_the_answer(self):
+        story = _BEFORE + "so ideally we would move in on the 12th of september, before the school term."
+        assert _current(story, "Rental", "move_in_date") == {"Rental.move_in_date": "2026-09-12"}
+
+    def test_only_the_last_sentence_a_story_lands_on_is_the_answer(self):
+        story = _BEFORE + "so 1,200 at a push. so 1,150 is more comfortable for us."
+        assert _current(story, "Rental", "monthly_rent_budget") == {"Rental.monthly_rent_budget": 1150}
+
+    @pytest.mark.parametrize("end", ["so if the landlord agrees we could do 1,300.",
+                                     "so 1,200 or 1,300, not sure yet.",
+                                     "so it was 1,250 when we looked last year."])
+    def test_a_condition_two_values_or_another_time_leave_it_asked(self, end):
+        result = _resolve(_BEFORE + end, "Rental", "monthly_rent_budget")
+        assert not [u for u in result.updates if u.field == "monthly_rent_budget" and u.current]
+        assert "monthly_rent_budget" in {p.field for p in result.unsure}
