@@ -1560,8 +1560,9 @@ def _number_answer(clause: _Clause, spec: FieldSchema, question: Question) -> Sc
     """The value of the asked number field in a clause, read with confidence, or a :class:`Proposal` kept
     on the clause (and None): a correction's value wins; the sum the reply arrives at wins; of values of
     different times the present one; one value alone. Anything else is asked, not guessed."""
-    if spec.unit and spec.kind == "number":
-        return _quantity_answer(clause, spec, question)
+    if spec.kind == "number" and (spec.unit or _counted_in(spec)):
+        measured = spec if spec.unit else spec.model_copy(update={"unit": _counted_in(spec)})
+        return _quantity_answer(clause, measured, question)
     candidates = [(i, span) for i, span in clause.free(answer=True) if fits(span, spec)
                   and not (spec.kind == "money" and _COUNTED.match(clause.lower[span.end:span.end + 16]))
                   and not _DENIED.match(clause.lower, span.end)
@@ -1594,6 +1595,13 @@ def _number_answer(clause: _Clause, spec: FieldSchema, question: Question) -> Sc
                                       clause.text[:120], why))
         return None
     return _span_value(clause.take(chosen, *_bounds(clause, chosen)), spec.kind, spec.per)
+
+
+def _counted_in(spec: FieldSchema) -> str | None:
+    """The time unit a count without ``x-unit`` is in when its keyword is that unit's name ("months" for the
+    months a fund covers): "half a year" is 6 of them, "a full year" 12."""
+    units_named = {word.rstrip("s") for word in spec.keywords if word.rstrip("s") in ("day", "week", "month", "year")}
+    return units_named.pop() if len(units_named) == 1 else None
 
 
 def _gross_field(spec: FieldSchema) -> bool:

@@ -9,7 +9,7 @@ import datetime
 
 import pytest
 
-from agents.intake.catalogue import available
+from agents.intake.catalogue import available, shipped
 from agents.intake.models import Resolution
 from agents.intake.resolver import ResolverInput, resolve
 from tests.intake_replies import CORPUS
@@ -94,3 +94,21 @@ class TestAStoryLandsOnItsAnswer:
         result = _resolve(_BEFORE + end, "Rental", "monthly_rent_budget")
         assert not [u for u in result.updates if u.field == "monthly_rent_budget" and u.current]
         assert "monthly_rent_budget" in {p.field for p in result.unsure}
+
+
+def _shipped(reply: str, node: str, name: str) -> Resolution:
+    return resolve(ResolverInput(reply, ask(node, name), shipped(), {}, TODAY))
+
+
+class TestACountInATimeUnitItsKeywordNames:
+    """A count without ``x-unit`` whose keyword is a time unit's name ("months") is counted in that unit."""
+
+    @pytest.mark.parametrize(("reply", "months"), [("roughly half a year", 6), ("a whole year i reckon", 12),
+                                                   ("two years at a push", 24), ("9", 9)])
+    def test_a_duration_in_another_unit_is_converted(self, reply, months):
+        result = _shipped(reply, "Savings", "months_covered")
+        assert {u.field: u.value for u in result.updates if u.current} == {"months_covered": months}
+
+    def test_a_vague_duration_is_not_counted(self):
+        result = _shipped("a few weeks, no more", "Savings", "months_covered")
+        assert not [u for u in result.updates if u.current]
