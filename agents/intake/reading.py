@@ -140,11 +140,46 @@ class Span:
         return self.start < end and start < self.end
 
 
+_UNITS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+_TEENS = ("ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")
+_TENS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+#: A year said as two pairs ("nineteen eighty-eight", "twenty thirty"): text2num reads "19 88", two numbers.
+_YEAR_WORDS = re.compile(rf"\b(nineteen|twenty)[\s-]({'|'.join(_TEENS)}|"
+                         rf"(?:{'|'.join(_TENS)})(?:[\s-](?:{'|'.join(_UNITS)}))?)\b"
+                         r"(?![\s-](?:hundred|thousand|million|grand|k)\b)", re.IGNORECASE)
+#: "a dozen", "half a dozen", "2 dozen": the count text2num leaves as words.
+_DOZEN = re.compile(r"\b(?:(half)\s(?:a\s)?|(a|one)\s|(\d{1,2})\s)dozen\b", re.IGNORECASE)
+#: "a couple of hundred", "a couple grand": two of the scale.
+_COUPLE_OF = re.compile(r"\ba\scouple\s(?:of\s)?(hundred|thousand|grand|k)\b", re.IGNORECASE)
+#: "a grand and a half", "2 thousand and a half": the half after the scale.
+_SCALE_AND_A_HALF = re.compile(r"\b(a|one|\d{1,3})\s(grand|thousand|million|mil|k)\sand\sa\shalf\b", re.IGNORECASE)
+
+
+def _year_words(match: re.Match[str]) -> str:
+    century = 19 if match[1].lower() == "nineteen" else 20
+    words = re.split(r"[\s-]", match[2].lower())
+    if words[0] in _TEENS:
+        return str(century * 100 + 10 + _TEENS.index(words[0]))
+    return str(century * 100 + 10 * (2 + _TENS.index(words[0])) + (1 + _UNITS.index(words[1]) if len(words) > 1 else 0))
+
+
+def _dozen(match: re.Match[str]) -> str:
+    return "6" if match[1] else "12" if match[2] else str(12 * int(match[3]))
+
+
+def _scale_and_a_half(match: re.Match[str]) -> str:
+    count = 1 if match[1].lower() in ("a", "one") else int(match[1])
+    return f"{count}.5 {match[2]}"
+
+
 def digits_for_words(text: str) -> str:
     """``text`` with its number words as digits ("I'm forty-two" → "I'm 42", "sixty five thousand" → "65000").
 
     Every number word counts, "one" and "two" too: a reply to "how many children?" is often one word.
     """
+    text = _YEAR_WORDS.sub(_year_words, text)
+    text = _COUPLE_OF.sub(lambda m: "200" if m[1].lower() == "hundred" else f"2 {m[1]}", text)
+    text = _SCALE_AND_A_HALF.sub(_scale_and_a_half, text)
     text = _AND_A_HALF.sub(lambda m: str(numerize(m.group())), text)
     text = _PART_OF.sub(_part_of, text)
     text = _SCALE_WORD.sub(lambda m: m[1] + _SCALE_MARK[m[2].lower()], text)  # "2.5 million": keep it whole
@@ -153,7 +188,8 @@ def digits_for_words(text: str) -> str:
     except (ValueError, TypeError):  # the library's own refusal of odd input: keep the words
         return text
     # "one point five million" comes back as "1.5 1000000": the decimal times its scale
-    return _DECIMAL_SCALE.sub(lambda m: str(round(float(m[1]) * int(m[2]))), text)
+    text = _DECIMAL_SCALE.sub(lambda m: str(round(float(m[1]) * int(m[2]))), text)
+    return _DOZEN.sub(_dozen, text) if "dozen" in text.lower() else text
 
 
 def numbers(text: str, dates_found: list[Span]) -> list[Span]:

@@ -9,6 +9,7 @@ import datetime
 
 import pytest
 
+from agents.intake import reading
 from agents.intake.catalogue import available, shipped
 from agents.intake.models import Resolution
 from agents.intake.resolver import ResolverInput, resolve
@@ -112,3 +113,25 @@ class TestACountInATimeUnitItsKeywordNames:
     def test_a_vague_duration_is_not_counted(self):
         result = _shipped("a few weeks, no more", "Savings", "months_covered")
         assert not [u for u in result.updates if u.current]
+
+
+class TestNumberWordsTheLibrariesLeave:
+    """text2num and numerizer read neither dozens, nor "a couple of hundred", nor a half after its scale, nor a
+    year said as two pairs; each is a count people type."""
+
+    @pytest.mark.parametrize(("said", "digits"), [
+        ("about a dozen a day", "about 12 a day"), ("half a dozen", "6"), ("three dozen", "36"),
+        ("a couple of hundred quid", "200 quid"), ("a couple grand", "2 grand"), ("a grand and a half", "1.5 grand"),
+        ("nineteen seventy-two", "1972"), ("twenty twenty-seven", "2027"), ("twenty forty", "2040"),
+        ("twenty one", "21"), ("twenty thousand", "20000")])
+    def test_the_words_become_digits(self, said, digits):
+        assert reading.digits_for_words(said) == digits
+
+    @pytest.mark.parametrize(("reply", "node", "name", "value"), [
+        ("half a dozen, more on a bad day", "Clinic", "cigarettes_per_day", 6),
+        ("a couple of hundred a month", "Parents", "monthly_support", 200),
+        ("twenty thirty-five hopefully", "Goals", "target_year", 2035)])
+    def test_the_answer_is_read(self, reply, node, name, value):
+        forms = available(CORPUS)
+        result = resolve(ResolverInput(reply, ask(node, name), {node: forms[node]}, {}, TODAY))
+        assert {u.field: u.value for u in result.updates if u.current} == {name: value}
