@@ -135,3 +135,33 @@ class TestNumberWordsTheLibrariesLeave:
         forms = available(CORPUS)
         result = resolve(ResolverInput(reply, ask(node, name), {node: forms[node]}, {}, TODAY))
         assert {u.field: u.value for u in result.updates if u.current} == {name: value}
+
+
+class TestDaysDateparserDoesNotRead:
+    """Holidays named as days, and days said relative to today that dateparser reads as a month or not at all."""
+
+    @pytest.mark.parametrize(("said", "day"), [("boxing day 2024", "2024-12-26"), ("xmas eve 2025", "2025-12-24"),
+                                               ("New Years Day, 2026", "2026-01-01")])
+    def test_a_holiday_is_its_day(self, said, day):
+        found = reading.dates(reading.digits_for_words(said), TODAY)
+        assert [span.value for span in found] == [day]
+
+    def test_a_holiday_without_day_or_eve_is_no_day(self):
+        """"by christmas" is a season of plans, not the 25th."""
+        assert reading.digits_for_words("aiming for 80 by christmas") == "aiming for 80 by christmas"
+
+    @pytest.mark.parametrize(("said", "day"), [("the 3rd of next month", "2026-07-03"),
+                                               ("15th of this month", "2026-06-15"),
+                                               ("this time next month", "2026-07-15"),
+                                               ("3 weeks today", "2026-07-06"), ("a week tomorrow", "2026-06-23")])
+    def test_a_day_relative_to_today(self, said, day):
+        assert [span.value for span in reading.dates(said, TODAY, "future")] == [day]
+
+    def test_a_weekday_after_on_is_the_next_for_the_future_and_the_last_for_the_past(self):
+        wednesday = datetime.date(2026, 6, 17)
+        assert [s.value for s in reading.dates("on friday", wednesday, "future")] == ["2026-06-19"]
+        assert [s.value for s in reading.dates("on friday", wednesday, "past")] == ["2026-06-12"]
+        assert reading.dates("on friday", wednesday, "current_period") == []
+
+    def test_a_day_no_month_has_is_none(self):
+        assert reading.dates("the 31st of this month", TODAY, "future") == []  # June has 30 days
