@@ -1167,10 +1167,42 @@ def _triggers(clause: _Clause, schemas: dict[str, NodeSchema]) -> list[_Trigger]
                     if at >= 0 and not (cue and cue.end() > at + len(word)):  # "make that 1300": a correction's word
                         out.append(_Trigger(at, at + len(word), node, name, spec, how))
             if spec.kind == "choice":
+                spec = _with_kin(spec) if node == clause.asked[0] else spec
                 out += [_Trigger(m.start, m.end, node, name, spec, "choice", m)
                         for m in find_choices(spec, clause.lower, near=False)
-                        if not patterns.negated(clause.lower[max(0, m.start - 16): m.start])]
+                        if not patterns.negated(clause.lower[max(0, m.start - 16): m.start])
+                        and not _POSSESSIVE.match(clause.lower, m.end)]  # "my mum's friend" is not the mum
     return out
+
+
+#: The words for a relation, for a form's options that name one without synonyms ("sibling" for "my sister").
+_KIN = {"partner": ("husband", "wife", "boyfriend", "girlfriend", "fiance", "fiancé", "fiancee", "other half"),
+        "parent": ("mum", "mom", "mother", "dad", "father", "mam", "mummy", "mommy", "daddy"),
+        "child": ("son", "daughter"), "sibling": ("brother", "sister"),
+        "friend": ("best friend", "mate", "best mate", "pal")}
+#: A relation word owned by another ("my mum's friend"): no relation of the person's own.
+_POSSESSIVE = re.compile(r"(?:'|’)?s?(?:'|’)s?\b")
+
+
+def _with_kin(spec: FieldSchema) -> FieldSchema:
+    """A choice of relations on a form of a user's own ("partner", "parent", "sibling"), with no synonyms: "my
+    husband", "my mum", "my sister" name them (with "my": "a sister" or "sisters" is no one's relation)."""
+    if spec.synonyms or not spec.enum or not any(option in _KIN for option in spec.enum):
+        return spec
+    return _kin_copy(spec, tuple(spec.enum))
+
+
+_KIN_COPIES: dict[tuple[int, tuple[str, ...]], FieldSchema] = {}
+
+
+def _kin_copy(spec: FieldSchema, enum: tuple[str, ...]) -> FieldSchema:
+    key = (id(spec), enum)
+    if key not in _KIN_COPIES or _KIN_COPIES[key].enum != spec.enum:
+        if len(_KIN_COPIES) > 256:
+            _KIN_COPIES.clear()
+        synonyms = {option: [f"my {word}" for word in _KIN[option]] for option in enum if option in _KIN}
+        _KIN_COPIES[key] = spec.model_copy(update={"synonyms": synonyms})
+    return _KIN_COPIES[key]
 
 
 #: Words of a field's name that name no subject of their own ("pet_type", "move_in_date", "parking_needed").
@@ -1407,8 +1439,12 @@ def _answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | 
         elif match is not None and _OVER.search(clause.lower) and not _NOW_REPLACES.search(clause.lower):
             clause.when = "past"
         return None if match is None else match.value
-    before = min([start for start, _ in clause.claims] + [len(clause.text)])
-    if (clause.claims and spec.text != "person") or _REFUSAL.search(clause.lower) \
+    # "my sister, jo whitfield": a relation that opens the clause leads the name after it, ends nothing
+    claims = [(start, end) for start, end in clause.claims if not ((start, end) in clause.options
+                                                                   and not clause.text[:start].strip()
+                                                                   and clause.lower.startswith("my ", start))]
+    before = min([start for start, _ in claims] + [len(clause.text)])
+    if (claims and spec.text != "person") or _REFUSAL.search(clause.lower) \
             or len(clause.reply) > MAX_TEXT_ANSWER_REPLY:
         return None  # free text after named facts would be guessed, not read; "I'd rather not" is no name
     fixes = [m.end() for m in _REPLACES.finditer(clause.lower[:before])]

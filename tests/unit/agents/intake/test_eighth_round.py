@@ -165,3 +165,24 @@ class TestDaysDateparserDoesNotRead:
 
     def test_a_day_no_month_has_is_none(self):
         assert reading.dates("the 31st of this month", TODAY, "future") == []  # June has 30 days
+
+
+class TestRelationWords:
+    """A form of a user's own whose options name relations ("parent", "sibling") without synonyms: "my mum",
+    "my brother" name them, and the name after the relation is still the person's."""
+
+    def test_a_relation_before_a_name_gives_both(self):
+        found = _current("my brother, Sam Okoro", "Clinic", "emergency_contact_name")
+        assert found == {"Clinic.emergency_contact_name": "Sam Okoro", "Clinic.emergency_contact_relation": "sibling"}
+
+    def test_a_relation_asked_is_read(self):
+        assert _current("he's my dad", "Clinic", "emergency_contact_relation") == {
+            "Clinic.emergency_contact_relation": "parent"}
+
+    @pytest.mark.parametrize("reply", ["my mum's neighbour, Rita Cole", "a sister from church, Rita Cole"])
+    def test_someone_elses_relation_or_one_without_my_is_none(self, reply):
+        assert "Clinic.emergency_contact_relation" not in _current(reply, "Clinic", "emergency_contact_name")
+
+    def test_another_forms_relation_options_take_nothing(self):
+        found = _current("my daughter is 12", "Family", "dependants", all_forms=True)
+        assert "Clinic.emergency_contact_relation" not in found
