@@ -1102,7 +1102,8 @@ def _names_alone(clause: _Clause, trigger: _Trigger) -> bool:
 #: or two (the words around the option are stripped, so the last needs no space after it: "a rabbit",
 #: "1 small dog"),
 #: and an aside that offers the fact ("im A- if you need that", "btw": it names no other thing).
-_ALONE = re.compile(r"(?:(?:i'm|i am|im|we're|we are|it's|its|it is|and|now|currently|but|so|well|yes|yeah|"
+_ALONE = re.compile(r"(?:(?:i'm|i am|im|we're|we are|it's|its|it is|and|now|currently|but|so|well|yes|yeah|yep|yup|"
+                    r"(?:i|we) have|(?:i|we)'ve got|(?:i|we) have got|"
                     r"actually|btw|fyi|"
                     r"i'm now|totally|fully|happily)\s{0,3}){0,3}(?:(?:an?|\d{1,2})(?:\s|$))?"
                     r"(?:(?:small|big|little|old|young|lovely|very)(?:\s{1,3}|$)){0,2}"
@@ -1167,11 +1168,15 @@ def _triggers(clause: _Clause, schemas: dict[str, NodeSchema]) -> list[_Trigger]
                     if at >= 0 and not (cue and cue.end() > at + len(word)):  # "make that 1300": a correction's word
                         out.append(_Trigger(at, at + len(word), node, name, spec, how))
             if spec.kind == "choice":
-                spec = _with_kin(spec) if node == clause.asked[0] else spec
-                out += [_Trigger(m.start, m.end, node, name, spec, "choice", m)
-                        for m in find_choices(spec, clause.lower, near=False)
+                kin = _with_kin(spec) if node == clause.asked[0] else spec
+                out += [_Trigger(m.start, m.end, node, name, kin, "choice", m)
+                        for m in find_choices(kin, clause.lower, near=False)
                         if not patterns.negated(clause.lower[max(0, m.start - 16): m.start])
-                        and not _POSSESSIVE.match(clause.lower, m.end)]  # "my mum's friend" is not the mum
+                        and not _POSSESSIVE.match(clause.lower, m.end)  # "my mum's friend" is not the mum
+                        # a relation word names the relation asked, or leads a name asked ("my mum, Linda Baxter");
+                        # "only my husband does" to "do you smoke?" names no contact
+                        and (kin is spec or m.how == "exact" or name == clause.asked[1]
+                             or (not clause.lower[:m.start].strip() and _asks_a_name(schemas, clause.asked)))]
     return out
 
 
@@ -1190,6 +1195,11 @@ def _with_kin(spec: FieldSchema) -> FieldSchema:
     if spec.synonyms or not spec.enum or not any(option in _KIN for option in spec.enum):
         return spec
     return _kin_copy(spec, tuple(spec.enum))
+
+
+def _asks_a_name(schemas: dict[str, NodeSchema], asked: tuple[str, str]) -> bool:
+    spec = _spec(schemas, *asked)
+    return spec is not None and spec.kind == "text" and spec.text != "place"
 
 
 _KIN_COPIES: dict[tuple[int, tuple[str, ...]], FieldSchema] = {}
@@ -1423,8 +1433,11 @@ def _answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | 
             # present answer is no (the past one is the clause's own time, not the field's)
             clause.when = "present"
             return False
-        conclusion = _CONCLUSION.search(clause.lower)
+        if yes is None and _ONLY_SOMEONE.match(clause.lower) and _ANYONE.search(question.text.lower()):
+            return True  # "only my wife does, outside" to "does anyone who will live there smoke?"
+        conclusion = _CONCLUSION.search(clause.lower) or _BUT_YES.search(clause.lower)
         if yes is None and conclusion:  # "we had a dog but he passed last year, so no": the answer it ends on
+            # "well the bank does lol but yes, mortgage": the yes after "but" answers, the joke before it not
             clause.when = "present"
             return patterns.yes_no(conclusion.group(1))
         return yes
@@ -1526,6 +1539,10 @@ _ENDED = re.compile(r"\b(?:not any ?more|no longer|stopped|quit|gave (?:it |that
 _RESUMED = re.compile(r"\b(?:again|back on|relapsed|restarted)\b")
 #: A yes or no the clause ends on, after "so" ("..., so no"): what the person concludes.
 _CONCLUSION = re.compile(r"\bso,?\s(yes|yeah|no|nope)\W*$")
+_BUT_YES = re.compile(r"\bbut,?\s(yes|yeah|yep|no|nope)\b(?!\s(?:longer|more|one|idea|way|problem|worries))")
+#: Someone else than the person answers a question about anyone ("only my wife does", "just my partner is").
+_ONLY_SOMEONE = re.compile(r"^\s*(?:only|just)\s(?:my|our|the|his|her)\s(?:\w+\s){0,2}(?:does|do|is|has)\b")
+_ANYONE = re.compile(r"\b(?:anyone|anybody|someone|somebody|any of)\b")
 _PARTLY = re.compile(r"^\s*(?:partly|partially|sort of|kind of|sometimes|some of|half)\b")
 #: Right before a value: it corrects the value just given ("or rather 62").
 _CORRECTS = re.compile(r"(?:sorry|i meant|i mean|make (?:that|it)|or rather|scratch that|no wait|actually)[\s,]{0,3}$")

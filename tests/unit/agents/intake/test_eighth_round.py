@@ -11,7 +11,7 @@ import pytest
 
 from agents.intake import reading
 from agents.intake.catalogue import available, shipped
-from agents.intake.models import Resolution
+from agents.intake.models import Question, Resolution
 from agents.intake.resolver import ResolverInput, resolve
 from tests.intake_replies import CORPUS
 from tests.unit.agents.intake.helpers import ask
@@ -23,7 +23,8 @@ def _resolve(reply: str, node: str, name: str, values: dict | None = None, *,  #
              all_forms: bool = False) -> Resolution:
     forms = available(CORPUS)
     schemas = forms if all_forms else {node: forms[node]}
-    return resolve(ResolverInput(reply, ask(node, name), schemas, {node: values} if values else {}, TODAY))
+    question = Question(node, name, forms[node].question(name))  # the form's own question, as the agent asks it
+    return resolve(ResolverInput(reply, question, schemas, {node: values} if values else {}, TODAY))
 
 
 def _current(reply: str, node: str, name: str, values: dict | None = None, *,  # type: ignore[type-arg]
@@ -186,3 +187,26 @@ class TestRelationWords:
     def test_another_forms_relation_options_take_nothing(self):
         found = _current("my daughter is 12", "Family", "dependants", all_forms=True)
         assert "Clinic.emergency_contact_relation" not in found
+
+
+class TestYesAndNoSaidAroundOtherWords:
+    @pytest.mark.parametrize("reply", ["only my flatmate does, on the balcony", "just my partner does"])
+    def test_someone_else_doing_it_is_yes_to_a_question_about_anyone(self, reply):
+        assert _current(reply, "Rental", "smokers") == {"Rental.smokers": True}
+
+    def test_someone_else_doing_it_is_no_answer_to_a_question_about_you(self):
+        assert _current("only my husband does", "Clinic", "smoker") == {}
+
+    @pytest.mark.parametrize(("reply", "value"), [("technically the building society does, but yeah", True),
+                                                  ("i wish haha but no, renting", False)])
+    def test_the_yes_or_no_after_but_answers(self, reply, value):
+        result = _shipped(reply, "Assets", "owns_home")
+        assert {u.field: u.value for u in result.updates if u.current} == {"owns_home": value}
+
+    def test_but_no_longer_is_no_answer(self):
+        result = _shipped("i did but no longer", "Assets", "owns_home")
+        assert "owns_home" not in {u.field for u in result.updates if u.current and u.value is True}
+
+    @pytest.mark.parametrize(("reply", "pet"), [("yup we've got a rabbit", "rabbit"), ("yes i have a dog", "dog")])
+    def test_an_option_after_we_have_is_said_on_its_own(self, reply, pet):
+        assert _current(reply, "Rental", "has_pets") == {"Rental.has_pets": True, "Rental.pet_type": pet}
