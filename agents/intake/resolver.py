@@ -72,14 +72,15 @@ KEYWORD_BEFORE = 32
 _CUE_GAP = re.compile(r"^[\s:,]{0,3}(?:(?:about|around|roughly|nearly|almost|just|over|under|approximately|exactly|"
                       r"only|is|are|was|of)\s{1,3}){0,2}(?:~\s?)?$", re.IGNORECASE)
 #: Words dropped before a free-text answer ("It's Lisbon" → "Lisbon").
-_ANSWER_LEAD = re.compile(r"^\s*(?:(?:well|so|ok|okay|hmm|um|yes|yeah|sure|oh|hi|hello|hey|hiya|heya|howdy|hallo)"
+_ANSWER_LEAD = re.compile(r"^\s*(?:(?:well|so|ok|okay|hmm|um|yes|yeah|sure|oh|hi|hello|hey|hiya|heya|howdy|hallo|then)"
                           r"(?:\sthere)?\b[,!.\s]*|"
                           # a greeting that is also a word ("morning shifts") leads only before a mark or "i'm"
                           r"(?:yo|greetings|(?:good\s)?(?:morning|afternoon|evening)|good day|g'?day)(?:\sthere)?"
                           r"(?:\s{0,2}[,!.]+\s*|\s(?=i'?m\b|im\b|i am\b|it'?s\b|its\b|my\b|this is\b)))?"
                           r"(?:(?:my name is|my name's|name's|i'm called|call me|i live in|i am in|i'm in|i work as|"
                           r"i work at|i work for|i'm|im|i am|it's|its|it is|that's|thats|that is|this is|we're in|"
-                          r"we live in|live in|living in|based in|(?:just\s)?moved (?:here\s)?to|in|to)\b)?\s*"
+                          r"we live in|live in|living in|based in|(?:(?:we|i)\s)?(?:just\s)?moved (?:here\s)?to|"
+                          r"in|to)\b)?\s*"
                           r"(?:my (?:husband|wife|partner|mum|mom|mother|dad|father|son|daughter|brother|sister|"
                           r"friend)\b[,:\s]*)?(?:(?:spelled|spelt|written)(?: as)?\s)?(?:an?\s)?"
                           r"(?:(?:guy|man|woman|lady|bloke|chap|fellow|couple|company|firm|agency|landlord|landlady)"
@@ -691,8 +692,10 @@ def _retracted(reply: str, question: Question, updates: list[FactUpdate],
     for update in updates:
         at = where[(update.node, update.field)]
         end = at + len(update.words)
-        # "yesterday actually, ...": an "actually" right after the value affirms it, takes nothing back
-        later = [c for c in cues if c > at and not (lower[end:c].strip(" ,") == "" and lower.startswith("actually", c))]
+        # "yesterday actually, ...": an "actually" right after the value, or ending the reply ("i turned 35 on
+        # saturday actually"), affirms it, takes nothing back
+        later = [c for c in cues if c > at and not (lower.startswith("actually", c) and (
+            lower[end:c].strip(" ,") == "" or not lower[c + len("actually"):].strip(" .!,")))]
         # a correction that went to another field ("1,900. Actually my salary is 58,000"; "29. i actually live
         # in reading now", whose value's words hold the cue itself) takes nothing back
         elsewhere = bool(later) and any(k != key and w >= 0 and w + len(words[k]) > min(later)
@@ -1081,6 +1084,10 @@ def _two_options(clause: _Clause, triggers: list[_Trigger], question: Question) 
     rest = [t for t in triggers if t not in options]
     if clause.correction:
         return rest + [max(options, key=lambda t: t.at)]
+    now = [t for t in options if _NOW_AFTER.match(clause.lower[t.end:])]
+    if len(now) == 1 and clause.cue == "future":  # "single for now, getting married in sept": the one of now
+        clause.claims += [(t.at, t.end) for t in options if t is not now[0]]
+        return rest + now
     first = min(options, key=lambda t: t.at)
     assert first.choice is not None
     clause.claims += [(t.at, t.end) for t in options]
@@ -1120,6 +1127,9 @@ def _keep(node: str, name: str, spec: FieldSchema, value: Scalar, clause: _Claus
         return
     frame = _frame(inp.schemas, node, name)
     when = frame if spec.kind in ("date", "year") else clause.when or clause.cue or frame
+    if frame == "present" and (node, name) == clause.asked and spec.kind in ("number", "text"):
+        # "I turned 50 in June", "moved to Tobago last year": what a change came to is so now
+        when = _change_time(clause, spec, value, _is_age_now(inp.schemas, node, name)) or when
     if when == "present" and frame == "future" and clause.cue is None:
         when = frame  # a plan's field ("60, or rather 62" to "when do you want to retire?"): unmarked is the plan
     clause.when = None
@@ -1129,6 +1139,32 @@ def _keep(node: str, name: str, spec: FieldSchema, value: Scalar, clause: _Claus
                               reasoning=f"{when} statement that {why}: {clause.text[:80]}",
                               words=(clause.words or clause.text)[:120]))
     clause.words = ""
+
+
+def _change_time(clause: _Clause, spec: FieldSchema, value: Scalar, age: bool) -> Temporal | None:
+    """The time of the asked field's value that a change came to: an age right after "turned" is the age now
+    ("I turned 50 in June"), but not after a year back ("turned 40 last year": 40 or 41); a place right after
+    "moved to" is where the person lives now ("just moved to bath last month"), unless the reply moves on from it
+    ("moved to leeds in 2015, then to york"). None: no change said."""
+    if age and isinstance(value, int) and re.search(rf"\bturned\s{value}\b", clause.lower):
+        return "past" if _YEARS_BACK.search(clause.lower) else "present"
+    if spec.kind != "text" or not isinstance(value, str):
+        return None
+    moved = re.search(rf"\bmoved\s(?:(?:here|up|down|over|back|out)\s)?to\s(?:the\s)?{re.escape(value.lower())}\b",
+                      clause.lower)
+    if moved is None:
+        return None
+    story = clause.reply.lower()
+    on = story.find(clause.lower)
+    later = _MOVED_ON.search(story, on + moved.end()) if on >= 0 else _MOVED_ON.search(clause.lower, moved.end())
+    return "present" if len(_MOVE.findall(story)) == 1 and later is None else "past"
+
+
+#: A year back: an age turned then is no age now.
+_YEARS_BACK = re.compile(r"\blast year\b|\bago\b|\b(?:19|20)\d\d\b")
+#: A move, and what ends the place it went to ("then", "left", "until").
+_MOVE = re.compile(r"\bmov(?:ed|ing|e)\b")
+_MOVED_ON = re.compile(r"\b(?:then|left|until|till|before|after that|back to)\b")
 
 
 def _event_facts(clause: _Clause, schemas: dict[str, NodeSchema]) -> tuple[list[FactUpdate], str | None]:

@@ -210,3 +210,36 @@ class TestYesAndNoSaidAroundOtherWords:
     @pytest.mark.parametrize(("reply", "pet"), [("yup we've got a rabbit", "rabbit"), ("yes i have a dog", "dog")])
     def test_an_option_after_we_have_is_said_on_its_own(self, reply, pet):
         assert _current(reply, "Rental", "has_pets") == {"Rental.has_pets": True, "Rental.pet_type": pet}
+
+
+class TestWhatAChangeCameTo:
+    """A past clause's value that a change came to is the present one: an age after "turned" this year, a place
+    after "moved to" with no later move; "for now" beside a future option; "actually" ending a reply."""
+
+    @pytest.mark.parametrize(("reply", "age"), [("turned 62 in march", 62), ("i turned 28 a couple of weeks back", 28)])
+    def test_an_age_turned_this_year_is_the_age(self, reply, age):
+        assert _shipped(reply, "Personal", "age").updates[0].value == age
+        assert _shipped(reply, "Personal", "age").updates[0].current
+
+    @pytest.mark.parametrize("reply", ["turned 30 two years ago", "i turned 40 in 2024"])
+    def test_an_age_turned_in_another_year_is_no_age_now(self, reply):
+        assert not [u for u in _shipped(reply, "Personal", "age").updates if u.current]
+
+    @pytest.mark.parametrize(("reply", "city"), [("we moved to Whitby in the spring", "Whitby"),
+                                                 ("moved to Inverness last year", "Inverness")])
+    def test_the_place_moved_to_is_where_the_person_lives(self, reply, city):
+        assert _current(reply, "Rental", "current_city") == {"Rental.current_city": city}
+
+    def test_a_place_moved_to_then_left_is_not(self):
+        assert _current("moved to Whitby in 2019, then to Hull", "Rental", "current_city") == {
+            "Rental.current_city": "Hull"}
+
+    def test_an_option_for_now_beside_a_future_one_is_the_option(self):
+        assert [(u.field, u.value) for u in _shipped("engaged for now, getting married next spring", "Personal",
+                                                     "marital_status").updates if u.current] == []
+        found = _shipped("divorced for now, getting married again next year", "Personal", "marital_status")
+        assert [(u.field, u.value) for u in found.updates if u.current] == [("marital_status", "divorced")]
+
+    def test_actually_ending_a_reply_takes_nothing_back(self):
+        found = _current("moved in on the 2nd of may actually", "Rental", "move_in_date")
+        assert found == {"Rental.move_in_date": "2026-05-02"}
