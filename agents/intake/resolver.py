@@ -197,6 +197,7 @@ def resolve(inp: ResolverInput) -> Resolution:
         answered = True
     rejected = [r for r in rejected if not any((u.node, u.field) == (r.node, r.field) for u in updates)]
     updates = _not_held(reply, inp, updates)
+    updates = _measured(reply, inp, updates)
     updates = _introduced(reply, inp, updates)
     updates = _introduced_age(reply, inp, updates)
     updates = _competing(updates, unsure, question)
@@ -735,6 +736,40 @@ def _not_held(reply: str, inp: ResolverInput, updates: list[FactUpdate]) -> list
             if isinstance(held, int | float):  # "4 of us not 3": the 3 is the wrong held value, no answer
                 out = [u for u in out if (u.node, u.field) == (node, name) or u.value != held
                        or u.words.strip() != str(int(held))]
+    return out
+
+
+def _measured(reply: str, inp: ResolverInput, updates: list[FactUpdate]) -> list[FactUpdate]:
+    """"5'11, 80kg" to "how tall are you?": a quantity whose unit is of the dimension of one other field of the
+    asked node alone (``x-unit``: kg, so the weight) names that field, as a keyword would. Only one such quantity
+    in the reply, outside the answer's words, in a clause of no other time than now."""
+    schema = inp.schemas.get(inp.question.node)
+    if schema is None or inp.question.kind not in _ASKED_KINDS:
+        return updates
+    text = reading.digits_for_words(reply)
+    answer = [u.words for u in updates if (u.node, u.field) == (inp.question.node, inp.question.field) and u.words]
+    taken = [(at, at + len(words)) for words in answer if (at := text.find(words)) >= 0]
+    out = list(updates)
+    for name, spec in schema.properties.items():
+        unit = spec.unit
+        if unit is None or spec.kind != "number" or name == inp.question.field \
+                or any((u.node, u.field) == (inp.question.node, name) for u in out) \
+                or sum(units.dimension(str(other.unit)) == units.dimension(unit) for other in schema.properties.values()
+                       if other.unit) != 1:
+            continue
+        found = [q for q in units.quantities(text, unit) if not any(q.start < end and start < q.end
+                                                                     for start, end in taken)]
+        clause = next((c for c in patterns.clauses(text) if len(found) == 1 and found[0].words in c), "")
+        if len(found) != 1 or not clause or patterns.temporal_cue(clause.lower()) not in (None, "present") \
+                or _REPLACES.search(clause.lower(), clause.find(found[0].words)):
+            continue  # "90 kilos, sorry 88": the bare number after it corrects it, asked
+        value = int(found[0].value) if spec.type == "integer" and float(found[0].value).is_integer() \
+            else found[0].value
+        checked = check(name, spec, value)
+        if checked.ok and checked.value is not None:
+            out.append(FactUpdate(inp.question.node, name, checked.value, frame=_frame(inp.schemas, schema.title, name),
+                                  reasoning=f"names {name.replace('_', ' ')} by its unit: {clause[:80]}",
+                                  words=found[0].words))
     return out
 
 

@@ -9,7 +9,7 @@ import datetime
 
 import pytest
 
-from agents.intake import reading
+from agents.intake import reading, units
 from agents.intake.catalogue import available, shipped
 from agents.intake.models import Question, Resolution
 from agents.intake.resolver import ResolverInput, resolve
@@ -243,3 +243,24 @@ class TestWhatAChangeCameTo:
     def test_actually_ending_a_reply_takes_nothing_back(self):
         found = _current("moved in on the 2nd of may actually", "Rental", "move_in_date")
         assert found == {"Rental.move_in_date": "2026-05-02"}
+
+
+class TestAUnitNamesItsField:
+    """A quantity whose unit is of the dimension of one other field of the asked node names that field."""
+
+    @pytest.mark.parametrize(("reply", "weight"), [("6 foot 1, about 95 kilos", 95), ("180cm and 12st", 76.2)])
+    def test_a_weight_beside_the_height(self, reply, weight):
+        found = _current(reply, "Clinic", "height")
+        assert found["Clinic.weight"] == pytest.approx(weight, abs=0.1) and "Clinic.height" in found
+
+    def test_a_height_beside_the_weight(self):
+        assert _current("70 kg and 1.75 m", "Clinic", "weight") == {"Clinic.weight": 70, "Clinic.height": 175}
+
+    def test_two_weights_or_one_of_the_past_are_not_taken(self):
+        assert "Clinic.weight" not in _current("6 foot, 90 kilos, sorry 88", "Clinic", "height")
+        assert "Clinic.weight" not in _current("6 foot. i was 90 kilos at new year", "Clinic", "height")
+
+    def test_an_ordinal_is_no_stone(self):
+        """"the 21st" spells 21 "st": a day, never 133 kg."""
+        assert units.quantities("born on the 21st of may", "kg") == []
+        assert _current("the 21st of may 1990", "Clinic", "date_of_birth") == {"Clinic.date_of_birth": "1990-05-21"}
