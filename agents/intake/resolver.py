@@ -1651,13 +1651,15 @@ _REPLACES = re.compile(r"\b(?:sorry|i meant|i mean|make (?:that|it)|or rather|sc
 _TOTAL_BEFORE = re.compile(r"\b(?:so|total(?: of)?|comes to|making|which is)\b|=")
 _TOTAL_AFTER = re.compile(r"^\s{0,2}(?:in total|all in|altogether|total|between us|all together|combined)\b")
 #: Two values offered for one ("2 or 3", "between 75 and 80", "6-12"): the person is unsure, so is the agent.
-_HEDGE = re.compile(r"\b(?:or(?! so\b| thereabouts\b)|either|between|maybe(?=\s\d)|depending|depends|"
+_HEDGE = re.compile(r"\b(?:(?<!more )or(?! so\b| thereabouts\b| less\b)|either|between|maybe(?=\s\d)|depending|depends|"
                     r"somewhere|early|late|mid|"
                     r"couple|few|several|half|quarter|quarters|dozen|odd)\b|\d\s?-\s?\d|\d0s\b|"
                     r"\bplus\b|\bdue\b|\d\s?-?\s?something\b")  # "400 something": 400 to 499
 _BIRTH = re.compile(r"\bbirth|\bborn\b")
 _NEXT_WEEKDAY = re.compile(r"\bnext\s(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b")
 _CURRENCY = re.compile(r"[$€£₹¥]|\b(?:usd|eur|gbp|inr|dollars?|euros?|pounds?|rupees?)\b")
+_CURRENCY_OF = {"$": "usd", "dollar": "usd", "€": "eur", "euro": "eur", "£": "gbp", "pound": "gbp", "₹": "inr",
+                "rupee": "inr"}
 #: An amount that is not the field's as said: net of tax, or a period that does not convert exactly.
 _NET = re.compile(r"\b(?:take home|takes home|take-home|net|after tax)\b")
 #: A date written with two numbers that could each be the month ("04/08/2026").
@@ -1900,7 +1902,9 @@ def _pick(clause: _Clause, candidates: list[tuple[int, Span]]) -> tuple[int | No
         if after and len(candidates) > 1:
             return after[0][0], ""
     totals = [m.end() for m in _TOTAL_BEFORE.finditer(lower)]
-    signs = {m.group() for _, s in candidates for m in _CURRENCY.finditer(lower[s.start:s.end])}
+    # "$85,000 USD": a sign and a code of one currency are one currency
+    signs = {_CURRENCY_OF.get(m.group().rstrip("s"), m.group()) for _, s in candidates
+             for m in _CURRENCY.finditer(lower[s.start:s.end])}
     if len(signs) > 1:
         return None, "amounts in two currencies"
     if len(candidates) > 1:

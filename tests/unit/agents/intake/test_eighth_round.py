@@ -264,3 +264,16 @@ class TestAUnitNamesItsField:
         """"the 21st" spells 21 "st": a day, never 133 kg."""
         assert units.quantities("born on the 21st of may", "kg") == []
         assert _current("the 21st of may 1990", "Clinic", "date_of_birth") == {"Clinic.date_of_birth": "1990-05-21"}
+
+
+class TestOneCurrencyAndMoreOrLess:
+    @pytest.mark.parametrize(("reply", "amount"), [("£2,400 GBP give or take", 2400), ("€ 3.200 euros", 3200),
+                                                   ("about 3k more or less", 3000)])
+    def test_a_sign_and_a_code_of_one_currency_or_more_or_less_leave_one_amount(self, reply, amount):
+        result = _shipped(reply, "Savings", "emergency_fund")
+        assert {u.field: u.value for u in result.updates if u.current} == {"emergency_fund": amount}
+
+    @pytest.mark.parametrize("reply", ["$500 or €450", "3k or 4k"])
+    def test_two_currencies_or_two_amounts_are_asked(self, reply):
+        result = _shipped(reply, "Savings", "emergency_fund")
+        assert not [u for u in result.updates if u.current] and [p.field for p in result.unsure] == ["emergency_fund"]
