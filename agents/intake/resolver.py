@@ -1907,6 +1907,8 @@ def _pick(clause: _Clause, candidates: list[tuple[int, Span]]) -> tuple[int | No
              for m in _CURRENCY.finditer(lower[s.start:s.end])}
     if len(signs) > 1:
         return None, "amounts in two currencies"
+    if len(candidates) > 1 and any(_alternative(clause, s) for _, s in candidates):
+        return None, "one of two values offered"  # "so 40 or 50": no total, a choice the person did not make
     if len(candidates) > 1:
         numbers = [o for o in clause.spans if o.kind == "number"]
         first = candidates[0][1]
@@ -1924,6 +1926,10 @@ def _pick(clause: _Clause, candidates: list[tuple[int, Span]]) -> tuple[int | No
             clause.others = [(clause.spans[i], when) for i, when in times.items() if i != present[0]]
             return present[0], ""
         return None, "two values for one field"
+    concluded = _CONCLUDES.search(lower)
+    if concluded and concluded.start() <= candidates[0][1].start < concluded.end() \
+            and not _HEDGE.search(_without_dates(clause)[concluded.start():]):
+        return candidates[0][0], ""  # "about half a pack so 10ish": the doubt is the reckoning, the value its end
     if _HEDGE.search(_without_dates(clause)):
         return None, "a value said with a doubt"
     return candidates[0][0], ""

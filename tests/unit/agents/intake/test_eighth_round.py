@@ -277,3 +277,12 @@ class TestOneCurrencyAndMoreOrLess:
     def test_two_currencies_or_two_amounts_are_asked(self, reply):
         result = _shipped(reply, "Savings", "emergency_fund")
         assert not [u for u in result.updates if u.current] and [p.field for p in result.unsure] == ["emergency_fund"]
+
+
+class TestTheValueAReckoningEndsOn:
+    @pytest.mark.parametrize(("reply", "count"), [("a few roll ups, so 8", 8), ("half a pack or so, so 10ish", 10)])
+    def test_a_doubt_before_so_is_the_reckoning_and_the_value_after_it_the_answer(self, reply, count):
+        assert _current(reply, "Clinic", "cigarettes_per_day") == {"Clinic.cigarettes_per_day": count}
+
+    def test_a_doubt_after_so_is_still_asked(self):
+        assert _current("a couple of packs, so 40 or 50", "Clinic", "cigarettes_per_day") == {}
