@@ -17,7 +17,7 @@ from tests.intake_replies import Case, Harness, load, rates, run_all, same
 GOAL = 0.95
 #: Classes measured below the goal, with their floor (see docs/intake.md).
 FLOOR: dict[str, float] = {
-    'answer_for_question_asked': 0.88,
+    'answer_for_question_asked': 0.91,
     'arithmetic': 0.86,
     'corrections_in_reply': 0.91,
     'corrections_of_known': 0.82,
@@ -26,7 +26,7 @@ FLOOR: dict[str, float] = {
     'enum_words_in_other_answers': 0.88,
     'fractions_and_multipliers': 0.94,
     'long_rambling': 0.65,
-    'money_currency': 0.89,
+    'money_currency': 0.94,
     'moves_and_changes_now': 0.91,
     'present_past_future': 0.94,
     'turned_and_these_days': 0.93,
@@ -36,7 +36,7 @@ FLOOR: dict[str, float] = {
 MOST_WRONG = 0
 #: With every form loaded (as a target gives the reader), the cases passed as measured on 2026-11-28 (eighth
 #: round, docs/intake.md): a floor.
-ALL_FORMS_PASSED = 810
+ALL_FORMS_PASSED = 813
 
 
 @pytest.fixture(scope="module")
