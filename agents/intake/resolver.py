@@ -1162,6 +1162,9 @@ def _keep(node: str, name: str, spec: FieldSchema, value: Scalar, clause: _Claus
         return
     frame = _frame(inp.schemas, node, name)
     when = frame if spec.kind in ("date", "year") else clause.when or clause.cue or frame
+    if when == "future" and frame == "present" and spec.kind == "boolean" and _WILL_NEED.search(clause.lower) \
+            and "need" in f"{name} {spec.question or ''}".lower():
+        when = "present"  # "we'll need a parking space" to "do you need one?": the need is now, its use to come
     if frame == "present" and (node, name) == clause.asked and spec.kind in ("number", "text"):
         # "I turned 50 in June", "moved to Tobago last year": what a change came to is so now
         when = _change_time(clause, spec, value, _is_age_now(inp.schemas, node, name)) or when
@@ -1174,6 +1177,10 @@ def _keep(node: str, name: str, spec: FieldSchema, value: Scalar, clause: _Claus
                               reasoning=f"{when} statement that {why}: {clause.text[:80]}",
                               words=(clause.words or clause.text)[:120]))
     clause.words = ""
+
+
+#: A need said for when the change comes ("we'll need a parking space"): a need of now.
+_WILL_NEED = re.compile(r"(?:'ll|\bwill|\bgoing to|\bgonna)\s(?:definitely\s|also\s|still\s)?need\b")
 
 
 def _change_time(clause: _Clause, spec: FieldSchema, value: Scalar, age: bool) -> Temporal | None:

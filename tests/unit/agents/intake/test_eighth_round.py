@@ -286,3 +286,13 @@ class TestTheValueAReckoningEndsOn:
 
     def test_a_doubt_after_so_is_still_asked(self):
         assert _current("a couple of packs, so 40 or 50", "Clinic", "cigarettes_per_day") == {}
+
+
+class TestANeedForWhenTheChangeComes:
+    @pytest.mark.parametrize("reply", ["we'll need a parking space, we have a van", "i will definitely need parking"])
+    def test_a_need_said_in_the_future_answers_a_question_of_need(self, reply):
+        assert _current(reply, "Rental", "parking_needed") == {"Rental.parking_needed": True}
+
+    def test_another_future_of_a_field_of_no_need_is_not_now(self):
+        assert "Rental.smokers" not in _current("2 of us, and my partner will need to smoke outside", "Rental",
+                                                "occupants")

@@ -30,13 +30,13 @@ FLOOR: dict[str, float] = {
     'moves_and_changes_now': 0.91,
     'present_past_future': 0.94,
     'turned_and_these_days': 0.93,
-    'volunteered_optional_facts': 0.75,
+    'volunteered_optional_facts': 0.8,
 }
 #: The goal, met on the corpus on 2026-11-28 (docs/intake.md): no wrong fact stored.
 MOST_WRONG = 0
 #: With every form loaded (as a target gives the reader), the cases passed as measured on 2026-11-28 (eighth
 #: round, docs/intake.md): a floor.
-ALL_FORMS_PASSED = 813
+ALL_FORMS_PASSED = 814
 
 
 @pytest.fixture(scope="module")
