@@ -1659,7 +1659,7 @@ _TOTAL_BEFORE = re.compile(r"\b(?:so|total(?: of)?|comes to|making|which is)\b|=
 _TOTAL_AFTER = re.compile(r"^\s{0,2}(?:in total|all in|altogether|total|between us|all together|combined)\b")
 #: Two values offered for one ("2 or 3", "between 75 and 80", "6-12"): the person is unsure, so is the agent.
 _HEDGE = re.compile(r"\b(?:(?<!more )or(?! so\b| thereabouts\b| less\b)|either|between|maybe(?=\s\d)|depending|depends|"
-                    r"somewhere|early|late|mid|"
+                    r"somewhere(?=\s(?:between|around|about|near|in the|from))|early|late|mid|"
                     r"couple|few|several|half|quarter|quarters|dozen|odd)\b|\d\s?-\s?\d|\d0s\b|"
                     r"\bplus\b|\bdue\b|\d\s?-?\s?something\b")  # "400 something": 400 to 499
 _BIRTH = re.compile(r"\bbirth|\bborn\b")

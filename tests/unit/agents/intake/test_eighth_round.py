@@ -9,7 +9,7 @@ import datetime
 
 import pytest
 
-from agents.intake import reading, units
+from agents.intake import patterns, reading, units
 from agents.intake.catalogue import available, shipped
 from agents.intake.models import Question, Resolution
 from agents.intake.resolver import ResolverInput, resolve
@@ -296,3 +296,18 @@ class TestANeedForWhenTheChangeComes:
     def test_another_future_of_a_field_of_no_need_is_not_now(self):
         assert "Rental.smokers" not in _current("2 of us, and my partner will need to smoke outside", "Rental",
                                                 "occupants")
+
+
+class TestWordsThatLookedLikeDoubtOrThePast:
+    def test_if_we_were_is_a_condition_not_the_past(self):
+        assert patterns.temporal_cue("if we were careful") is None
+        assert patterns.temporal_cue("we were careful") == "past"
+
+    def test_a_condition_leaves_a_duration_the_answer(self):
+        result = _shipped("about 4 months, if we were strict", "Savings", "months_covered")
+        assert {u.field: u.value for u in result.updates if u.current} == {"months_covered": 4}
+
+    def test_somewhere_is_a_doubt_only_before_a_range(self):
+        assert _current("the 9th of may, the letter is here somewhere", "Clinic", "last_checkup") == {
+            "Clinic.last_checkup": "2026-05-09"}
+        assert _current("somewhere between 10 and 15", "Clinic", "cigarettes_per_day") == {}
