@@ -378,7 +378,8 @@ def _one_number_of_many(reply: str, question: Question, schemas: dict[str, NodeS
     gross = _gross_field(spec) and bool(_GROSS.search(text))
     others = [m for m in _LOOSE_NUMBER.finditer(text) if not _TIME_COUNT.match(text[m.end():m.end() + 12])
               and not (spec.kind == "money" and _PERCENT_AFTER.match(text, m.end()))  # "at 6.9%": a rate, no sum
-              and not (gross and _marked(_NET_MARK, text, m.start(), m.end()))]  # "2k take home" beside the gross
+              and not (gross and _marked(_NET_MARK, text, m.start(), m.end()))  # "2k take home" beside the gross
+              and not _DESCRIBES.search(text, 0, m.start())]  # "three, all under ten": a bound of what was counted
     why = ("another number beside it" if others else "an amount that adds to another" if _ADDS.search(text)
            else "an amount paid every few weeks" if spec.kind == "money" and _EVERY_N.search(text)
            else "a count beside the people it names" if people else "")
@@ -1664,6 +1665,7 @@ _HEDGE = re.compile(r"\b(?:(?<!more )or(?! so\b| thereabouts\b| less\b)|either|b
                     r"\bplus\b|\bdue\b|\d\s?-?\s?something\b")  # "400 something": 400 to 499
 _BIRTH = re.compile(r"\bbirth|\bborn\b")
 _NEXT_WEEKDAY = re.compile(r"\bnext\s(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b")
+_DESCRIBES = re.compile(r"\b(?:all|both|each|they'?re|they are)\s(?:under|over|below|above|aged)\s$")
 _CURRENCY = re.compile(r"[$€£₹¥]|\b(?:usd|eur|gbp|inr|dollars?|euros?|pounds?|rupees?)\b")
 _CURRENCY_OF = {"$": "usd", "dollar": "usd", "€": "eur", "euro": "eur", "£": "gbp", "pound": "gbp", "₹": "inr",
                 "rupee": "inr"}
@@ -1700,6 +1702,8 @@ def _number_answer(clause: _Clause, spec: FieldSchema, question: Question) -> Sc
                   and not (spec.kind == "money" and _COUNTED.match(clause.lower[span.end:span.end + 16]))
                   and not _DENIED.match(clause.lower, span.end)
                   and not _ORDINAL.match(clause.lower, span.end)  # "make it the 4th": a day, no amount
+                  # "three, all under ten": a bound that describes what was counted, no second count
+                  and not _DESCRIBES.search(clause.lower, 0, span.start)
                   and not (spec.kind in ("money", "number") and _year_of_a_time(clause, span))]  # "til 2028": no rate
     candidates = _gross_of_net(clause.lower, spec, candidates)
     if not candidates and spec.kind == "money" and _NOTHING.match(clause.lower):

@@ -102,18 +102,21 @@ def _shipped(reply: str, node: str, name: str) -> Resolution:
     return resolve(ResolverInput(reply, ask(node, name), shipped(), {}, TODAY))
 
 
+def _shipped_now(reply: str, node: str, name: str) -> dict:  # type: ignore[type-arg]
+    """The reply's current values by field, on the shipped forms."""
+    return {u.field: u.value for u in _shipped(reply, node, name).updates if u.current}
+
+
 class TestACountInATimeUnitItsKeywordNames:
     """A count without ``x-unit`` whose keyword is a time unit's name ("months") is counted in that unit."""
 
     @pytest.mark.parametrize(("reply", "months"), [("roughly half a year", 6), ("a whole year i reckon", 12),
                                                    ("two years at a push", 24), ("9", 9)])
     def test_a_duration_in_another_unit_is_converted(self, reply, months):
-        result = _shipped(reply, "Savings", "months_covered")
-        assert {u.field: u.value for u in result.updates if u.current} == {"months_covered": months}
+        assert _shipped_now(reply, "Savings", "months_covered") == {"months_covered": months}
 
     def test_a_vague_duration_is_not_counted(self):
-        result = _shipped("a few weeks, no more", "Savings", "months_covered")
-        assert not [u for u in result.updates if u.current]
+        assert _shipped_now("a few weeks, no more", "Savings", "months_covered") == {}
 
 
 class TestNumberWordsTheLibrariesLeave:
@@ -311,3 +314,11 @@ class TestWordsThatLookedLikeDoubtOrThePast:
         assert _current("the 9th of may, the letter is here somewhere", "Clinic", "last_checkup") == {
             "Clinic.last_checkup": "2026-05-09"}
         assert _current("somewhere between 10 and 15", "Clinic", "cigarettes_per_day") == {}
+
+
+class TestABoundThatDescribesWhatWasCounted:
+    @pytest.mark.parametrize(("reply", "found"), [("two, both under five", {"dependants": 2}),
+                                                  ("3 kids, all over 16 now", {"dependants": 3}),
+                                                  ("two, and 3 more at weekends", {})])  # a second count: asked
+    def test_the_count_is_read_and_the_bound_is_none(self, reply, found):
+        assert _shipped_now(reply, "Family", "dependants") == found
