@@ -322,3 +322,9 @@ class TestABoundThatDescribesWhatWasCounted:
                                                   ("two, and 3 more at weekends", {})])  # a second count: asked
     def test_the_count_is_read_and_the_bound_is_none(self, reply, found):
         assert _shipped_now(reply, "Family", "dependants") == found
+
+
+class TestSignsWrittenAsShorthand:
+    @pytest.mark.parametrize(("reply", "blood"), [("AB -ve", "ab-"), ("O+ve i think", "o+"), ("its A +ve", "a+")])
+    def test_plus_ve_and_minus_ve_are_the_signs(self, reply, blood):  # enum values are kept lower-cased
+        assert _current(reply, "Clinic", "blood_type") == {"Clinic.blood_type": blood}

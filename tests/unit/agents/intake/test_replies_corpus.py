@@ -36,7 +36,7 @@ FLOOR: dict[str, float] = {
 MOST_WRONG = 0
 #: With every form loaded (as a target gives the reader), the cases passed as measured on 2026-11-28 (eighth
 #: round, docs/intake.md): a floor.
-ALL_FORMS_PASSED = 817
+ALL_FORMS_PASSED = 818
 
 
 @pytest.fixture(scope="module")
