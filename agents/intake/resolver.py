@@ -1665,6 +1665,8 @@ _HEDGE = re.compile(r"\b(?:(?<!more )or(?! so\b| thereabouts\b| less\b)|either|b
                     r"\bplus\b|\bdue\b|\d\s?-?\s?something\b")  # "400 something": 400 to 499
 _BIRTH = re.compile(r"\bbirth|\bborn\b")
 _NEXT_WEEKDAY = re.compile(r"\bnext\s(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b")
+#: A part of a year said before it: the year is sure, only the day in it is not.
+_PART_OF_YEAR = re.compile(r"\b(?:early|late|mid)[\s-]{1,2}(?=(?:19|20)\d\d\b)")
 _DESCRIBES = re.compile(r"\b(?:all|both|each|they'?re|they are)\s(?:under|over|below|above|aged)\s$")
 _CURRENCY = re.compile(r"[$€£₹¥]|\b(?:usd|eur|gbp|inr|dollars?|euros?|pounds?|rupees?)\b")
 _CURRENCY_OF = {"$": "usd", "dollar": "usd", "€": "eur", "euro": "eur", "£": "gbp", "pound": "gbp", "₹": "inr",
@@ -1941,7 +1943,7 @@ def _pick(clause: _Clause, candidates: list[tuple[int, Span]]) -> tuple[int | No
     if concluded and concluded.start() <= candidates[0][1].start < concluded.end() \
             and not _HEDGE.search(_without_dates(clause)[concluded.start():]):
         return candidates[0][0], ""  # "about half a pack so 10ish": the doubt is the reckoning, the value its end
-    if _HEDGE.search(_without_dates(clause)):
+    if _HEDGE.search(_PART_OF_YEAR.sub(" ", _without_dates(clause))):  # "early 2028" is still in 2028
         return None, "a value said with a doubt"
     return candidates[0][0], ""
 

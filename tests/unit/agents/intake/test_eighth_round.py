@@ -328,3 +328,11 @@ class TestSignsWrittenAsShorthand:
     @pytest.mark.parametrize(("reply", "blood"), [("AB -ve", "ab-"), ("O+ve i think", "o+"), ("its A +ve", "a+")])
     def test_plus_ve_and_minus_ve_are_the_signs(self, reply, blood):  # enum values are kept lower-cased
         assert _current(reply, "Clinic", "blood_type") == {"Clinic.blood_type": blood}
+
+
+class TestAPartOfAYear:
+    @pytest.mark.parametrize(("reply", "found"), [("late 2030 hopefully", {"target_year": 2030}),
+                                                  ("mid 2029", {"target_year": 2029}),
+                                                  ("early 2028 or 2029", {})])  # two years: asked
+    def test_early_late_or_mid_leave_the_year(self, reply, found):
+        assert _shipped_now(reply, "Goals", "target_year") == found

@@ -22,7 +22,6 @@ FLOOR: dict[str, float] = {
     'corrections_in_reply': 0.91,
     'corrections_of_known': 0.82,
     'dates_day_month': 0.94,
-    'dates_imprecise': 0.94,
     'enum_words_in_other_answers': 0.88,
     'fractions_and_multipliers': 0.94,
     'long_rambling': 0.65,
@@ -36,7 +35,7 @@ FLOOR: dict[str, float] = {
 MOST_WRONG = 0
 #: With every form loaded (as a target gives the reader), the cases passed as measured on 2026-11-28 (eighth
 #: round, docs/intake.md): a floor.
-ALL_FORMS_PASSED = 818
+ALL_FORMS_PASSED = 819
 
 
 @pytest.fixture(scope="module")
