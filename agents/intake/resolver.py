@@ -1573,6 +1573,9 @@ def _answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | 
         return None  # "my birthday is the 9th" to "which town?": a day is no name, and no town
     if value is not None:
         clause.words = text.strip()
+        at = clause.lower.find(value.lower())
+        if at >= 0 and _NOW_AFTER.match(clause.lower, at + len(value)):
+            clause.when = "present"  # "london for now but moving to reading next month": the place of now
     return value
 
 
@@ -1608,7 +1611,7 @@ _NO_EMPLOYER = re.compile(r"\s*(?:\d|myself|me\b|my ?self|my own|yourself|free\b
 #: A place answer that names two ("single bedroom flat in leeds"): the thing, then where it is.
 _TWO_PLACES = re.compile(r"^\s*(\S.{0,60}?)\s(?:in|near)\s(\S.{0,60}?)\s*$")
 #: Where a short free-text answer ends: a comma, a dash, "in kent", "from leeds", a time.
-_TEXT_END = re.compile(r",|\s[-–]\s|\s(?:in|near|not|from|since|until)\s|"
+_TEXT_END = re.compile(r",|\s[-–]\s|\s(?:in|near|not|from|since|until|but)\s|"
                        r"\s(?:last|next|this)\s(?:week|month|year)\b")  # "glasgow last week from edinburgh"
 #: A habit of the past, and the words that say it ended ("used to, stopped 2 yrs ago"; "quit" alone may
 #: be a job's, so both are needed).

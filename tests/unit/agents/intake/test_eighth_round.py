@@ -336,3 +336,12 @@ class TestAPartOfAYear:
                                                   ("early 2028 or 2029", {})])  # two years: asked
     def test_early_late_or_mid_leave_the_year(self, reply, found):
         assert _shipped_now(reply, "Goals", "target_year") == found
+
+
+class TestAPlaceForNow:
+    @pytest.mark.parametrize(("reply", "found"), [
+        ("york for now but moving to hull in the spring", {"Rental.current_city": "york"}),
+        ("Derby at the moment, but we move to Leeds next month", {"Rental.current_city": "Derby"}),
+        ("moving to hull next month", {})])  # the place to come: no city of now
+    def test_the_place_said_for_now_beside_a_move_to_come_is_the_city(self, reply, found):
+        assert _current(reply, "Rental", "current_city") == found

@@ -26,7 +26,7 @@ FLOOR: dict[str, float] = {
     'fractions_and_multipliers': 0.94,
     'long_rambling': 0.65,
     'money_currency': 0.94,
-    'moves_and_changes_now': 0.91,
+    'moves_and_changes_now': 0.94,
     'present_past_future': 0.94,
     'turned_and_these_days': 0.93,
     'volunteered_optional_facts': 0.8,
@@ -35,7 +35,7 @@ FLOOR: dict[str, float] = {
 MOST_WRONG = 0
 #: With every form loaded (as a target gives the reader), the cases passed as measured on 2026-11-28 (eighth
 #: round, docs/intake.md): a floor.
-ALL_FORMS_PASSED = 819
+ALL_FORMS_PASSED = 820
 
 
 @pytest.fixture(scope="module")
