@@ -52,7 +52,7 @@ _FUTURE = re.compile(
 )
 _PAST = re.compile(r"^\s{0,3}(?:was|were)\b|"  # "was 70kg last summer": the subject left out, as people type
                    r"\b(?:used to|previously|formerly|last (?:year|month)|years? ago|in the past|before that|"
-                   r"back then|at the time|(?:i|it|we|he|she|they) (?:was|were)|when (?:was|were|did)|"
+                   r"back then|at the time|(?<!\bif )(?:i|it|we|he|she|they) (?:was|were)|when (?:was|were|did)|"
                    r"originally|initially|at first|"
                    r"started (?:off |out )?at(?= [$€£₹]?\d))\b")  # "started at 25k, now 14,300"
 _NOW = re.compile(r"\b(?:now|currently|these days|nowadays|at the moment|today|this year)\b")

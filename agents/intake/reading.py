@@ -140,11 +140,59 @@ class Span:
         return self.start < end and start < self.end
 
 
+_UNITS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+_TEENS = ("ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")
+_TENS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+#: A year said as two pairs ("nineteen eighty-eight", "twenty thirty"): text2num reads "19 88", two numbers.
+_YEAR_WORDS = re.compile(rf"\b(nineteen|twenty)[\s-]({'|'.join(_TEENS)}|"
+                         rf"(?:{'|'.join(_TENS)})(?:[\s-](?:{'|'.join(_UNITS)}))?)\b"
+                         r"(?![\s-](?:hundred|thousand|million|grand|k)\b)", re.IGNORECASE)
+#: "a dozen", "half a dozen", "2 dozen": the count text2num leaves as words.
+_DOZEN = re.compile(r"\b(?:(half)\s(?:a\s)?|(a|one)\s|(\d{1,2})\s)dozen\b", re.IGNORECASE)
+#: "a couple of hundred", "a couple grand": two of the scale.
+_COUPLE_OF = re.compile(r"\ba\scouple\s(?:of\s)?(hundred|thousand|grand|k)\b", re.IGNORECASE)
+#: "a grand and a half", "2 thousand and a half": the half after the scale.
+_SCALE_AND_A_HALF = re.compile(r"\b(a|one|\d{1,3})\s(grand|thousand|million|mil|k)\sand\sa\shalf\b", re.IGNORECASE)
+
+
+#: Days named for a holiday ("boxing day 2025", "new year's day"): their day and month, as dateparser reads them.
+_HOLIDAYS = re.compile(r"\b(?:(christmas|xmas|new\s?year'?s?|boxing)\s(day|eve))\b", re.IGNORECASE)
+_HOLIDAY_DATES = {("christmas", "day"): "25 december", ("christmas", "eve"): "24 december",
+                  ("boxing", "day"): "26 december", ("newyear", "day"): "1 january", ("newyear", "eve"): "31 december"}
+
+
+def _holiday(match: re.Match[str]) -> str:
+    said = match[1].lower()
+    name = "christmas" if said.startswith(("christ", "xmas")) else "newyear" if said.startswith("new") else said
+    return _HOLIDAY_DATES.get((name, match[2].lower()), match.group())
+
+
+def _year_words(match: re.Match[str]) -> str:
+    century = 19 if match[1].lower() == "nineteen" else 20
+    words = re.split(r"[\s-]", match[2].lower())
+    if words[0] in _TEENS:
+        return str(century * 100 + 10 + _TEENS.index(words[0]))
+    return str(century * 100 + 10 * (2 + _TENS.index(words[0])) + (1 + _UNITS.index(words[1]) if len(words) > 1 else 0))
+
+
+def _dozen(match: re.Match[str]) -> str:
+    return "6" if match[1] else "12" if match[2] else str(12 * int(match[3]))
+
+
+def _scale_and_a_half(match: re.Match[str]) -> str:
+    count = 1 if match[1].lower() in ("a", "one") else int(match[1])
+    return f"{count}.5 {match[2]}"
+
+
 def digits_for_words(text: str) -> str:
     """``text`` with its number words as digits ("I'm forty-two" → "I'm 42", "sixty five thousand" → "65000").
 
     Every number word counts, "one" and "two" too: a reply to "how many children?" is often one word.
     """
+    text = _YEAR_WORDS.sub(_year_words, text)
+    text = _HOLIDAYS.sub(_holiday, text)
+    text = _COUPLE_OF.sub(lambda m: "200" if m[1].lower() == "hundred" else f"2 {m[1]}", text)
+    text = _SCALE_AND_A_HALF.sub(_scale_and_a_half, text)
     text = _AND_A_HALF.sub(lambda m: str(numerize(m.group())), text)
     text = _PART_OF.sub(_part_of, text)
     text = _SCALE_WORD.sub(lambda m: m[1] + _SCALE_MARK[m[2].lower()], text)  # "2.5 million": keep it whole
@@ -153,7 +201,8 @@ def digits_for_words(text: str) -> str:
     except (ValueError, TypeError):  # the library's own refusal of odd input: keep the words
         return text
     # "one point five million" comes back as "1.5 1000000": the decimal times its scale
-    return _DECIMAL_SCALE.sub(lambda m: str(round(float(m[1]) * int(m[2]))), text)
+    text = _DECIMAL_SCALE.sub(lambda m: str(round(float(m[1]) * int(m[2]))), text)
+    return _DOZEN.sub(_dozen, text) if "dozen" in text.lower() else text
 
 
 def numbers(text: str, dates_found: list[Span]) -> list[Span]:
@@ -208,12 +257,52 @@ def dates(text: str, today: datetime.date, prefer: Prefer = "current_period", mo
     """Dates and relative times in ``text`` (see the module doc), left to right, at most ``most``
     candidates read; a month without a year is the one in the ``prefer``red direction (a question
     about the past: the last January)."""
-    found = []
+    own = list(_OWN_RELATIVE.finditer(text))
+    found = [span for match in own if (span := _own_relative(match, today, prefer))]
     for match in date_candidates(text)[:most]:
+        if any(match.start() < mine.end() and mine.start() < match.end() for mine in own):
+            continue  # "the 1st of next month": the day (or none, the 31st of June), not the month dateparser reads
         span = _date(match.group()[:MAX_DATE_CHARS], match.start(), match.end(), _date_parser(today, prefer))
         if span is not None:
             found.append(span)
-    return found
+    return sorted(found, key=lambda span: span.start)
+
+
+#: Days said relative to today that dateparser reads as a month or not at all: "the 1st of next month",
+#: "this time next week", "two weeks today" (British: 14 days from today), "on monday" (the next one for a
+#: question about the future, the last one for a question about the past).
+_OWN_RELATIVE = re.compile(
+    r"\b(?:the\s)?(?P<day>\d{1,2})(?:st|nd|rd|th)?\sof\s(?P<which>next|this)\smonth\b"
+    r"|\bthis\stime\snext\s(?P<next>week|month|year)\b"
+    r"|\b(?P<count>\d{1,2}|a)\sweeks?\s(?P<from>today|tomorrow)\b"
+    rf"|\bon\s(?P<weekday>{_WEEKDAY})\b", re.IGNORECASE)
+
+
+def _own_relative(match: re.Match[str], today: datetime.date, prefer: Prefer) -> Span | None:
+    """One of :data:`_OWN_RELATIVE`'s days, or None (no such day, or a weekday with no direction to read it in)."""
+    day: datetime.date | None = None
+    try:
+        if match["day"]:
+            month = today.month + (match["which"].lower() == "next")
+            day = datetime.date(today.year + (month > 12), (month - 1) % 12 + 1, int(match["day"]))
+        elif match["next"]:
+            period = match["next"].lower()
+            month = today.month + (period == "month")
+            day = today + datetime.timedelta(weeks=1) if period == "week" else \
+                today.replace(year=today.year + (month > 12) + (period == "year"), month=(month - 1) % 12 + 1)
+        elif match["count"]:
+            weeks = 1 if match["count"].lower() == "a" else int(match["count"])
+            day = today + datetime.timedelta(days=7 * weeks + (match["from"].lower() == "tomorrow"))
+        elif prefer in ("future", "past"):
+            wanted = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
+                      "sunday").index(match["weekday"].lower())
+            ahead = (wanted - today.weekday()) % 7 or 7
+            day = today + datetime.timedelta(days=ahead if prefer == "future" else ahead - 7 if ahead < 7 else -7)
+    except ValueError:  # "the 31st of next month" in a month of 30 days
+        return None
+    if day is None:
+        return None
+    return Span("date", day.isoformat(), match.start(), match.end(), year=day.year, precision="day")
 
 
 def _date(raw: str, start: int, end: int, parser: DateDataParser) -> Span | None:

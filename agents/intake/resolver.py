@@ -72,14 +72,15 @@ KEYWORD_BEFORE = 32
 _CUE_GAP = re.compile(r"^[\s:,]{0,3}(?:(?:about|around|roughly|nearly|almost|just|over|under|approximately|exactly|"
                       r"only|is|are|was|of)\s{1,3}){0,2}(?:~\s?)?$", re.IGNORECASE)
 #: Words dropped before a free-text answer ("It's Lisbon" → "Lisbon").
-_ANSWER_LEAD = re.compile(r"^\s*(?:(?:well|so|ok|okay|hmm|um|yes|yeah|sure|oh|hi|hello|hey|hiya|heya|howdy|hallo)"
+_ANSWER_LEAD = re.compile(r"^\s*(?:(?:well|so|ok|okay|hmm|um|yes|yeah|sure|oh|hi|hello|hey|hiya|heya|howdy|hallo|then)"
                           r"(?:\sthere)?\b[,!.\s]*|"
                           # a greeting that is also a word ("morning shifts") leads only before a mark or "i'm"
                           r"(?:yo|greetings|(?:good\s)?(?:morning|afternoon|evening)|good day|g'?day)(?:\sthere)?"
                           r"(?:\s{0,2}[,!.]+\s*|\s(?=i'?m\b|im\b|i am\b|it'?s\b|its\b|my\b|this is\b)))?"
                           r"(?:(?:my name is|my name's|name's|i'm called|call me|i live in|i am in|i'm in|i work as|"
                           r"i work at|i work for|i'm|im|i am|it's|its|it is|that's|thats|that is|this is|we're in|"
-                          r"we live in|live in|living in|based in|(?:just\s)?moved (?:here\s)?to|in|to)\b)?\s*"
+                          r"we live in|live in|living in|based in|(?:(?:we|i)\s)?(?:just\s)?moved (?:here\s)?to|"
+                          r"in|to)\b)?\s*"
                           r"(?:my (?:husband|wife|partner|mum|mom|mother|dad|father|son|daughter|brother|sister|"
                           r"friend)\b[,:\s]*)?(?:(?:spelled|spelt|written)(?: as)?\s)?(?:an?\s)?"
                           r"(?:(?:guy|man|woman|lady|bloke|chap|fellow|couple|company|firm|agency|landlord|landlady)"
@@ -196,6 +197,7 @@ def resolve(inp: ResolverInput) -> Resolution:
         answered = True
     rejected = [r for r in rejected if not any((u.node, u.field) == (r.node, r.field) for u in updates)]
     updates = _not_held(reply, inp, updates)
+    updates = _measured(reply, inp, updates)
     updates = _introduced(reply, inp, updates)
     updates = _introduced_age(reply, inp, updates)
     updates = _competing(updates, unsure, question)
@@ -376,7 +378,8 @@ def _one_number_of_many(reply: str, question: Question, schemas: dict[str, NodeS
     gross = _gross_field(spec) and bool(_GROSS.search(text))
     others = [m for m in _LOOSE_NUMBER.finditer(text) if not _TIME_COUNT.match(text[m.end():m.end() + 12])
               and not (spec.kind == "money" and _PERCENT_AFTER.match(text, m.end()))  # "at 6.9%": a rate, no sum
-              and not (gross and _marked(_NET_MARK, text, m.start(), m.end()))]  # "2k take home" beside the gross
+              and not (gross and _marked(_NET_MARK, text, m.start(), m.end()))  # "2k take home" beside the gross
+              and not _DESCRIBES.search(text, 0, m.start())]  # "three, all under ten": a bound of what was counted
     why = ("another number beside it" if others else "an amount that adds to another" if _ADDS.search(text)
            else "an amount paid every few weeks" if spec.kind == "money" and _EVERY_N.search(text)
            else "a count beside the people it names" if people else "")
@@ -691,8 +694,10 @@ def _retracted(reply: str, question: Question, updates: list[FactUpdate],
     for update in updates:
         at = where[(update.node, update.field)]
         end = at + len(update.words)
-        # "yesterday actually, ...": an "actually" right after the value affirms it, takes nothing back
-        later = [c for c in cues if c > at and not (lower[end:c].strip(" ,") == "" and lower.startswith("actually", c))]
+        # "yesterday actually, ...": an "actually" right after the value, or ending the reply ("i turned 35 on
+        # saturday actually"), affirms it, takes nothing back
+        later = [c for c in cues if c > at and not (lower.startswith("actually", c) and (
+            lower[end:c].strip(" ,") == "" or not lower[c + len("actually"):].strip(" .!,")))]
         # a correction that went to another field ("1,900. Actually my salary is 58,000"; "29. i actually live
         # in reading now", whose value's words hold the cue itself) takes nothing back
         elsewhere = bool(later) and any(k != key and w >= 0 and w + len(words[k]) > min(later)
@@ -732,6 +737,40 @@ def _not_held(reply: str, inp: ResolverInput, updates: list[FactUpdate]) -> list
             if isinstance(held, int | float):  # "4 of us not 3": the 3 is the wrong held value, no answer
                 out = [u for u in out if (u.node, u.field) == (node, name) or u.value != held
                        or u.words.strip() != str(int(held))]
+    return out
+
+
+def _measured(reply: str, inp: ResolverInput, updates: list[FactUpdate]) -> list[FactUpdate]:
+    """"5'11, 80kg" to "how tall are you?": a quantity whose unit is of the dimension of one other field of the
+    asked node alone (``x-unit``: kg, so the weight) names that field, as a keyword would. Only one such quantity
+    in the reply, outside the answer's words, in a clause of no other time than now."""
+    schema = inp.schemas.get(inp.question.node)
+    if schema is None or inp.question.kind not in _ASKED_KINDS:
+        return updates
+    text = reading.digits_for_words(reply)
+    answer = [u.words for u in updates if (u.node, u.field) == (inp.question.node, inp.question.field) and u.words]
+    taken = [(at, at + len(words)) for words in answer if (at := text.find(words)) >= 0]
+    out = list(updates)
+    for name, spec in schema.properties.items():
+        unit = spec.unit
+        if unit is None or spec.kind != "number" or name == inp.question.field \
+                or any((u.node, u.field) == (inp.question.node, name) for u in out) \
+                or sum(units.dimension(str(other.unit)) == units.dimension(unit) for other in schema.properties.values()
+                       if other.unit) != 1:
+            continue
+        found = [q for q in units.quantities(text, unit) if not any(q.start < end and start < q.end
+                                                                     for start, end in taken)]
+        clause = next((c for c in patterns.clauses(text) if len(found) == 1 and found[0].words in c), "")
+        if len(found) != 1 or not clause or patterns.temporal_cue(clause.lower()) not in (None, "present") \
+                or _REPLACES.search(clause.lower(), clause.find(found[0].words)):
+            continue  # "90 kilos, sorry 88": the bare number after it corrects it, asked
+        value = int(found[0].value) if spec.type == "integer" and float(found[0].value).is_integer() \
+            else found[0].value
+        checked = check(name, spec, value)
+        if checked.ok and checked.value is not None:
+            out.append(FactUpdate(inp.question.node, name, checked.value, frame=_frame(inp.schemas, schema.title, name),
+                                  reasoning=f"names {name.replace('_', ' ')} by its unit: {clause[:80]}",
+                                  words=found[0].words))
     return out
 
 
@@ -996,18 +1035,19 @@ def _clause_facts(clause: _Clause, inp: ResolverInput, *, answered: bool, doubte
         rejected += refused
         done.add((trigger.node, trigger.field))
     concludes = bool(_CONCLUDES.search(clause.lower))  # "..., so 1,500 for me": the sum the reply arrives at
+    lands = _lands(clause, inp)
     # A correction whose value went to a field it names ("i said 2 kids before but its 3") corrects that field only.
     # An option named in it ("actually make that 1300 to be safe") took no value of the correction's.
     corrects_answer = clause.correction and not [u for u in updates if (spec := _spec(inp.schemas, u.node, u.field))
                                                  is None or spec.kind not in ("choice", "boolean")]
-    if (not answered or corrects_answer or concludes) and (question.node, question.field) not in done \
+    if (not answered or corrects_answer or concludes or lands) and (question.node, question.field) not in done \
             and question.node in inp.schemas and question.kind != "changes":  # "what changed?" asks no field
         spec = inp.schemas[question.node].properties[question.field]
         value = _answer(clause, spec, question)
         if isinstance(value, str) and spec.kind == "text" and _an_option(value, inp.schemas[question.node]):
             value = None  # "I'm self employed" to "who do you work for?": another field's option, not a name
         measured = bool(spec.unit) and units.names_dimension(clause.words, str(spec.unit))  # "78.4 kg" names it
-        if value is not None and len(clause.reply) > LONG_REPLY and not measured:  # a story: its first value is a guess
+        if value is not None and len(clause.reply) > LONG_REPLY and not measured and not lands:  # a story: a guess
             clause.unsure.append(Proposal(question.node, question.field, value, (clause.words or clause.text)[:120],
                                           "a value in a long story, not named as the answer"))
             clause.words, clause.others = "", []
@@ -1019,6 +1059,41 @@ def _clause_facts(clause: _Clause, inp: ResolverInput, *, answered: bool, doubte
                       f"is of another time ({when})", updates, [])
             clause.others = []
     return updates, rejected, event
+
+
+def _lands(clause: _Clause, inp: ResolverInput) -> bool:
+    """Whether a long story lands on its answer in this clause: a sentence that opens with "so" or "anyway"
+    ("so ideally we'd move in on the 29th", "so yeah before tax its the 42,500"), or a clause that ends on
+    "so 78", holding one value (said once or more) of the asked number's kind, of the field's time, no condition
+    before it; the
+    last such clause of the reply only."""
+    spec = _spec(inp.schemas, inp.question.node, inp.question.field)
+    if len(clause.reply) <= LONG_REPLY or spec is None or spec.kind not in ("money", "number", "year", "date") \
+            or clause.lower not in (story := _story_text(clause.reply)):
+        return False
+    at = story.find(clause.lower)
+    sentence = story[max(story.rfind(end, 0, at) for end in ".!?\n") + 1:]  # "so for the right place, we can ..."
+    if not (_LANDS.match(sentence) or _CONCLUDES.search(clause.lower)):
+        return False
+    values = [span for _, span in clause.free(answer=True) if fits(span, spec)]
+    frame = _frame(inp.schemas, inp.question.node, inp.question.field)
+    if len({span.value for span in values}) != 1 or clause.cue not in (None, frame) \
+            or _IF.search(clause.lower[:values[0].start]):  # "78 kilos on the new scales, so 78": one value
+        return False
+    rest = story[at + len(clause.lower):]
+    return not any(_LANDS.match(later) or _CONCLUDES.search(later) for later in re.split(r"[.!?\n]", rest))
+
+
+@lru_cache(maxsize=8)
+def _story_text(reply: str) -> str:
+    """The reply as its clauses read it (number words as digits), lower-cased: read once per reply."""
+    return reading.digits_for_words(reply).lower()
+
+
+#: A sentence that opens on what a story comes to ("so ideally ...", "anyway ...", "in the end ...").
+_LANDS = re.compile(r"^\s*(?:so|anyway|in the end|all in all|overall)\b(?!\s(?:much|many|far|long|that)\b)")
+#: A condition: a value after it is a case, not the answer ("so if it goes up we'd pay 1,200").
+_IF = re.compile(r"\b(?:if|unless)\b")
 
 
 def _an_option(text: str, schema: NodeSchema) -> bool:
@@ -1045,6 +1120,10 @@ def _two_options(clause: _Clause, triggers: list[_Trigger], question: Question) 
     rest = [t for t in triggers if t not in options]
     if clause.correction:
         return rest + [max(options, key=lambda t: t.at)]
+    now = [t for t in options if _NOW_AFTER.match(clause.lower[t.end:])]
+    if len(now) == 1 and clause.cue == "future":  # "single for now, getting married in sept": the one of now
+        clause.claims += [(t.at, t.end) for t in options if t is not now[0]]
+        return rest + now
     first = min(options, key=lambda t: t.at)
     assert first.choice is not None
     clause.claims += [(t.at, t.end) for t in options]
@@ -1066,7 +1145,8 @@ def _names_alone(clause: _Clause, trigger: _Trigger) -> bool:
 #: or two (the words around the option are stripped, so the last needs no space after it: "a rabbit",
 #: "1 small dog"),
 #: and an aside that offers the fact ("im A- if you need that", "btw": it names no other thing).
-_ALONE = re.compile(r"(?:(?:i'm|i am|im|we're|we are|it's|its|it is|and|now|currently|but|so|well|yes|yeah|"
+_ALONE = re.compile(r"(?:(?:i'm|i am|im|we're|we are|it's|its|it is|and|now|currently|but|so|well|yes|yeah|yep|yup|"
+                    r"(?:i|we) have|(?:i|we)'ve got|(?:i|we) have got|"
                     r"actually|btw|fyi|"
                     r"i'm now|totally|fully|happily)\s{0,3}){0,3}(?:(?:an?|\d{1,2})(?:\s|$))?"
                     r"(?:(?:small|big|little|old|young|lovely|very)(?:\s{1,3}|$)){0,2}"
@@ -1083,6 +1163,12 @@ def _keep(node: str, name: str, spec: FieldSchema, value: Scalar, clause: _Claus
         return
     frame = _frame(inp.schemas, node, name)
     when = frame if spec.kind in ("date", "year") else clause.when or clause.cue or frame
+    if when == "future" and frame == "present" and spec.kind == "boolean" and _WILL_NEED.search(clause.lower) \
+            and "need" in f"{name} {spec.question or ''}".lower():
+        when = "present"  # "we'll need a parking space" to "do you need one?": the need is now, its use to come
+    if frame == "present" and (node, name) == clause.asked and spec.kind in ("number", "text"):
+        # "I turned 50 in June", "moved to Tobago last year": what a change came to is so now
+        when = _change_time(clause, spec, value, _is_age_now(inp.schemas, node, name)) or when
     if when == "present" and frame == "future" and clause.cue is None:
         when = frame  # a plan's field ("60, or rather 62" to "when do you want to retire?"): unmarked is the plan
     clause.when = None
@@ -1092,6 +1178,36 @@ def _keep(node: str, name: str, spec: FieldSchema, value: Scalar, clause: _Claus
                               reasoning=f"{when} statement that {why}: {clause.text[:80]}",
                               words=(clause.words or clause.text)[:120]))
     clause.words = ""
+
+
+#: A need said for when the change comes ("we'll need a parking space"): a need of now.
+_WILL_NEED = re.compile(r"(?:'ll|\bwill|\bgoing to|\bgonna)\s(?:definitely\s|also\s|still\s)?need\b")
+
+
+def _change_time(clause: _Clause, spec: FieldSchema, value: Scalar, age: bool) -> Temporal | None:
+    """The time of the asked field's value that a change came to: an age right after "turned" is the age now
+    ("I turned 50 in June"), but not after a year back ("turned 40 last year": 40 or 41); a place right after
+    "moved to" is where the person lives now ("just moved to bath last month"), unless the reply moves on from it
+    ("moved to leeds in 2015, then to york"). None: no change said."""
+    if age and isinstance(value, int) and re.search(rf"\bturned\s{value}\b", clause.lower):
+        return "past" if _YEARS_BACK.search(clause.lower) else "present"
+    if spec.kind != "text" or not isinstance(value, str):
+        return None
+    moved = re.search(rf"\bmoved\s(?:(?:here|up|down|over|back|out)\s)?to\s(?:the\s)?{re.escape(value.lower())}\b",
+                      clause.lower)
+    if moved is None:
+        return None
+    story = clause.reply.lower()
+    on = story.find(clause.lower)
+    later = _MOVED_ON.search(story, on + moved.end()) if on >= 0 else _MOVED_ON.search(clause.lower, moved.end())
+    return "present" if len(_MOVE.findall(story)) == 1 and later is None else "past"
+
+
+#: A year back: an age turned then is no age now.
+_YEARS_BACK = re.compile(r"\blast year\b|\bago\b|\b(?:19|20)\d\d\b")
+#: A move, and what ends the place it went to ("then", "left", "until").
+_MOVE = re.compile(r"\bmov(?:ed|ing|e)\b")
+_MOVED_ON = re.compile(r"\b(?:then|left|until|till|before|after that|back to)\b")
 
 
 def _event_facts(clause: _Clause, schemas: dict[str, NodeSchema]) -> tuple[list[FactUpdate], str | None]:
@@ -1121,17 +1237,99 @@ def _triggers(clause: _Clause, schemas: dict[str, NodeSchema]) -> list[_Trigger]
     out = []
     for node, schema in schemas.items():
         for name, spec in schema.properties.items():
-            for how, words in (("keyword", spec.keywords), ("cue", spec.cues)):
+            implied = implied_keywords(name, spec) if node == clause.asked[0] and not spec.keywords else ((), ())
+            if (node, name) == clause.asked:
+                implied = (implied[0], ())  # the answer itself is read as one, corrections and all ("10, well 15")
+            for how, words in (("keyword", spec.keywords or implied[0]), ("cue", spec.cues), ("per", implied[1])):
                 for word in words:
                     at = patterns.keyword_at(clause.lower, word)
                     cue = patterns.CORRECTION.match(clause.lower, at) if at >= 0 else None
                     if at >= 0 and not (cue and cue.end() > at + len(word)):  # "make that 1300": a correction's word
                         out.append(_Trigger(at, at + len(word), node, name, spec, how))
             if spec.kind == "choice":
-                out += [_Trigger(m.start, m.end, node, name, spec, "choice", m)
-                        for m in find_choices(spec, clause.lower, near=False)
-                        if not patterns.negated(clause.lower[max(0, m.start - 16): m.start])]
+                kin = _with_kin(spec) if node == clause.asked[0] else spec
+                out += [_Trigger(m.start, m.end, node, name, kin, "choice", m)
+                        for m in find_choices(kin, clause.lower, near=False)
+                        if not patterns.negated(clause.lower[max(0, m.start - 16): m.start])
+                        and not _POSSESSIVE.match(clause.lower, m.end)  # "my mum's friend" is not the mum
+                        # a relation word names the relation asked, or leads a name asked ("my mum, Linda Baxter");
+                        # "only my husband does" to "do you smoke?" names no contact
+                        and (kin is spec or m.how == "exact" or name == clause.asked[1]
+                             or (not clause.lower[:m.start].strip() and _asks_a_name(schemas, clause.asked)))]
     return out
+
+
+#: The words for a relation, for a form's options that name one without synonyms ("sibling" for "my sister").
+_KIN = {"partner": ("husband", "wife", "boyfriend", "girlfriend", "fiance", "fiancé", "fiancee", "other half"),
+        "parent": ("mum", "mom", "mother", "dad", "father", "mam", "mummy", "mommy", "daddy"),
+        "child": ("son", "daughter"), "sibling": ("brother", "sister"),
+        "friend": ("best friend", "mate", "best mate", "pal")}
+#: A relation word owned by another ("my mum's friend"): no relation of the person's own.
+_POSSESSIVE = re.compile(r"(?:'|’)?s?(?:'|’)s?\b")
+
+
+def _with_kin(spec: FieldSchema) -> FieldSchema:
+    """A choice of relations on a form of a user's own ("partner", "parent", "sibling"), with no synonyms: "my
+    husband", "my mum", "my sister" name them (with "my": "a sister" or "sisters" is no one's relation)."""
+    if spec.synonyms or not spec.enum or not any(option in _KIN for option in spec.enum):
+        return spec
+    return _kin_copy(spec, tuple(spec.enum))
+
+
+def _asks_a_name(schemas: dict[str, NodeSchema], asked: tuple[str, str]) -> bool:
+    spec = _spec(schemas, *asked)
+    return spec is not None and spec.kind == "text" and spec.text != "place"
+
+
+_KIN_COPIES: dict[tuple[int, tuple[str, ...]], FieldSchema] = {}
+
+
+def _kin_copy(spec: FieldSchema, enum: tuple[str, ...]) -> FieldSchema:
+    key = (id(spec), enum)
+    if key not in _KIN_COPIES or _KIN_COPIES[key].enum != spec.enum:
+        if len(_KIN_COPIES) > 256:
+            _KIN_COPIES.clear()
+        synonyms = {option: [f"my {word}" for word in _KIN[option]] for option in enum if option in _KIN}
+        _KIN_COPIES[key] = spec.model_copy(update={"synonyms": synonyms})
+    return _KIN_COPIES[key]
+
+
+#: Words of a field's name that name no subject of their own ("pet_type", "move_in_date", "parking_needed").
+_NAME_FILLER = frozenset({"a", "an", "the", "of", "to", "in", "at", "on", "per", "is", "has", "have", "needed", "need",
+                          "available", "type", "kind", "name", "date", "day", "days", "week", "month", "year", "years",
+                          "months", "last", "current", "previous", "monthly", "annual", "yearly", "weekly", "length",
+                          "number", "amount", "total", "first", "full", "new", "old", "move", "count", "value"})
+
+
+@lru_cache(maxsize=1024)
+def _implied(name: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    parts = name.lower().split("_")
+    words = [w for w in parts if len(w) > 2 and w not in _NAME_FILLER]
+    out: list[str] = []
+    for word in words:
+        out.append(word)
+        if word.endswith("ies"):
+            out.append(word[:-3] + "y")
+        elif word.endswith("s") and not word.endswith("ss"):
+            out.append(word[:-1])
+    per = next((parts[i + 1] for i in range(len(parts) - 1) if parts[i] in ("per", "a") and parts[i + 1] in _PERIODS),
+               None)
+    return tuple(dict.fromkeys(out)), tuple(f"{lead} {per}" for lead in ("a", "per", "each", "every")) if per else ()
+
+
+#: The periods a field's name may count per ("cigarettes_per_day").
+_PERIODS = ("day", "week", "month", "year")
+
+
+def implied_keywords(name: str, spec: FieldSchema) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A form of a user's own names no keywords ("parking_needed" as written): the words of a field's own name
+    are its keywords then, when it names no cue either and is no choice (whose options name it), and a count
+    per a period ("cigarettes_per_day") is the number said right before "a day". Only for the asked node's form:
+    another form's name may name the same thing ("smoker" and "smokers")."""
+    if spec.cues or spec.enum or spec.kind == "text":
+        return (), ()
+    keywords, per = _implied(name)
+    return keywords, per if spec.kind in ("number", "money") else ()
 
 
 def _sibling_date(clause: _Clause, trigger: _Trigger, inp: ResolverInput, done: set[tuple[str, str]],
@@ -1166,6 +1364,8 @@ def _read(clause: _Clause, trigger: _Trigger) -> Scalar | None:
             clause.when = "past"  # "was married, hes passed now": the option of another time
         elif _NOW_AFTER.match(clause.lower[trigger.end:]):
             clause.when = "present"  # "i was a nurse for 30 years, retired now": the option's own time
+        elif _OVER.search(clause.lower) and not _NOW_REPLACES.search(clause.lower):
+            clause.when = "past"  # "we dont have pets anymore, the cat died": the option of what ended
         return trigger.choice.value
     if kind == "boolean":
         clause.claims.append((trigger.at, trigger.end))
@@ -1187,6 +1387,8 @@ _NOW_AFTER = re.compile(r"\s{0,3}(?:now|these days|nowadays|at the moment|curren
 #: Right after a value: it is of the present, whatever else the clause says of other times.
 _NOW_RIGHT_AFTER = re.compile(r"\s{0,3}(?:right now|now|at the moment|currently|these days|nowadays|as of now|"
                               r"at present)\b")
+#: A clause that says something ended ("we dont have pets anymore"): an option in it is of the past.
+_OVER = re.compile(r"\b(?:anymore|any more|no longer|any longer)\b")
 #: Right before an option: it is of the past ("was married, hes passed now").
 _WAS = re.compile(r"\b(?:was|were|used to be|previously)\s(?:an?\s)?$")
 
@@ -1246,6 +1448,10 @@ def _near_span(clause: _Clause, trigger: _Trigger) -> Span | None:
         if trigger.spec.kind == "year" and span.kind == "number" and (trigger.node, trigger.field) != clause.asked \
                 and not check(trigger.field, trigger.spec, _span_value(span, "year")).ok:
             continue  # "before tax its 3400": a number no year of the field could be is no year, only an amount
+        if trigger.how == "per" and clause.lower[span.end:trigger.at].strip():
+            continue  # "10 a day": a count per a period is the number right before it ("8 hours a day" is none)
+        if trigger.spec.kind == "money" and _TIME_UNIT.match(clause.lower, span.end):
+            continue  # "6 weeks rent": a length of time, no amount
         after, before = span.start - trigger.end, trigger.at - span.end
         distance = (0 if span.overlaps(trigger.at, trigger.end) else after if 0 <= after <= KEYWORD_AFTER
                     else 2 * before if 0 <= before <= KEYWORD_BEFORE else None)
@@ -1306,19 +1512,31 @@ def _answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | 
             # present answer is no (the past one is the clause's own time, not the field's)
             clause.when = "present"
             return False
-        conclusion = _CONCLUSION.search(clause.lower)
+        if yes is None and _ONLY_SOMEONE.match(clause.lower) and _ANYONE.search(question.text.lower()):
+            return True  # "only my wife does, outside" to "does anyone who will live there smoke?"
+        conclusion = _CONCLUSION.search(clause.lower) or _BUT_YES.search(clause.lower)
         if yes is None and conclusion:  # "we had a dog but he passed last year, so no": the answer it ends on
+            # "well the bank does lol but yes, mortgage": the yes after "but" answers, the joke before it not
             clause.when = "present"
             return patterns.yes_no(conclusion.group(1))
         return yes
     if kind == "choice":
         masked = _masked(clause)
-        match = next(iter(find_choices(spec, masked, near=True)), None)
+        # "we don't keep a dog any more": an option said as not had is no answer, as for a named option
+        match = next((m for m in find_choices(spec, masked, near=True)
+                      if patterns.is_correction(clause.lower)  # "wait no its A-": that no takes back the one before
+                      or not patterns.negated(clause.lower[max(0, m.start - 16):m.start])), None)
         if match is not None and _NOW_AFTER.match(clause.lower[match.end:]):
             clause.when = "present"  # "i was a nurse for 30 years, retired now": the option's own time
+        elif match is not None and _OVER.search(clause.lower) and not _NOW_REPLACES.search(clause.lower):
+            clause.when = "past"
         return None if match is None else match.value
-    before = min([start for start, _ in clause.claims] + [len(clause.text)])
-    if (clause.claims and spec.text != "person") or _REFUSAL.search(clause.lower) \
+    # "my sister, jo whitfield": a relation that opens the clause leads the name after it, ends nothing
+    claims = [(start, end) for start, end in clause.claims if not ((start, end) in clause.options
+                                                                   and not clause.text[:start].strip()
+                                                                   and clause.lower.startswith("my ", start))]
+    before = min([start for start, _ in claims] + [len(clause.text)])
+    if (claims and spec.text != "person") or _REFUSAL.search(clause.lower) \
             or len(clause.reply) > MAX_TEXT_ANSWER_REPLY:
         return None  # free text after named facts would be guessed, not read; "I'd rather not" is no name
     fixes = [m.end() for m in _REPLACES.finditer(clause.lower[:before])]
@@ -1355,6 +1573,9 @@ def _answer(clause: _Clause, spec: FieldSchema, question: Question) -> Scalar | 
         return None  # "my birthday is the 9th" to "which town?": a day is no name, and no town
     if value is not None:
         clause.words = text.strip()
+        at = clause.lower.find(value.lower())
+        if at >= 0 and _NOW_AFTER.match(clause.lower, at + len(value)):
+            clause.when = "present"  # "london for now but moving to reading next month": the place of now
     return value
 
 
@@ -1390,7 +1611,7 @@ _NO_EMPLOYER = re.compile(r"\s*(?:\d|myself|me\b|my ?self|my own|yourself|free\b
 #: A place answer that names two ("single bedroom flat in leeds"): the thing, then where it is.
 _TWO_PLACES = re.compile(r"^\s*(\S.{0,60}?)\s(?:in|near)\s(\S.{0,60}?)\s*$")
 #: Where a short free-text answer ends: a comma, a dash, "in kent", "from leeds", a time.
-_TEXT_END = re.compile(r",|\s[-–]\s|\s(?:in|near|not|from|since|until)\s|"
+_TEXT_END = re.compile(r",|\s[-–]\s|\s(?:in|near|not|from|since|until|but)\s|"
                        r"\s(?:last|next|this)\s(?:week|month|year)\b")  # "glasgow last week from edinburgh"
 #: A habit of the past, and the words that say it ended ("used to, stopped 2 yrs ago"; "quit" alone may
 #: be a job's, so both are needed).
@@ -1400,6 +1621,10 @@ _ENDED = re.compile(r"\b(?:not any ?more|no longer|stopped|quit|gave (?:it |that
 _RESUMED = re.compile(r"\b(?:again|back on|relapsed|restarted)\b")
 #: A yes or no the clause ends on, after "so" ("..., so no"): what the person concludes.
 _CONCLUSION = re.compile(r"\bso,?\s(yes|yeah|no|nope)\W*$")
+_BUT_YES = re.compile(r"\bbut,?\s(yes|yeah|yep|no|nope)\b(?!\s(?:longer|more|one|idea|way|problem|worries))")
+#: Someone else than the person answers a question about anyone ("only my wife does", "just my partner is").
+_ONLY_SOMEONE = re.compile(r"^\s*(?:only|just)\s(?:my|our|the|his|her)\s(?:\w+\s){0,2}(?:does|do|is|has)\b")
+_ANYONE = re.compile(r"\b(?:anyone|anybody|someone|somebody|any of)\b")
 _PARTLY = re.compile(r"^\s*(?:partly|partially|sort of|kind of|sometimes|some of|half)\b")
 #: Right before a value: it corrects the value just given ("or rather 62").
 _CORRECTS = re.compile(r"(?:sorry|i meant|i mean|make (?:that|it)|or rather|scratch that|no wait|actually)[\s,]{0,3}$")
@@ -1437,13 +1662,18 @@ _REPLACES = re.compile(r"\b(?:sorry|i meant|i mean|make (?:that|it)|or rather|sc
 _TOTAL_BEFORE = re.compile(r"\b(?:so|total(?: of)?|comes to|making|which is)\b|=")
 _TOTAL_AFTER = re.compile(r"^\s{0,2}(?:in total|all in|altogether|total|between us|all together|combined)\b")
 #: Two values offered for one ("2 or 3", "between 75 and 80", "6-12"): the person is unsure, so is the agent.
-_HEDGE = re.compile(r"\b(?:or(?! so\b| thereabouts\b)|either|between|maybe(?=\s\d)|depending|depends|"
-                    r"somewhere|early|late|mid|"
+_HEDGE = re.compile(r"\b(?:(?<!more )or(?! so\b| thereabouts\b| less\b)|either|between|maybe(?=\s\d)|depending|depends|"
+                    r"somewhere(?=\s(?:between|around|about|near|in the|from))|early|late|mid|"
                     r"couple|few|several|half|quarter|quarters|dozen|odd)\b|\d\s?-\s?\d|\d0s\b|"
                     r"\bplus\b|\bdue\b|\d\s?-?\s?something\b")  # "400 something": 400 to 499
 _BIRTH = re.compile(r"\bbirth|\bborn\b")
 _NEXT_WEEKDAY = re.compile(r"\bnext\s(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b")
+#: A part of a year said before it: the year is sure, only the day in it is not.
+_PART_OF_YEAR = re.compile(r"\b(?:early|late|mid)[\s-]{1,2}(?=(?:19|20)\d\d\b)")
+_DESCRIBES = re.compile(r"\b(?:all|both|each|they'?re|they are)\s(?:under|over|below|above|aged)\s$")
 _CURRENCY = re.compile(r"[$€£₹¥]|\b(?:usd|eur|gbp|inr|dollars?|euros?|pounds?|rupees?)\b")
+_CURRENCY_OF = {"$": "usd", "dollar": "usd", "€": "eur", "euro": "eur", "£": "gbp", "pound": "gbp", "₹": "inr",
+                "rupee": "inr"}
 #: An amount that is not the field's as said: net of tax, or a period that does not convert exactly.
 _NET = re.compile(r"\b(?:take home|takes home|take-home|net|after tax)\b")
 #: A date written with two numbers that could each be the month ("04/08/2026").
@@ -1470,12 +1700,15 @@ def _number_answer(clause: _Clause, spec: FieldSchema, question: Question) -> Sc
     """The value of the asked number field in a clause, read with confidence, or a :class:`Proposal` kept
     on the clause (and None): a correction's value wins; the sum the reply arrives at wins; of values of
     different times the present one; one value alone. Anything else is asked, not guessed."""
-    if spec.unit and spec.kind == "number":
-        return _quantity_answer(clause, spec, question)
+    if spec.kind == "number" and (spec.unit or _counted_in(spec)):
+        measured = spec if spec.unit else spec.model_copy(update={"unit": _counted_in(spec)})
+        return _quantity_answer(clause, measured, question)
     candidates = [(i, span) for i, span in clause.free(answer=True) if fits(span, spec)
                   and not (spec.kind == "money" and _COUNTED.match(clause.lower[span.end:span.end + 16]))
                   and not _DENIED.match(clause.lower, span.end)
                   and not _ORDINAL.match(clause.lower, span.end)  # "make it the 4th": a day, no amount
+                  # "three, all under ten": a bound that describes what was counted, no second count
+                  and not _DESCRIBES.search(clause.lower, 0, span.start)
                   and not (spec.kind in ("money", "number") and _year_of_a_time(clause, span))]  # "til 2028": no rate
     candidates = _gross_of_net(clause.lower, spec, candidates)
     if not candidates and spec.kind == "money" and _NOTHING.match(clause.lower):
@@ -1504,6 +1737,13 @@ def _number_answer(clause: _Clause, spec: FieldSchema, question: Question) -> Sc
                                       clause.text[:120], why))
         return None
     return _span_value(clause.take(chosen, *_bounds(clause, chosen)), spec.kind, spec.per)
+
+
+def _counted_in(spec: FieldSchema) -> str | None:
+    """The time unit a count without ``x-unit`` is in when its keyword is that unit's name ("months" for the
+    months a fund covers): "half a year" is 6 of them, "a full year" 12."""
+    units_named = {word.rstrip("s") for word in spec.keywords if word.rstrip("s") in ("day", "week", "month", "year")}
+    return units_named.pop() if len(units_named) == 1 else None
 
 
 def _gross_field(spec: FieldSchema) -> bool:
@@ -1678,9 +1918,13 @@ def _pick(clause: _Clause, candidates: list[tuple[int, Span]]) -> tuple[int | No
         if after and len(candidates) > 1:
             return after[0][0], ""
     totals = [m.end() for m in _TOTAL_BEFORE.finditer(lower)]
-    signs = {m.group() for _, s in candidates for m in _CURRENCY.finditer(lower[s.start:s.end])}
+    # "$85,000 USD": a sign and a code of one currency are one currency
+    signs = {_CURRENCY_OF.get(m.group().rstrip("s"), m.group()) for _, s in candidates
+             for m in _CURRENCY.finditer(lower[s.start:s.end])}
     if len(signs) > 1:
         return None, "amounts in two currencies"
+    if len(candidates) > 1 and any(_alternative(clause, s) for _, s in candidates):
+        return None, "one of two values offered"  # "so 40 or 50": no total, a choice the person did not make
     if len(candidates) > 1:
         numbers = [o for o in clause.spans if o.kind == "number"]
         first = candidates[0][1]
@@ -1698,7 +1942,11 @@ def _pick(clause: _Clause, candidates: list[tuple[int, Span]]) -> tuple[int | No
             clause.others = [(clause.spans[i], when) for i, when in times.items() if i != present[0]]
             return present[0], ""
         return None, "two values for one field"
-    if _HEDGE.search(_without_dates(clause)):
+    concluded = _CONCLUDES.search(lower)
+    if concluded and concluded.start() <= candidates[0][1].start < concluded.end() \
+            and not _HEDGE.search(_without_dates(clause)[concluded.start():]):
+        return candidates[0][0], ""  # "about half a pack so 10ish": the doubt is the reckoning, the value its end
+    if _HEDGE.search(_PART_OF_YEAR.sub(" ", _without_dates(clause))):  # "early 2028" is still in 2028
         return None, "a value said with a doubt"
     return candidates[0][0], ""
 

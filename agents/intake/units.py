@@ -44,6 +44,8 @@ _QUANTITY = re.compile(
     rf"(?:(?<=['’\"”])|(?<=\dm)|(?![\w]))(?P<half>\s{{1,2}}and\s{{1,2}}a\s{{1,2}}half\b)?"
     rf"(?:\s{{0,2}}(?:and\s{{1,2}})?(?P<b>\d{{1,2}}(?:\.\d{{1,2}})?)\s{{0,2}}(?P<ub>{_UNIT})?(?!\w|[.,]\d))?",
     re.IGNORECASE)
+#: A day's ordinal whose suffix spells a unit: "1st", "21st", "31st" (not "11st", eleven stone).
+_ORDINAL_ST = re.compile(r"(?:\d?[02-9])?1st", re.IGNORECASE)
 #: A length said as two bare numbers, feet then inches ("I'm five eleven"): only for a length field.
 _FEET_INCHES = re.compile(r"(?<![\w.,])(?P<a>[4-7])\s{1,2}(?P<b>1[01]|\d)(?![\w.,])")
 
@@ -80,7 +82,11 @@ def quantities(text: str, unit: str) -> list[Quantity]:
     if wanted is None:
         return []
     found = []
-    for match in _QUANTITY.finditer(text):
+    at = 0
+    while (match := _QUANTITY.search(text, at)) is not None:
+        at = match.end("ua")  # "70 kg and 1.75 m": a second part no compound takes is read on its own
+        if _ORDINAL_ST.fullmatch(match.group("a") + match.group("ua")):
+            continue  # "the 21st of march": an ordinal, not 21 stone ("12st" is stone)
         first = _WORDS.get(match["ua"].lower())
         if first is None or dimension(first) != wanted:
             continue
@@ -90,7 +96,7 @@ def quantities(text: str, unit: str) -> list[Quantity]:
             second = _WORDS.get((match["ub"] or "").lower()) or _IMPLIED.get(first)
             if second is not None and second != first and dimension(second) == wanted and first in _IMPLIED:
                 value += _to(float(match["b"]), second, unit)
-                end = match.end()
+                end = at = match.end()
         found.append(Quantity(round(value, 2), match.start(), end, text[match.start():end], first))
     if not found and wanted == dimension("foot"):
         found += [Quantity(round(_to(float(m["a"]), "foot", unit) + _to(float(m["b"]), "inch", unit), 2),

@@ -165,7 +165,8 @@ def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
 
-_SIGNS = {"+": r"(?:\+|positive|pos|plus)", "-": r"(?:-|negative|neg|minus)"}
+#: A sign and the words for it ("+ve", "-ve": the shorthand of medical notes).
+_SIGNS = {"+": r"(?:\+\s?ve|\+|positive|pos|plus)", "-": r"(?:-\s?ve|-|negative|neg|minus)"}
 
 
 @lru_cache(maxsize=4096)

@@ -17,31 +17,25 @@ from tests.intake_replies import Case, Harness, load, rates, run_all, same
 GOAL = 0.95
 #: Classes measured below the goal, with their floor (see docs/intake.md).
 FLOOR: dict[str, float] = {
-    'answer_for_question_asked': 0.88,
+    'answer_for_question_asked': 0.91,
     'arithmetic': 0.86,
     'corrections_in_reply': 0.91,
-    'corrections_of_known': 0.8,
-    'dates_day_month': 0.91,
-    'dates_imprecise': 0.84,
-    'dates_relative': 0.86,
-    'durations': 0.86,
-    'enum_words_in_other_answers': 0.82,
-    'fractions_and_multipliers': 0.8,
-    'heights': 0.91,
-    'long_rambling': 0.51,
-    'money_currency': 0.89,
-    'moves_and_changes_now': 0.82,
-    'names_and_introductions': 0.94,
-    'number_words': 0.88,
+    'corrections_of_known': 0.82,
+    'dates_day_month': 0.94,
+    'enum_words_in_other_answers': 0.88,
+    'fractions_and_multipliers': 0.94,
+    'long_rambling': 0.65,
+    'money_currency': 0.94,
+    'moves_and_changes_now': 0.94,
     'present_past_future': 0.94,
-    'turned_and_these_days': 0.87,
-    'volunteered_optional_facts': 0.55,
-    'yes_no_booleans': 0.84,
+    'turned_and_these_days': 0.93,
+    'volunteered_optional_facts': 0.8,
 }
 #: The goal, met on the corpus on 2026-11-28 (docs/intake.md): no wrong fact stored.
 MOST_WRONG = 0
-#: With every form loaded (as a target gives the reader), the cases passed as measured on 2026-11-28: a floor.
-ALL_FORMS_PASSED = 760
+#: With every form loaded (as a target gives the reader), the cases passed as measured on 2026-11-28 (eighth
+#: round, docs/intake.md): a floor.
+ALL_FORMS_PASSED = 820
 
 
 @pytest.fixture(scope="module")
