@@ -117,7 +117,7 @@ def submit_and_follow(base: str, settings: Settings, path: str, noun: str, out: 
         headers["Authorization"] = f"Bearer {settings.token.get_secret_value()}"
     try:
         with httpx.Client(base_url=base, headers=headers, timeout=httpx.Timeout(30.0, read=None)) as client:
-            run = _json(submit(client, path, **body))
+            run = _json(submit(client, path, lambda line: print(line, file=out, flush=True), **body))
             run_id = str(run["id"])
             print(f"==> {base}: accepted as {noun} {run_id} ({run['status']})", file=out, flush=True)
             try:
@@ -134,19 +134,24 @@ def submit_and_follow(base: str, settings: Settings, path: str, noun: str, out: 
     return exit_code(end)
 
 
-def submit(client: httpx.Client, path: str, **body: Any) -> httpx.Response:
+def submit(client: httpx.Client, path: str, say: Callable[[str], None] = lambda _line: None,
+           **body: Any) -> httpx.Response:
     """POST the submission, again after a failed connection (a restarting service), under one
-    ``Idempotency-Key``: however often it is sent, the service makes one run of it.
+    ``Idempotency-Key``: however often it is sent, the service makes one run of it. The first
+    failed connection is said once through ``say``: the tries take about a minute in all.
 
     Raises:
         ServiceUnreachable, ServiceRefused: it never got through, or the service refused it.
     """
     headers = {"Idempotency-Key": f"sbx-client-{secrets.token_hex(16)}"}
     pause = SUBMIT_PAUSE
-    for _ in range(SUBMIT_TRIES - 1):
+    for tried in range(SUBMIT_TRIES - 1):
         try:
             reply = client.request("POST", path, headers=headers, **body)
-        except httpx.TransportError:
+        except httpx.TransportError as exc:
+            if tried == 0:
+                say(f"==> {client.base_url}: no answer ({type(exc).__name__}); trying again for about a minute "
+                    "(a restarting service), Ctrl-C to stop")
             time.sleep(pause)
             pause = min(pause * 2, 8.0)
             continue

@@ -61,6 +61,21 @@ class TestFollow:
             assert remote.submit(client, "/v1/runs", json={"target": "icici"}).json()["id"] == "r-1"
         assert len(keys) == 3 and len(set(keys)) == 1 and keys[0].startswith("sbx-client-")
 
+    def test_a_failed_connection_is_said_once_while_it_is_tried_again(self, monkeypatch):
+        """The tries take about a minute: the person sees one line saying so, not a silent wait."""
+        monkeypatch.setattr(remote, "SUBMIT_PAUSE", 0.0)
+        calls, said = [], []
+
+        def handler(request: httpx.Request) -> httpx.Response:
+            calls.append(1)
+            if len(calls) < 4:
+                raise httpx.ConnectError("refused")
+            return httpx.Response(202, json={"id": "r-1", "status": "queued"})
+
+        with httpx.Client(transport=httpx.MockTransport(handler), base_url="http://svc") as client:
+            remote.submit(client, "/v1/runs", said.append, json={"target": "icici"})
+        assert len(said) == 1 and said[0].startswith("==> http://svc: no answer (ConnectError); trying again")
+
     def test_a_refused_submission_is_not_sent_again(self):
         calls = []
 
